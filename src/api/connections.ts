@@ -1,0 +1,103 @@
+import type DataLoader from 'dataloader';
+import type { PostRecord } from '../content/contentService.js';
+import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../content/position.js';
+import { badInput } from '../errors.js';
+import type { TimelineEntry } from '../feed/feedBackend.js';
+import { handlePattern, type HandlePage, type UserRecord } from '../graph/userGraphService.js';
+import type { ResolversTypes } from './generated/graphql.js';
+
+export const defaultPageSize = 20;
+export const maxPageSize = 100;
+
+interface PostPageArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+function pageSize(value: number | null | undefined, name: string): number {
+  if (value === null || value === undefined) return defaultPageSize;
+  if (value < 1 || value > maxPageSize) throw badInput(`${name} must be between 1 and ${maxPageSize}`);
+  return value;
+}
+
+/**
+ * Relay arguments to a page request: `first`/`after` scrolls back in time, `last`/`before` fetches
+ * the posts just newer than a cursor. Mixing the two directions is refused rather than guessed.
+ */
+export function postPageRequest(args: PostPageArgs): PageRequest {
+  const forward = args.first != null || args.after != null;
+  const backward = args.last != null || args.before != null;
+  if (forward && backward) {
+    throw badInput('Use first/after to page older posts or last/before for newer ones, not both');
+  }
+  if (backward) {
+    return { direction: 'newer', from: args.before != null ? decodeCursor(args.before) : null, limit: pageSize(args.last, 'last') };
+  }
+  return { direction: 'older', from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
+}
+
+/**
+ * The far end of a page in its direction is exact (one extra row was read). The near end is
+ * "there is something beyond the cursor you came from", which is true whenever a cursor was given.
+ */
+export function toPostConnection(page: Page<PostRecord>, request: PageRequest): ResolversTypes['PostConnection'] {
+  const edges = page.items.map((post) => ({ cursor: encodeCursor(post), node: post }));
+  const cameFromCursor = request.from !== null;
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: request.direction === 'older' ? page.hasMore : cameFromCursor,
+      hasPreviousPage: request.direction === 'newer' ? page.hasMore : cameFromCursor,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+/** Linked timeline entries get their text from one batched content query; deleted posts drop out. */
+export async function hydrateEntries(
+  entries: readonly TimelineEntry[],
+  posts: DataLoader<string, PostRecord | null>,
+): Promise<PostRecord[]> {
+  const loaded = await Promise.all(
+    entries.map((entry) => (entry.text === null ? posts.load(entry.id.toHexString()) : { ...entry, text: entry.text })),
+  );
+  return loaded.filter((post): post is PostRecord => post !== null);
+}
+
+export function userPageRequest(args: { first?: number | null; after?: string | null }) {
+  return { after: args.after != null ? decodeUserCursor(args.after) : null, limit: pageSize(args.first, 'first') };
+}
+
+const encodeUserCursor = (handle: string) => Buffer.from(`u:${handle}`).toString('base64url');
+
+function decodeUserCursor(cursor: string): string {
+  const handle = /^u:(.*)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
+  if (!handle || !handlePattern.test(handle)) {
+    throw badInput('Invalid cursor: pass a cursor exactly as a previous page returned it');
+  }
+  return handle;
+}
+
+export function toUserConnection(
+  page: HandlePage,
+  users: readonly (UserRecord | null)[],
+  totalCount: number,
+  cameFromCursor: boolean,
+): ResolversTypes['UserConnection'] {
+  const edges = users
+    .filter((user): user is UserRecord => user !== null)
+    .map((user) => ({ cursor: encodeUserCursor(user.handle), node: user }));
+  return {
+    edges,
+    totalCount,
+    pageInfo: {
+      hasNextPage: page.hasMore,
+      hasPreviousPage: cameFromCursor,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

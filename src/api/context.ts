@@ -1,0 +1,21 @@
+import { AppError } from '../errors.js';
+import type { Services } from '../services.js';
+import { createLoaders, type Loaders } from './loaders.js';
+
+export interface RequestContext {
+  /** Handle of the signed-in user, or null. */
+  viewerId: string | null;
+  services: Services;
+  loaders: Loaders;
+}
+
+/** Built per HTTP request or per subscription operation, so loaders never leak across requests. */
+export async function createRequestContext(services: Services, authorization: unknown): Promise<RequestContext> {
+  const viewerId = await services.tokens.viewerFromAuthorization(authorization);
+  return { viewerId, services, loaders: createLoaders(services, viewerId) };
+}
+
+export function requireViewer(context: RequestContext): string {
+  if (!context.viewerId) throw new AppError('UNAUTHENTICATED', 'Sign in first: send Authorization: Bearer <token>');
+  return context.viewerId;
+}

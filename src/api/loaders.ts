@@ -1,0 +1,35 @@
+import DataLoader from 'dataloader';
+import type { PostRecord } from '../content/contentService.js';
+import { ObjectId } from 'mongodb';
+import type { UserRecord } from '../graph/userGraphService.js';
+import type { Services } from '../services.js';
+
+/**
+ * Per-request batching: every user, post or "does the viewer follow X" that a response needs is
+ * fetched in one query per kind, however many fields ask for it.
+ */
+export interface Loaders {
+  users: DataLoader<string, UserRecord | null>;
+  /** Keyed by lowercase hex post id. */
+  posts: DataLoader<string, PostRecord | null>;
+  viewerFollows: DataLoader<string, boolean>;
+}
+
+export function createLoaders(services: Services, viewerId: string | null): Loaders {
+  return {
+    users: new DataLoader(async (handles) => {
+      const byHandle = new Map((await services.graph.getUsers(handles)).map((user) => [user.handle, user]));
+      return handles.map((handle) => byHandle.get(handle) ?? null);
+    }),
+    posts: new DataLoader(async (ids) => {
+      const posts = await services.content.getPosts(ids.map((id) => new ObjectId(id)));
+      const byId = new Map(posts.map((post) => [post.id.toHexString(), post]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+    viewerFollows: new DataLoader(async (handles) => {
+      if (!viewerId) return handles.map(() => false);
+      const followed = await services.graph.followedAmong(viewerId, handles);
+      return handles.map((handle) => followed.has(handle));
+    }),
+  };
+}

@@ -1,0 +1,89 @@
+import { createServer, type Server } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { type ErrorRequestHandler } from 'express';
+import depthLimit from 'graphql-depth-limit';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import type { Config } from '../config.js';
+import { pingDatabase } from '../db/connect.js';
+import type { Services } from '../services.js';
+import { createRequestContext, type RequestContext } from './context.js';
+import { createErrorFormatter, type ErrorLogger } from './errors.js';
+import { graphiqlPage } from './graphiql.js';
+import { buildSchema } from './schema.js';
+
+export const graphqlPath = '/graphql';
+
+export interface ApiServer {
+  httpServer: Server;
+  /** Drains HTTP and WebSocket clients, then stops Apollo. */
+  stop(): Promise<void>;
+}
+
+/** HTTP and WebSocket transport: POST/GET /graphql, GraphiQL for browsers, /healthz. */
+export async function createApiServer(services: Services, config: Config, log: ErrorLogger): Promise<ApiServer> {
+  const schema = buildSchema();
+  const app = express();
+  const httpServer = createServer(app);
+  const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
+
+  const webSocketServer = new WebSocketServer({ server: httpServer, path: graphqlPath });
+  const webSocketCleanup = useServer<Record<string, unknown>>(
+    {
+      schema,
+      isProd: !config.isDevelopment,
+      context: (ctx) => createRequestContext(services, ctx.connectionParams?.authorization),
+    },
+    webSocketServer,
+  );
+
+  const apollo = new ApolloServer<RequestContext>({
+    schema,
+    formatError,
+    includeStacktraceInErrorResponses: config.isDevelopment,
+    validationRules: [depthLimit(config.maxQueryDepth)],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginLandingPageDisabled(),
+      { serverWillStart: async () => ({ drainServer: async () => void (await webSocketCleanup.dispose()) }) },
+    ],
+  });
+  await apollo.start();
+
+  app.disable('x-powered-by');
+  app.get('/healthz', async (_request, response) => {
+    const reachable = await pingDatabase(services.db);
+    response.status(reachable ? 200 : 503).json({ status: reachable ? 'ok' : 'unavailable', database: reachable });
+  });
+  const graphiql = graphiqlPage({ endpoint: graphqlPath, title: 'Feed API' });
+  app.get(graphqlPath, (request, response, next) => {
+    const wantsPage = request.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
+    if (wantsPage && request.query.query === undefined) response.type('html').send(graphiql);
+    else next();
+  });
+  app.use(
+    graphqlPath,
+    express.json({ limit: config.maxBodyBytes }),
+    expressMiddleware(apollo, { context: ({ req }) => createRequestContext(services, req.headers.authorization) }),
+  );
+  app.use(transportErrors);
+
+  return {
+    httpServer,
+    stop: () => apollo.stop(),
+  };
+}
+
+/** Body-parser failures (too large, not JSON) answered in GraphQL's error shape, never as HTML. */
+const transportErrors: ErrorRequestHandler = (error: { status?: number; type?: string }, _request, response, next) => {
+  if (response.headersSent) return next(error);
+  const status = error.status ?? 500;
+  const code =
+    status === 413 ? 'PAYLOAD_TOO_LARGE' : status < 500 ? 'BAD_REQUEST' : 'INTERNAL_SERVER_ERROR';
+  const message =
+    status === 413 ? 'Request body too large' : status < 500 ? 'Malformed request body' : 'Internal server error';
+  response.status(status).json({ errors: [{ message, extensions: { code } }] });
+};

@@ -1,0 +1,47 @@
+import type { AddressInfo } from 'node:net';
+import type { MongoClientOptions } from 'mongodb';
+import { createApiServer } from './api/server.js';
+import type { Config } from './config.js';
+import { connectDatabase, type Database } from './db/connect.js';
+import type { Logger } from './logger.js';
+import { createServices, ensureIndexes, type Services } from './services.js';
+
+export interface RunningApp {
+  /** The GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
+  url: string;
+  port: number;
+  services: Services;
+  database: Database;
+  stop(): Promise<void>;
+}
+
+/** Connects, prepares indexes, and serves the API on `config.port` (0 picks a free port). */
+export async function startApp(
+  config: Config,
+  options: { mongodbUri: string; logger: Logger; mongoClientOptions?: MongoClientOptions },
+): Promise<RunningApp> {
+  const database = await connectDatabase(options.mongodbUri, options.mongoClientOptions);
+  try {
+    const services = createServices(database.db, config);
+    await ensureIndexes(services);
+    const api = await createApiServer(services, config, options.logger.error);
+    await new Promise<void>((resolve, reject) => {
+      api.httpServer.once('error', reject);
+      api.httpServer.listen(config.port, () => resolve());
+    });
+    const { port } = api.httpServer.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}/graphql`,
+      port,
+      services,
+      database,
+      stop: async () => {
+        await api.stop();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+/** Names of the timeline strategies a deployment can choose with `FEED_STRATEGY`. */
+export const feedStrategies = ['fanout-on-read'] as const;
+export type FeedStrategyName = (typeof feedStrategies)[number];
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const environmentSchema = z.object({
+  NODE_ENV: z.string().optional(),
+  PORT: integer(0, 65535).default(4000),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+    .optional(),
+  /** Port for `npm run db`; 0 picks a free one. */
+  MONGO_STANDIN_PORT: integer(0, 65535).default(27017),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_TTL_SECONDS: integer(60, 365 * 24 * 3600).default(7 * 24 * 3600),
+  FEED_STRATEGY: z.enum(feedStrategies).default('fanout-on-read'),
+  MAX_QUERY_DEPTH: integer(2, 50).default(10),
+  MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
+});
+
+export interface Config {
+  nodeEnv: string | undefined;
+  /** Stack traces in error responses: only when NODE_ENV is exactly `development`. */
+  isDevelopment: boolean;
+  isProduction: boolean;
+  port: number;
+  /** Unset means "start the embedded MongoDB stand-in". */
+  mongodbUri: string | undefined;
+  mongoStandInPort: number;
+  jwtSecret: Uint8Array;
+  /** True when no JWT_SECRET was given and tokens will not survive a restart. */
+  jwtSecretIsEphemeral: boolean;
+  jwtTtlSeconds: number;
+  feedStrategy: FeedStrategyName;
+  maxQueryDepth: number;
+  maxBodyBytes: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads and validates the environment. This is the only module that looks at `process.env`;
+ * everything else receives a `Config`. Tests pass their own variables instead.
+ */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(withoutEmptyValues(environment));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const env = parsed.data;
+  const isProduction = env.NODE_ENV === 'production';
+  if (isProduction && !env.JWT_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
+  }
+  return {
+    nodeEnv: env.NODE_ENV,
+    isDevelopment: env.NODE_ENV === 'development',
+    isProduction,
+    port: env.PORT,
+    mongodbUri: env.MONGODB_URI,
+    mongoStandInPort: env.MONGO_STANDIN_PORT,
+    jwtSecret: env.JWT_SECRET ? new TextEncoder().encode(env.JWT_SECRET) : randomBytes(32),
+    jwtSecretIsEphemeral: !env.JWT_SECRET,
+    jwtTtlSeconds: env.JWT_TTL_SECONDS,
+    feedStrategy: env.FEED_STRATEGY,
+    maxQueryDepth: env.MAX_QUERY_DEPTH,
+    maxBodyBytes: env.MAX_BODY_BYTES,
+  };
+}
+
+// `FOO=` in a shell or .env file means "not set", not "set to the empty string".
+function withoutEmptyValues(environment: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(environment).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
+}

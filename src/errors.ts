@@ -1,0 +1,23 @@
+/**
+ * Error codes a client can rely on. They travel as `extensions.code` in GraphQL errors,
+ * so the services can reject input without knowing about GraphQL.
+ */
+export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT';
+
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const badInput = (message: string) => new AppError('BAD_USER_INPUT', message);
+export const notFound = (message: string) => new AppError('NOT_FOUND', message);
+
+/** MongoDB's duplicate-key error, raised by unique indexes (including `_id`). */
+export function isDuplicateKeyError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}

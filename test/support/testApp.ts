@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import type { CommandStartedEvent } from 'mongodb';
+import { inject } from 'vitest';
+import { startApp, type RunningApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { quietLogger } from '../../src/logger.js';
+
+export interface GraphQLResponse<T = any> {
+  status: number;
+  data?: T;
+  errors?: { message: string; extensions?: { code?: string; stacktrace?: unknown }; path?: unknown[] }[];
+}
+
+export interface TestApp extends RunningApp {
+  /** POSTs one operation to /graphql, as a browser-less client would. */
+  gql<T = any>(query: string, variables?: Record<string, unknown>, token?: string): Promise<GraphQLResponse<T>>;
+  /** Signs a user up through the API and returns their token. */
+  signUp(handle: string, password?: string): Promise<string>;
+  /** Database commands the app sends while `action` runs. */
+  commandsDuring(action: () => Promise<unknown>): Promise<CommandStartedEvent[]>;
+}
+
+/** The database server's URI with the database name (the path) replaced. */
+export function withDatabaseName(serverUri: string, name: string): string {
+  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(serverUri);
+  if (!match) throw new Error(`Cannot parse MongoDB URI ${serverUri}`);
+  return `${match[1]}/${name}${match[3] ?? ''}`;
+}
+
+/** A fresh database name per app, so test files never see each other's data. */
+export function testDatabaseUri(): string {
+  return withDatabaseName(inject('mongoServerUri'), `feed_test_${randomBytes(5).toString('hex')}`);
+}
+
+export async function startTestApp(environment: Record<string, string> = {}): Promise<TestApp> {
+  const config = loadConfig({ PORT: '0', JWT_SECRET: 'test-secret-that-is-at-least-32-characters', ...environment });
+  const app = await startApp(config, {
+    mongodbUri: environment.MONGODB_URI ?? testDatabaseUri(),
+    logger: quietLogger,
+    mongoClientOptions: { monitorCommands: true },
+  });
+  let recording: CommandStartedEvent[] | null = null;
+  app.database.client.on('commandStarted', (event) => recording?.push(event));
+
+  const gql: TestApp['gql'] = async (query, variables, token) => {
+    const response = await fetch(app.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: response.status, ...((await response.json()) as object) };
+  };
+
+  return {
+    ...app,
+    gql,
+    async signUp(handle, password = 'correct horse battery') {
+      const result = await gql(
+        'mutation($handle: String!, $password: String!) { signUp(handle: $handle, password: $password) { token } }',
+        { handle, password },
+      );
+      if (!result.data) throw new Error(`signUp ${handle} failed: ${JSON.stringify(result.errors)}`);
+      return result.data.signUp.token as string;
+    },
+    async commandsDuring(action) {
+      recording = [];
+      try {
+        await action();
+        return recording;
+      } finally {
+        recording = null;
+      }
+    },
+    async stop() {
+      // Against a real MongoDB the test databases would otherwise pile up.
+      await app.database.db.dropDatabase();
+      await app.stop();
+    },
+  };
+}
