@@ -4,24 +4,51 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Method;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.Cursor;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.Missing;
+import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
 import de.bwaldvogel.mongo.oplog.Oplog;
@@ -239,6 +266,11 @@ public final class MongoStandIn {
         @Override
         protected Oplog createOplog() {
             return new SignallingOplog(super.createOplog(), this);
+        }
+
+        @Override
+        public MemoryDatabase openOrCreateDatabase(String databaseName) {
+            return new IndexedMemoryDatabase(databaseName, getCursorRegistry());
         }
 
         @Override
@@ -546,6 +578,618 @@ public final class MongoStandIn {
         @Override
         public Cursor createCursor(Document changeStreamDocument, String namespace, Aggregation aggregation) {
             return delegate.createCursor(changeStreamDocument, namespace, aggregation);
+        }
+    }
+
+    /** Memory database whose collections use their indexes to narrow the documents a query examines. */
+    static final class IndexedMemoryDatabase extends MemoryDatabase {
+        IndexedMemoryDatabase(String databaseName, CursorRegistry cursorRegistry) {
+            super(databaseName, cursorRegistry);
+        }
+
+        @Override
+        protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
+            return new IndexedMemoryCollection(this, collectionName, options, cursorRegistry);
+        }
+    }
+
+    /**
+     * A {@link MemoryCollection} whose queries (find, count, update, delete, findAndModify, upsert matching, distinct)
+     * examine only the candidate documents an index yields, when the library itself would scan everything.
+     *
+     * <p>The library uses an index only when a query's fields are exactly a unique index's fields; it keeps non-unique
+     * indexes as no-op {@code EmptyIndex}es. Here, when no library index takes the query, a top-level predicate
+     * {@code field: value}, {@code field: {$eq: value}} or {@code field: {$in: [...]}} picks candidates:
+     * <ul>
+     *   <li>on {@code _id}, from the library's unique {@code _id} index;</li>
+     *   <li>on the leading field of any other index (unique or not, dotted and array paths too), from a
+     *       {@link FieldIndex}: value → positions, kept up to date on insert, update, delete, index creation and
+     *       drop.</li>
+     * </ul>
+     * The candidates are then filtered with the library's own matcher and the full query, in natural (position) order,
+     * exactly as a full scan would see them, and sorted, skipped, limited and projected by the library. So results,
+     * their order, counts and upserts are the same as with a full scan; only documents that cannot match are skipped.
+     * Anything not covered (other operators, regular expressions, unusual value types, queries the validator does not
+     * know) takes the library's path unchanged.
+     *
+     * <p>All methods that touch the field indexes hold this collection's monitor, like the library's own methods
+     * ({@link de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection}).
+     */
+    static final class IndexedMemoryCollection extends MemoryCollection {
+        private static final String ID = "_id";
+        private static final Document EMPTY_QUERY = new Document();
+
+        /** Leading path of an index → its value map. Never "_id" (the library's _id index serves that). */
+        private final Map<String, FieldIndex> fieldIndexes = new HashMap<>();
+        /** One more than the highest position ever handed out. */
+        private int positionLimit;
+
+        IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
+                                CursorRegistry cursorRegistry) {
+            super(database, collectionName, options, cursorRegistry);
+        }
+
+        // ---- index maintenance ----
+
+        @Override
+        protected synchronized Integer addDocumentInternal(Document document) {
+            Integer position = super.addDocumentInternal(document);
+            positionLimit = Math.max(positionLimit, position + 1);
+            for (FieldIndex index : fieldIndexes.values()) {
+                index.add(position, document);
+            }
+            return position;
+        }
+
+        @Override
+        protected synchronized void removeDocument(Integer position) {
+            for (FieldIndex index : fieldIndexes.values()) {
+                index.remove(position);
+            }
+            super.removeDocument(position);
+        }
+
+        @Override
+        protected synchronized void handleUpdate(Integer position, Document oldDocument, Document newDocument) {
+            super.handleUpdate(position, oldDocument, newDocument);
+            for (FieldIndex index : fieldIndexes.values()) {
+                index.remove(position);
+                index.add(position, newDocument);
+            }
+        }
+
+        @Override
+        public synchronized void addIndex(Index<Integer> index) {
+            super.addIndex(index);
+            refreshFieldIndexes();
+        }
+
+        @Override
+        public synchronized void dropIndex(String indexName) {
+            super.dropIndex(indexName);
+            refreshFieldIndexes();
+        }
+
+        private void refreshFieldIndexes() {
+            Set<String> wanted = new HashSet<>();
+            for (Index<Integer> index : getIndexes()) {
+                List<IndexKey> keys = index.getKeys();
+                if (!keys.isEmpty()) {
+                    String path = keys.get(0).getKey();
+                    if (!path.equals(ID) && FieldIndex.isSupportedPath(path)) {
+                        wanted.add(path);
+                    }
+                }
+            }
+            fieldIndexes.keySet().retainAll(wanted);
+            for (String path : wanted) {
+                if (!fieldIndexes.containsKey(path)) {
+                    FieldIndex index = new FieldIndex(path);
+                    for (int position = 0; position < positionLimit; position++) {
+                        Document document = getDocument(position);
+                        if (document != null) {
+                            index.add(position, document);
+                        }
+                    }
+                    fieldIndexes.put(path, index);
+                }
+            }
+        }
+
+        // ---- querying ----
+
+        @Override
+        protected synchronized QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit,
+                                                          int batchSize, Document fieldSelector) {
+            Plan plan = query == null || query.isEmpty() ? null : plan(query);
+            if (plan == null) {
+                return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            }
+            int[] positions = plan.positions;
+            boolean descending = isNaturalDescending(orderBy); // what a full scan does with {$natural: -1}
+            Document reduced = plan.reducedQuery;
+            Stream<Document> candidates = IntStream.range(0, positions.length)
+                .map(i -> positions[descending ? positions.length - 1 - i : i])
+                .mapToObj(position -> {
+                    Document document = getDocument(position);
+                    if (document == null) {
+                        return null;
+                    }
+                    Document effectiveQuery = plan.knownTrue(position) ? reduced : query;
+                    return documentMatchesQuery(document, effectiveQuery) ? document : null;
+                })
+                .filter(Objects::nonNull);
+            // Already filtered: the library's stream stage now matches against {} (always true), then sorts,
+            // skips, limits and projects exactly as after a full scan.
+            return matchDocumentsFromStream(candidates, EMPTY_QUERY, orderBy, numberToSkip, limit, batchSize,
+                fieldSelector);
+        }
+
+        /** Candidates for {@code query}, or null for the library's own path. */
+        private Plan plan(Document query) {
+            for (Index<Integer> index : getIndexes()) {
+                if (index.canHandle(query)) {
+                    return null; // the library uses this index itself: keep its behaviour (and its order)
+                }
+            }
+            if (!QueryCheck.isSupportedQuery(query)) {
+                return null;
+            }
+            Plan best = null;
+            for (Map.Entry<String, Object> entry : query.entrySet()) {
+                String field = entry.getKey();
+                if (field.startsWith("$")) {
+                    continue;
+                }
+                List<Object> values = QueryCheck.equalityValues(entry.getValue(), field.equals(ID));
+                if (values == null) {
+                    continue;
+                }
+                Plan plan = null;
+                if (field.equals(ID)) {
+                    plan = planById(query, values);
+                } else {
+                    FieldIndex index = fieldIndexes.get(field);
+                    if (index != null) {
+                        plan = index.plan(query, field, values);
+                    }
+                }
+                if (plan != null && (best == null || plan.positions.length < best.positions.length)) {
+                    best = plan;
+                }
+            }
+            return best;
+        }
+
+        private Plan planById(Document query, List<Object> values) {
+            Index<Integer> idIndex = null;
+            for (Index<Integer> index : getIndexes()) {
+                List<IndexKey> keys = index.getKeys();
+                if (index.isUnique() && keys.size() == 1 && keys.get(0).getKey().equals(ID)) {
+                    idIndex = index;
+                    break;
+                }
+            }
+            if (idIndex == null) {
+                return null;
+            }
+            PositionList positions = new PositionList();
+            for (Object value : values) {
+                Integer position = idIndex.getPosition(new Document(ID, value));
+                if (position != null) {
+                    positions.add(position);
+                }
+            }
+            // _id is never an array, so an index hit on a top-level _id equality/$in predicate is a match of it.
+            return new Plan(positions.sortedDistinct(), without(query, ID), null);
+        }
+
+        static Document without(Document query, String field) {
+            Document reduced = new Document();
+            for (Map.Entry<String, Object> entry : query.entrySet()) {
+                if (!entry.getKey().equals(field)) {
+                    reduced.put(entry.getKey(), entry.getValue());
+                }
+            }
+            return reduced;
+        }
+    }
+
+    /** Candidate positions (ascending, distinct) and how to check them. */
+    static final class Plan {
+        final int[] positions;
+        /** The query without the predicate the candidates came from. */
+        final Document reducedQuery;
+        /** Positions at which that predicate is known to hold (null: all), so {@link #reducedQuery} suffices. */
+        final BitSet knownTrue;
+
+        Plan(int[] positions, Document reducedQuery, BitSet knownTrue) {
+            this.positions = positions;
+            this.reducedQuery = reducedQuery;
+            this.knownTrue = knownTrue;
+        }
+
+        boolean knownTrue(int position) {
+            return knownTrue == null || knownTrue.get(position);
+        }
+    }
+
+    /** A growable int list. */
+    static final class PositionList {
+        private int[] values = new int[8];
+        private int size;
+
+        void add(int value) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = value;
+        }
+
+        void addAll(Collection<Integer> more) {
+            for (Integer value : more) {
+                add(value);
+            }
+        }
+
+        int[] sortedDistinct() {
+            int[] sorted = Arrays.copyOf(values, size);
+            Arrays.sort(sorted);
+            int distinct = 0;
+            for (int i = 0; i < sorted.length; i++) {
+                if (i == 0 || sorted[i] != sorted[i - 1]) {
+                    sorted[distinct++] = sorted[i];
+                }
+            }
+            return Arrays.copyOf(sorted, distinct);
+        }
+    }
+
+    /**
+     * Positions of documents by the values at one path, following the library's matcher
+     * ({@code DefaultQueryMatcher}) so that every document the matcher could find equal to a value (or {@code $in}
+     * one of several) is listed under that value:
+     * <ul>
+     *   <li>an array met on the way is entered element by element (nested arrays too), with the same remaining
+     *       path;</li>
+     *   <li>at the end, an array contributes each element (and, a superset, the elements of nested arrays);</li>
+     *   <li>a missing field, a null, or a path that runs into a scalar give the null key (the matcher compares those
+     *       as missing, and {@code null} equals missing);</li>
+     *   <li>keys are the library's own normalised values ({@code Utils.normalizeValue}: every number as a double
+     *       unless a long would lose precision, documents field-order-sensitive), so a hash lookup finds exactly the
+     *       values the matcher's {@code nullAwareEquals} calls equal.</li>
+     * </ul>
+     * A document whose path met no array and ended in a non-array value is "simple": there the matcher's result for
+     * an equality/{@code $in} predicate on this path is exactly "its key is one of the queried keys".
+     */
+    static final class FieldIndex {
+        private static final Object NULL_KEY = new Object() {
+            @Override
+            public String toString() {
+                return "null/missing";
+            }
+        };
+        private static final Object NO_KEYS = new Object[0];
+
+        private final String[] segments;
+        private final Map<Object, Set<Integer>> positionsByKey = new HashMap<>();
+        /** Position → its key (Object) or keys (Object[]), as indexed. */
+        private final Map<Integer, Object> keysByPosition = new HashMap<>();
+        private final BitSet simple = new BitSet();
+
+        FieldIndex(String path) {
+            this.segments = path.split("\\.", -1);
+        }
+
+        /** Paths the matcher walks plainly: no empty, numeric or $ segment. */
+        static boolean isSupportedPath(String path) {
+            for (String segment : path.split("\\.", -1)) {
+                if (segment.isEmpty() || segment.startsWith("$") || segment.chars().allMatch(Character::isDigit)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        void add(int position, Document document) {
+            KeyCollector keys = new KeyCollector();
+            walk(document, 0, keys);
+            Object stored;
+            if (keys.single != null && keys.more == null) {
+                stored = keys.single;
+                index(keys.single, position);
+            } else if (keys.more != null) {
+                stored = keys.more.toArray();
+                for (Object key : keys.more) {
+                    index(key, position);
+                }
+            } else {
+                stored = NO_KEYS;
+            }
+            keysByPosition.put(position, stored);
+            simple.set(position, keys.simple && keys.more == null && keys.single != null);
+        }
+
+        void remove(int position) {
+            Object stored = keysByPosition.remove(position);
+            if (stored instanceof Object[] keys) {
+                for (Object key : keys) {
+                    unindex(key, position);
+                }
+            } else if (stored != null) {
+                unindex(stored, position);
+            }
+            simple.clear(position);
+        }
+
+        private void index(Object key, int position) {
+            positionsByKey.computeIfAbsent(key, k -> new HashSet<>(4)).add(position);
+        }
+
+        private void unindex(Object key, int position) {
+            Set<Integer> positions = positionsByKey.get(key);
+            if (positions != null) {
+                positions.remove(position);
+                if (positions.isEmpty()) {
+                    positionsByKey.remove(key);
+                }
+            }
+        }
+
+        Plan plan(Document query, String field, List<Object> values) {
+            PositionList positions = new PositionList();
+            for (Object value : values) {
+                Set<Integer> found = positionsByKey.get(key(value));
+                if (found != null) {
+                    positions.addAll(found);
+                }
+            }
+            return new Plan(positions.sortedDistinct(), IndexedMemoryCollection.without(query, field), simple);
+        }
+
+        private void walk(Object value, int depth, KeyCollector keys) {
+            if (value instanceof List<?> list) { // the matcher tries each element with the same remaining path
+                keys.simple = false;
+                for (Object element : list) {
+                    walk(element, depth, keys);
+                }
+                return;
+            }
+            Object child = value instanceof Document document ? document.getOrMissing(segments[depth]) : null;
+            if (depth < segments.length - 1) {
+                walk(child, depth + 1, keys);
+            } else if (child instanceof Collection<?> values) {
+                keys.simple = false;
+                addElements(values, keys);
+            } else {
+                keys.add(key(child));
+            }
+        }
+
+        private static void addElements(Collection<?> values, KeyCollector keys) {
+            for (Object element : values) {
+                if (element instanceof Collection<?> nested) {
+                    addElements(nested, keys);
+                } else {
+                    keys.add(key(element));
+                }
+            }
+        }
+
+        static Object key(Object value) {
+            return Missing.isNullOrMissing(value) ? NULL_KEY : Normalizer.normalize(value);
+        }
+
+        /** The keys of one document; most have exactly one, so no set is made for them. */
+        static final class KeyCollector {
+            Object single;
+            Set<Object> more;
+            boolean simple = true;
+
+            void add(Object key) {
+                if (single == null) {
+                    single = key;
+                } else if (more != null) {
+                    more.add(key);
+                } else if (!single.equals(key)) {
+                    more = new LinkedHashSet<>();
+                    more.add(single);
+                    more.add(key);
+                }
+            }
+        }
+    }
+
+    /** The library's {@code Utils.normalizeValue} (package-private), so keys compare exactly as its matcher does. */
+    static final class Normalizer {
+        private static final MethodHandle NORMALIZE;
+
+        static {
+            try {
+                Method method = Utils.class.getDeclaredMethod("normalizeValue", Object.class);
+                method.setAccessible(true);
+                NORMALIZE = MethodHandles.lookup().unreflect(method);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private Normalizer() {
+        }
+
+        static Object normalize(Object value) {
+            try {
+                return NORMALIZE.invoke(value);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /** Which filters the index path takes, and the values of an equality predicate. */
+    static final class QueryCheck {
+        private QueryCheck() {
+        }
+
+        /**
+         * The values a top-level predicate requires the field to equal (one of), or null if it is not a plain
+         * equality, {@code $eq} or {@code $in} of value types whose equality the index reproduces exactly.
+         */
+        static List<Object> equalityValues(Object predicate, boolean isId) {
+            if (predicate instanceof Document document && !BsonRegularExpression.isRegularExpression(document)) {
+                Set<String> operators = document.keySet();
+                if (operators.equals(Set.of("$eq"))) {
+                    Object value = document.get("$eq");
+                    return isKeyValue(value, isId) ? Collections.singletonList(value) : null;
+                }
+                if (operators.equals(Set.of("$in"))) {
+                    if (!(document.get("$in") instanceof List<?> values)) {
+                        return null;
+                    }
+                    for (Object value : values) {
+                        if (!isKeyValue(value, isId)) {
+                            return null;
+                        }
+                    }
+                    return new ArrayList<>(values);
+                }
+                // {_id: {...}} is document equality; elsewhere the matcher also compares it field by field
+                return isId && isPlainDocument(document) ? List.of(document) : null;
+            }
+            return isKeyValue(predicate, isId) ? Collections.singletonList(predicate) : null;
+        }
+
+        /** Scalars with a symmetric equals/hashCode; null (= missing) except for _id; plain documents for _id. */
+        private static boolean isKeyValue(Object value, boolean isId) {
+            if (value == null) {
+                return !isId;
+            }
+            if (value instanceof Document document) {
+                return isId && isPlainDocument(document);
+            }
+            return isScalar(value);
+        }
+
+        private static boolean isScalar(Object value) {
+            return value instanceof String || value instanceof Integer || value instanceof Long
+                || value instanceof Double || value instanceof Boolean || value instanceof ObjectId
+                || value instanceof Instant || value instanceof UUID;
+        }
+
+        /**
+         * Non-empty, no $ keys, only non-null scalars and plain documents inside: the matcher compares such a value
+         * with a non-document field field by field and never finds it equal, and with a document exactly.
+         */
+        private static boolean isPlainDocument(Document document) {
+            if (document.isEmpty()) {
+                return false;
+            }
+            for (Map.Entry<String, Object> entry : document.entrySet()) {
+                if (entry.getKey().startsWith("$")) {
+                    return false;
+                }
+                Object value = entry.getValue();
+                if (value instanceof Document nested ? !isPlainDocument(nested) : value == null || !isScalar(value)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /**
+         * Whether the index path may take this filter. A full scan raises the matcher's errors for malformed
+         * filters (unknown operators, {@code $and} without an array, {@code $in} without an array, ...) as soon as a
+         * document reaches them; narrowing could skip those documents and hide the error. So only filters made of
+         * well-formed, known operators are narrowed; anything else keeps the library's path.
+         */
+        static boolean isSupportedQuery(Document query) {
+            for (Map.Entry<String, Object> entry : query.entrySet()) {
+                String key = entry.getKey();
+                Object value = entry.getValue();
+                if (key.startsWith("$")) {
+                    switch (key) {
+                        case "$and", "$or", "$nor" -> {
+                            if (!isQueryList(value)) {
+                                return false;
+                            }
+                        }
+                        case "$comment" -> {
+                        }
+                        default -> {
+                            return false; // $expr, $where, $text, unknown
+                        }
+                    }
+                } else if (!isSupportedPredicate(value)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private static boolean isQueryList(Object value) {
+            if (!(value instanceof List<?> list) || list.isEmpty()) {
+                return false;
+            }
+            for (Object element : list) {
+                if (!(element instanceof Document document) || !isSupportedQuery(document)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private static boolean isSupportedPredicate(Object value) {
+            if (!(value instanceof Document document) || BsonRegularExpression.isRegularExpression(value)) {
+                return true;
+            }
+            for (Map.Entry<String, Object> entry : document.entrySet()) {
+                String operator = entry.getKey();
+                Object argument = entry.getValue();
+                if (!operator.startsWith("$")) {
+                    if (!isSupportedPredicate(argument)) { // field-by-field comparison of a query document
+                        return false;
+                    }
+                    continue;
+                }
+                boolean ok = switch (operator) {
+                    case "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$exists" -> true;
+                    case "$in", "$nin", "$all" -> argument instanceof List<?>;
+                    case "$size" -> argument instanceof Number;
+                    case "$elemMatch" -> argument instanceof Document elemMatch && isSupportedElemMatch(elemMatch);
+                    case "$not" -> argument instanceof BsonRegularExpression
+                        || argument instanceof Document not && isSupportedPredicate(not);
+                    default -> false; // $type, $mod, $regex documents, $ref/$id, geo, unknown
+                };
+                if (!ok) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** $elemMatch holds either operators on the element or a query on its fields (or a mix). */
+        private static boolean isSupportedElemMatch(Document elemMatch) {
+            if (elemMatch.isEmpty()) {
+                return false;
+            }
+            for (Map.Entry<String, Object> entry : elemMatch.entrySet()) {
+                String key = entry.getKey();
+                Object value = entry.getValue();
+                boolean ok;
+                if (key.equals("$and") || key.equals("$or") || key.equals("$nor")) {
+                    ok = isQueryList(value);
+                } else if (key.startsWith("$")) {
+                    ok = isSupportedPredicate(new Document(key, value));
+                } else {
+                    ok = isSupportedPredicate(value);
+                }
+                if (!ok) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 }
