@@ -4,7 +4,7 @@ import { createApiServer } from './api/server.js';
 import type { Config } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import type { Logger } from './logger.js';
-import { createServices, ensureIndexes, type Services } from './services.js';
+import { createServices, prepareDatabase, type Services } from './services.js';
 
 export interface RunningApp {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
@@ -23,7 +23,7 @@ export async function startApp(
   const database = await connectDatabase(options.mongodbUri, options.mongoClientOptions);
   try {
     const services = createServices(database.db, config);
-    await ensureIndexes(services);
+    await prepareDatabase(services);
     const api = await createApiServer(services, config, options.logger.error);
     await new Promise<void>((resolve, reject) => {
       api.httpServer.once('error', reject);

@@ -2,8 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
 /** Names of the timeline strategies a deployment can choose with `FEED_STRATEGY`. */
-export const feedStrategies = ['fanout-on-read'] as const;
+export const feedStrategies = ['fanout-on-read', 'time-buckets', 'sized-buckets', 'cache'] as const;
 export type FeedStrategyName = (typeof feedStrategies)[number];
+
+/** Whether materialized timeline entries carry the post text (`embed`) or only point to it (`link`). */
+export const timelineContentModes = ['embed', 'link'] as const;
+export type TimelineContentMode = (typeof timelineContentModes)[number];
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -19,6 +23,13 @@ const environmentSchema = z.object({
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_TTL_SECONDS: integer(60, 365 * 24 * 3600).default(7 * 24 * 3600),
   FEED_STRATEGY: z.enum(feedStrategies).default('fanout-on-read'),
+  TIMELINE_CONTENT: z.enum(timelineContentModes).default('embed'),
+  // Seconds; fractions allowed so tests can cross bucket boundaries in milliseconds.
+  TIMELINE_BUCKET_SPAN: z.coerce.number().min(0.001).max(366 * 24 * 3600).default(86400),
+  TIMELINE_READ_BATCH: integer(1, 100).default(2),
+  TIMELINE_BUCKET_SIZE: integer(1, 10_000).default(50),
+  TIMELINE_CACHE_SIZE: integer(1, 10_000).default(50),
+  FOLLOW_BACKFILL: integer(0, 1000).default(20),
   MAX_QUERY_DEPTH: integer(2, 50).default(10),
   MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
 });
@@ -37,8 +48,18 @@ export interface Config {
   jwtSecretIsEphemeral: boolean;
   jwtTtlSeconds: number;
   feedStrategy: FeedStrategyName;
+  timeline: TimelineOptions;
   maxQueryDepth: number;
   maxBodyBytes: number;
+}
+
+export interface TimelineOptions {
+  content: TimelineContentMode;
+  bucketSpanMs: number;
+  readBatch: number;
+  bucketSize: number;
+  cacheSize: number;
+  followBackfill: number;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +92,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     jwtSecretIsEphemeral: !env.JWT_SECRET,
     jwtTtlSeconds: env.JWT_TTL_SECONDS,
     feedStrategy: env.FEED_STRATEGY,
+    timeline: {
+      content: env.TIMELINE_CONTENT,
+      bucketSpanMs: Math.round(env.TIMELINE_BUCKET_SPAN * 1000),
+      readBatch: env.TIMELINE_READ_BATCH,
+      bucketSize: env.TIMELINE_BUCKET_SIZE,
+      cacheSize: env.TIMELINE_CACHE_SIZE,
+      followBackfill: env.FOLLOW_BACKFILL,
+    },
     maxQueryDepth: env.MAX_QUERY_DEPTH,
     maxBodyBytes: env.MAX_BODY_BYTES,
   };

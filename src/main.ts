@@ -1,15 +1,22 @@
+/**
+ * The one entry point. `npm start` serves the API; `npm run db` runs the embedded database alone
+ * (for several server processes to share); `npm run rebuild-timelines` rebuilds the configured
+ * strategy's timelines after FEED_STRATEGY changed on a database that has posts.
+ */
 import { startApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { databaseNameFromUri, defaultDatabaseName } from './db/connect.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { connectDatabase, databaseNameFromUri, defaultDatabaseName } from './db/connect.js';
 import { startStandIn, type StandIn } from './db/standIn.js';
+import { rebuildTimelines } from './feed/rebuild.js';
 import { consoleLogger as logger } from './logger.js';
+import { createServices } from './services.js';
 
-async function main(): Promise<void> {
-  const config = loadConfig();
+const commands: Record<string, (config: Config) => Promise<void>> = { serve, db, 'rebuild-timelines': rebuild };
+
+async function serve(config: Config): Promise<void> {
   if (config.jwtSecretIsEphemeral) {
     logger.warn('JWT_SECRET is not set: using a random secret, so tokens stop working when the server restarts');
   }
-
   let standIn: StandIn | undefined;
   let mongodbUri = config.mongodbUri;
   if (!mongodbUri) {
@@ -17,27 +24,66 @@ async function main(): Promise<void> {
     mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
     logger.info(`MONGODB_URI is not set: started the embedded in-memory MongoDB stand-in at ${mongodbUri} (data is lost on exit)`);
   }
-
-  const app = await startApp(config, { mongodbUri, logger });
+  const app = await startApp(config, { mongodbUri, logger }).catch(async (error: unknown) => {
+    await standIn?.stop();
+    throw error;
+  });
   logger.info(
-    `serving ${app.url} (GraphiQL in a browser) with FEED_STRATEGY=${config.feedStrategy}, database "${databaseNameFromUri(mongodbUri)}"`,
+    `serving ${app.url} (open it in a browser for GraphiQL) with FEED_STRATEGY=${config.feedStrategy}, ` +
+      `database "${databaseNameFromUri(mongodbUri)}"`,
   );
+  onShutdown(async () => {
+    await app.stop();
+    await standIn?.stop();
+  });
+}
 
+async function db(config: Config): Promise<void> {
+  const standIn = await startStandIn({ port: config.mongoStandInPort, log: logger.info });
+  console.log(`MONGODB_URI=${standIn.uri}/${defaultDatabaseName}`);
+  logger.info('in-memory MongoDB stand-in running; its data is lost when it stops. Ctrl+C to stop.');
+  onShutdown(() => standIn.stop());
+}
+
+async function rebuild(config: Config): Promise<void> {
+  if (!config.mongodbUri) throw new ConfigError('rebuild-timelines needs MONGODB_URI: the embedded database starts empty');
+  const database = await connectDatabase(config.mongodbUri);
+  try {
+    const services = createServices(database.db, config);
+    await services.feed.backend.ensureIndexes();
+    let lastReport = 0;
+    const { posts } = await rebuildTimelines(services, (done, total) => {
+      if (Date.now() - lastReport > 1000 || done === total) {
+        lastReport = Date.now();
+        logger.info(`redelivered ${done} of ${total} posts`);
+      }
+    });
+    logger.info(`timelines rebuilt for FEED_STRATEGY=${config.feedStrategy} (${posts} posts redelivered)`);
+  } finally {
+    await database.close();
+  }
+}
+
+function onShutdown(stop: () => Promise<void>): void {
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal} received, shutting down`);
-    await app.stop();
-    await standIn?.stop();
-    process.exit(0);
+    void stop().then(() => process.exit(0));
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
 }
 
-main().catch((error: unknown) => {
+const name = process.argv[2] ?? 'serve';
+const command = commands[name];
+if (!command) {
+  console.error(`Unknown command "${name}". Use one of: ${Object.keys(commands).join(', ')}`);
+  process.exit(2);
+}
+command(loadConfig()).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(error.message);
-  else console.error('[feed] failed to start:', error);
+  else console.error(`[feed] ${name} failed:`, error);
   process.exit(1);
 });

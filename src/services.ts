@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { ContentService } from './content/contentService.js';
 import { createFeedBackend } from './feed/index.js';
 import { FeedService } from './feed/feedService.js';
+import { TimelineState } from './feed/timelineState.js';
 import { UserGraphService } from './graph/userGraphService.js';
 
 /** The domain services, built once per process and shared by every request. */
@@ -15,28 +16,35 @@ export interface Services {
   feed: FeedService;
   accounts: AccountService;
   tokens: TokenService;
+  timelineState: TimelineState;
 }
 
 export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db);
   const content = new ContentService(db);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds);
-  const backend = createFeedBackend(config.feedStrategy, { graph, content });
+  const backend = createFeedBackend(config.feedStrategy, { db, graph, content, options: config.timeline });
+  const feed = new FeedService(graph, content, backend);
   return {
     db,
     graph,
     content,
-    feed: new FeedService(graph, content, backend),
+    feed,
     accounts: new AccountService(graph, tokens),
     tokens,
+    timelineState: new TimelineState(db, backend, content, config.timeline),
   };
 }
 
-/** Indexes are created at start; createIndex is a no-op when the index already exists. */
-export async function ensureIndexes(services: Services): Promise<void> {
+/**
+ * Run at every start: creates indexes (a no-op when they exist) and refuses timelines that the
+ * configured strategy did not build.
+ */
+export async function prepareDatabase(services: Services): Promise<void> {
   await Promise.all([
     services.graph.ensureIndexes(),
     services.content.ensureIndexes(),
     services.feed.backend.ensureIndexes(),
   ]);
+  await services.timelineState.checkAtStart();
 }

@@ -73,6 +73,15 @@ export class ContentService {
     return docs.map(toPostRecord);
   }
 
+  countPosts(): Promise<number> {
+    return this.content.countDocuments();
+  }
+
+  /** Every post, oldest first, streamed: for rebuilding timelines. */
+  async *allPostsOldestFirst(): AsyncGenerator<PostRecord> {
+    for await (const doc of this.content.find().sort({ _d: 1, _id: 1 })) yield toPostRecord(doc);
+  }
+
   /** A page of the posts of one or many authors around a point in time, newest first. */
   async pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };

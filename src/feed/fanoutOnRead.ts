@@ -9,6 +9,7 @@ import type { FeedBackend, TimelineEntry } from './feedBackend.js';
  */
 export class FanoutOnRead implements FeedBackend {
   readonly strategy = 'fanout-on-read' as const;
+  readonly rebuild = 'none' as const;
 
   constructor(
     private readonly graph: UserGraphService,
@@ -16,6 +17,8 @@ export class FanoutOnRead implements FeedBackend {
   ) {}
 
   async ensureIndexes(): Promise<void> {}
+
+  async clear(): Promise<void> {}
 
   async deliver(): Promise<void> {}
 

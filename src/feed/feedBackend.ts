@@ -17,7 +17,15 @@ export interface TimelineEntry extends PostPosition {
  */
 export interface FeedBackend {
   readonly strategy: FeedStrategyName;
+  /**
+   * How this strategy's timelines come back after they were lost or built by another strategy:
+   * never stored (`none`), rebuilt by the first read (`lazy`), or only by redelivering every
+   * stored post (`redeliver`, see rebuild.ts).
+   */
+  readonly rebuild: 'none' | 'lazy' | 'redeliver';
   ensureIndexes(): Promise<void>;
+  /** Deletes every materialized timeline of this strategy. */
+  clear(): Promise<void>;
   /** Puts a stored post into the materialized timelines of its author and their followers. */
   deliver(post: PostRecord): Promise<void>;
   /** Takes a post out of every materialized timeline (it is about to leave `content`). */

@@ -18,6 +18,8 @@ export interface TestApp extends RunningApp {
   signUp(handle: string, password?: string): Promise<string>;
   /** Database commands the app sends while `action` runs. */
   commandsDuring(action: () => Promise<unknown>): Promise<CommandStartedEvent[]>;
+  /** The database URI this app uses; pass it as MONGODB_URI to start a second instance on it. */
+  mongodbUri: string;
 }
 
 /** The database server's URI with the database name (the path) replaced. */
@@ -34,8 +36,11 @@ export function testDatabaseUri(): string {
 
 export async function startTestApp(environment: Record<string, string> = {}): Promise<TestApp> {
   const config = loadConfig({ PORT: '0', JWT_SECRET: 'test-secret-that-is-at-least-32-characters', ...environment });
+  // An app given MONGODB_URI shares a database another app made, and leaves dropping it to that app.
+  const ownsDatabase = environment.MONGODB_URI === undefined;
+  const mongodbUri = environment.MONGODB_URI ?? testDatabaseUri();
   const app = await startApp(config, {
-    mongodbUri: environment.MONGODB_URI ?? testDatabaseUri(),
+    mongodbUri,
     logger: quietLogger,
     mongoClientOptions: { monitorCommands: true },
   });
@@ -53,6 +58,7 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
 
   return {
     ...app,
+    mongodbUri,
     gql,
     async signUp(handle, password = 'correct horse battery') {
       const result = await gql(
@@ -73,7 +79,7 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
     },
     async stop() {
       // Against a real MongoDB the test databases would otherwise pile up.
-      await app.database.db.dropDatabase();
+      if (ownsDatabase) await app.database.db.dropDatabase();
       await app.stop();
     },
   };

@@ -1,0 +1,87 @@
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
+import type { TimelineContentMode } from '../config.js';
+import type { PostRecord } from '../content/contentService.js';
+import { compareNewestFirst, isBeyond, type Page, type PageRequest } from '../content/position.js';
+import { isDuplicateKeyError } from '../errors.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import type { TimelineEntry } from './feedBackend.js';
+
+/**
+ * One post inside a materialized timeline: the reference layout (`_id` post id, `_a` author,
+ * `_m` message, the last only when embedding) plus `_d`, the creation time, because pages are cut
+ * and cursors made by (time, id) without touching `content`.
+ */
+export interface EntryDocument {
+  _id: ObjectId;
+  _a: string;
+  _d: Date;
+  _m?: string;
+}
+
+/** The reference's sub-task size: one unordered bulk write per 1,000 recipients. */
+export const fanoutBatchSize = 1000;
+
+export function toEntryDocument(post: PostRecord, mode: TimelineContentMode): EntryDocument {
+  const entry: EntryDocument = { _id: post.id, _a: post.authorId, _d: post.createdAt };
+  if (mode === 'embed') entry._m = post.text;
+  return entry;
+}
+
+export const fromEntryDocument = (entry: EntryDocument): TimelineEntry => ({
+  id: entry._id,
+  authorId: entry._a,
+  createdAt: entry._d,
+  text: entry._m ?? null,
+});
+
+/** The author's own timeline, then every follower, in batches of at most `fanoutBatchSize`. */
+export async function* recipientBatches(graph: UserGraphService, authorId: string): AsyncGenerator<string[]> {
+  let batch = [authorId];
+  for await (const followers of graph.followerIdBatches(authorId, fanoutBatchSize)) {
+    for (const follower of followers) {
+      if (batch.length === fanoutBatchSize) {
+        yield batch;
+        batch = [];
+      }
+      batch.push(follower);
+    }
+  }
+  yield batch;
+}
+
+/**
+ * Unordered bulk write that treats duplicate-key failures as "already there": upserts that make
+ * delivery idempotent lose that race on purpose, and the other operations still apply.
+ */
+export async function bulkWriteIgnoringDuplicates<T extends Document>(
+  collection: Collection<T>,
+  operations: AnyBulkWriteOperation<T>[],
+): Promise<void> {
+  if (operations.length === 0) return;
+  try {
+    await collection.bulkWrite(operations, { ordered: false });
+  } catch (error) {
+    const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
+    if (!failures.every((failure) => isDuplicateKeyError(failure))) throw error;
+  }
+}
+
+/** Entries beyond the request's boundary, without duplicates, nearest to the boundary first. */
+export function nearestBeyond(entries: Iterable<TimelineEntry>, request: PageRequest): TimelineEntry[] {
+  const unique = new Map<string, TimelineEntry>();
+  for (const entry of entries) {
+    if (isBeyond(entry, request.direction, request.from)) unique.set(entry.id.toHexString(), entry);
+  }
+  return [...unique.values()].sort((a, b) =>
+    request.direction === 'older' ? compareNewestFirst(a, b) : compareNewestFirst(b, a),
+  );
+}
+
+/** A page from entries already ordered nearest first; one more than the limit means "more exist". */
+export function pageFromNearest(nearest: TimelineEntry[], request: PageRequest, moreBeyond = false): Page<TimelineEntry> {
+  const items = nearest.slice(0, request.limit);
+  return {
+    items: request.direction === 'older' ? items : items.reverse(),
+    hasMore: moreBeyond || nearest.length > request.limit,
+  };
+}

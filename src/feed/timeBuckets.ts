@@ -1,0 +1,98 @@
+import type { Db } from 'mongodb';
+import type { TimelineOptions } from '../config.js';
+import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { Page, PageRequest } from '../content/position.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import { walkBuckets, type BucketSource } from './bucketWalk.js';
+import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
+import { FanoutOnWrite } from './fanoutOnWrite.js';
+import type { FeedBackend, TimelineEntry } from './feedBackend.js';
+
+/** One user's entries for one time span: `_t` is the span's number since the epoch. */
+export interface TimedBucketDocument {
+  _id: { _t: number; _u: string };
+  _c: EntryDocument[];
+}
+
+/**
+ * Fanout on write into timed buckets (Socialite's FanoutOnWriteTimeBuckets): a post is upserted
+ * with `$push` into each recipient's bucket for the post's time span, so buckets partition time
+ * and reading walks them newest first.
+ */
+export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements FeedBackend {
+  readonly strategy = 'time-buckets' as const;
+  readonly rebuild = 'redeliver' as const;
+
+  constructor(db: Db, graph: UserGraphService, content: ContentService, options: TimelineOptions) {
+    super(db, 'timed_buckets', graph, content, options);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    // The _id index covers exact buckets; walking one user's buckets in time order needs this one.
+    await this.timelines.createIndex({ '_id._u': 1, '_id._t': -1 }, { name: 'user_newest_bucket' });
+  }
+
+  async followed(followerId: string, followeeId: string): Promise<void> {
+    const recent = await this.recentPostsOf(followeeId, this.options.followBackfill);
+    await this.push([followerId], recent, { skipPresent: true });
+  }
+
+  async unfollowed(followerId: string, followeeId: string): Promise<void> {
+    await this.timelines.updateMany({ '_id._u': followerId }, { $pull: { _c: { _a: followeeId } } });
+    await this.timelines.deleteMany({ '_id._u': followerId, _c: { $size: 0 } });
+  }
+
+  timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {
+    const older = request.direction === 'older';
+    const span = this.options.bucketSpanMs;
+    const start = request.from ? this.bucketOf(request.from.createdAt) : null;
+    const source: BucketSource<TimedBucketDocument> = {
+      fetch: (after, limit) => {
+        const bound = after ? after._id._t + (older ? -1 : 1) : start;
+        const range = bound === null ? {} : { '_id._t': older ? { $lte: bound } : { $gte: bound } };
+        return this.timelines
+          .find({ '_id._u': userId, ...range })
+          .sort({ '_id._t': older ? -1 : 1 })
+          .limit(limit)
+          .toArray();
+      },
+      // Buckets partition time: everything past this bucket lies beyond its span.
+      reachAfter: (bucket) => new Date(older ? bucket._id._t * span - 1 : (bucket._id._t + 1) * span),
+    };
+    return walkBuckets(source, request, this.options.readBatch);
+  }
+
+  protected async remove(recipients: readonly string[], post: PostRecord): Promise<void> {
+    await this.timelines.updateMany(
+      { '_id._u': { $in: [...recipients] }, '_id._t': this.bucketOf(post.createdAt) },
+      { $pull: { _c: { _id: post.id } } },
+    );
+  }
+
+  private bucketOf(time: Date): number {
+    return Math.floor(time.getTime() / this.options.bucketSpanMs);
+  }
+
+  /**
+   * One upsert per recipient and post. With `skipPresent` (a repeated follow's backfill) the `$ne`
+   * guard makes an entry already there a no-op: the filter misses, the upsert collides on `_id`,
+   * and that collision is ignored. Fresh deliveries skip the guard: they cannot be present yet.
+   */
+  protected async push(recipients: readonly string[], posts: readonly PostRecord[], options = { skipPresent: false }) {
+    await bulkWriteIgnoringDuplicates(
+      this.timelines,
+      recipients.flatMap((userId) =>
+        posts.map((post) => ({
+          updateOne: {
+            filter: {
+              _id: { _t: this.bucketOf(post.createdAt), _u: userId },
+              ...(options.skipPresent ? { '_c._id': { $ne: post.id } } : {}),
+            },
+            update: { $push: { _c: toEntryDocument(post, this.options.content) } },
+            upsert: true,
+          },
+        })),
+      ),
+    );
+  }
+}

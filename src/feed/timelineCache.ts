@@ -1,0 +1,150 @@
+import type { Db } from 'mongodb';
+import type { TimelineOptions } from '../config.js';
+import type { ContentService, PostRecord } from '../content/contentService.js';
+import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
+import { isDuplicateKeyError } from '../errors.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from './entries.js';
+import { FanoutOnWrite } from './fanoutOnWrite.js';
+import type { FeedBackend, TimelineEntry } from './feedBackend.js';
+
+/** The newest entries of one user's timeline, oldest first, at most `TIMELINE_CACHE_SIZE`. */
+export interface CacheDocument {
+  _id: string;
+  _c: EntryDocument[];
+}
+
+/**
+ * Fanout on write into a capped per-user cache (Socialite's FanoutOnWriteToCache). A cache exists
+ * only for users who read: it is built from fanout on read at the first read, and deliveries
+ * update it without upsert, so users who never read cost nothing. The cache always holds a
+ * gap-free newest stretch of the timeline; anything older is read by fanout on read from the
+ * cache's oldest entry, so pages and cursors continue across the edge.
+ */
+export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedBackend {
+  readonly strategy = 'cache' as const;
+  readonly rebuild = 'lazy' as const;
+
+  constructor(db: Db, graph: UserGraphService, content: ContentService, options: TimelineOptions) {
+    super(db, 'timeline_cache', graph, content, options);
+  }
+
+  async ensureIndexes(): Promise<void> {}
+
+  /**
+   * The followee's posts that fall inside the cached stretch must join it, or the stretch would
+   * have holes; older ones are read through the fallback. So this takes every such post the
+   * cache can hold, which may be more than FOLLOW_BACKFILL.
+   */
+  async followed(followerId: string, followeeId: string): Promise<void> {
+    const cache = await this.timelines.findOne({ _id: followerId });
+    const oldest = cache?._c[0];
+    if (!cache || !oldest) return;
+    const present = new Set(cache._c.map((entry) => entry._id.toHexString()));
+    const recent = await this.recentPostsOf(followeeId, this.options.cacheSize);
+    const inStretch = recent.filter(
+      (post) => compareNewestFirst(post, positionOf(oldest)) <= 0 && !present.has(post.id.toHexString()),
+    );
+    await this.push([followerId], inStretch, { skipPresent: true });
+  }
+
+  async unfollowed(followerId: string, followeeId: string): Promise<void> {
+    await this.timelines.updateOne({ _id: followerId }, { $pull: { _c: { _a: followeeId } } });
+  }
+
+  async timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {
+    const cache = (await this.timelines.findOne({ _id: userId })) ?? (await this.build(userId));
+    const cached = cache._c.map(fromEntryDocument);
+    const oldest = cached[0];
+
+    if (request.direction === 'newer') {
+      // The cache answers only when the whole stretch from the boundary onwards is inside it.
+      const inside = oldest && request.from !== null && compareNewestFirst(request.from, oldest) <= 0;
+      return inside ? pageFromNearest(nearestBeyond(cached, request), request) : this.fanoutOnRead(userId, request);
+    }
+
+    const fromCache = nearestBeyond(cached, request);
+    if (fromCache.length > request.limit) return pageFromNearest(fromCache, request);
+    // Continue below the cache, from its oldest entry or from the cursor if that is older still.
+    const continuesCache = !request.from || (oldest !== undefined && compareNewestFirst(request.from, oldest) <= 0);
+    const below = continuesCache ? (oldest ?? null) : request.from;
+    const rest = await this.fanoutOnRead(userId, { direction: 'older', from: below, limit: request.limit - fromCache.length });
+    if (continuesCache) await this.refill(userId, cache, rest.items);
+    return { items: [...fromCache, ...rest.items], hasMore: rest.hasMore };
+  }
+
+  /**
+   * Unfollows and deletes shrink a cache. Entries read just below it are the stretch's
+   * continuation, so they go back in, and the next read is served from the cache again.
+   */
+  private async refill(userId: string, cache: CacheDocument, continuation: PostRecord[]): Promise<void> {
+    const room = this.options.cacheSize - cache._c.length;
+    if (room > 0) await this.push([userId], continuation.slice(0, room), { skipPresent: true });
+  }
+
+  /**
+   * First read: the newest entries by fanout on read become the cache. Posts delivered while it
+   * was being built found no document to update, so they are fetched again and added.
+   */
+  private async build(userId: string): Promise<CacheDocument> {
+    const snapshot = await this.fanoutOnRead(userId, { direction: 'older', from: null, limit: this.options.cacheSize });
+    const cache: CacheDocument = {
+      _id: userId,
+      _c: snapshot.items.map((post) => toEntryDocument(post, this.options.content)).reverse(),
+    };
+    try {
+      await this.timelines.insertOne(cache);
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return (await this.timelines.findOne({ _id: userId })) ?? cache;
+    }
+    const newest = snapshot.items[0];
+    if (newest) {
+      const missed = await this.fanoutOnRead(userId, { direction: 'newer', from: newest, limit: this.options.cacheSize });
+      if (missed.items.length > 0) {
+        await this.push([userId], missed.items, { skipPresent: true });
+        return (await this.timelines.findOne({ _id: userId })) ?? cache;
+      }
+    }
+    return cache;
+  }
+
+  private async fanoutOnRead(userId: string, request: PageRequest): Promise<Page<PostRecord>> {
+    return this.content.pageByAuthors([userId, ...(await this.graph.followingIds(userId))], request);
+  }
+
+  /**
+   * The reference's capped `$push` without upsert, plus `$sort`: concurrent deliveries can arrive
+   * out of order, and sorting keeps `$slice` trimming the oldest. Entries that may already be
+   * there (backfill, refill, catching up after a build) are guarded with `$ne`; should a delivery
+   * still race one of those, reads drop the duplicate.
+   */
+  protected async remove(recipients: readonly string[], post: PostRecord): Promise<void> {
+    await this.timelines.updateMany({ _id: { $in: [...recipients] } }, { $pull: { _c: { _id: post.id } } });
+  }
+
+  protected async push(recipients: readonly string[], posts: readonly PostRecord[], options = { skipPresent: false }) {
+    if (posts.length === 0) return;
+    await this.timelines.bulkWrite(
+      recipients.flatMap((userId) =>
+        posts.map((post) => ({
+          updateOne: {
+            filter: { _id: userId, ...(options.skipPresent ? { '_c._id': { $ne: post.id } } : {}) },
+            update: {
+              $push: {
+                _c: {
+                  $each: [toEntryDocument(post, this.options.content)],
+                  $sort: { _d: 1, _id: 1 },
+                  $slice: -this.options.cacheSize,
+                },
+              },
+            },
+          },
+        })),
+      ),
+      { ordered: false },
+    );
+  }
+}
+
+const positionOf = (entry: EntryDocument): PostPosition => ({ createdAt: entry._d, id: entry._id });

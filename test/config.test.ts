@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('configuration from the environment', () => {
+  it('has working defaults for a development machine', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 4000,
+      mongodbUri: undefined,
+      feedStrategy: 'fanout-on-read',
+      isDevelopment: false,
+      jwtSecretIsEphemeral: true,
+      timeline: { content: 'embed', bucketSpanMs: 86_400_000, readBatch: 2, bucketSize: 50, cacheSize: 50, followBackfill: 20 },
+    });
+    expect(config.jwtSecret.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('requires JWT_SECRET in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required when NODE_ENV=production/);
+    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) });
+    expect(config.jwtSecretIsEphemeral).toBe(false);
+    expect(config.isProduction).toBe(true);
+  });
+
+  it('names every invalid variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', FEED_STRATEGY: 'magic', JWT_SECRET: 'short', MONGODB_URI: 'postgres://x' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    for (const name of ['PORT', 'FEED_STRATEGY', 'JWT_SECRET', 'MONGODB_URI']) expect(message).toContain(name);
+  });
+
+  it('treats empty variables as unset and accepts fractional bucket spans', () => {
+    const config = loadConfig({ PORT: '', MONGODB_URI: '', TIMELINE_BUCKET_SPAN: '0.5' });
+    expect(config.port).toBe(4000);
+    expect(config.mongodbUri).toBeUndefined();
+    expect(config.timeline.bucketSpanMs).toBe(500);
+  });
+});

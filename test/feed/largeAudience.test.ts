@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedStrategies, timelineContentModes } from '../../src/config.js';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
+const followerCount = 5000;
+const timelineCollection: Record<string, string | null> = {
+  'fanout-on-read': null,
+  'time-buckets': 'timed_buckets',
+  'sized-buckets': 'sized_buckets',
+  cache: 'timeline_cache',
+};
+
+describe.each(combinations)('a user with 5,000 followers posts: $strategy, $content', ({ strategy, content }) => {
+  let app: TestApp;
+  const followers = Array.from({ length: followerCount }, (_, i) => `fan_${String(i).padStart(4, '0')}`);
+  const readers = [followers[0]!, followers[2500]!, followers[4999]!];
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content });
+    const star = await app.signUp('star');
+    tokens.star = star;
+    // 5,000 accounts through the API would be 5,000 password hashes; write the documented layout.
+    const db = app.database.db;
+    const now = new Date();
+    await db.collection('users').insertMany(
+      followers.map((handle) => ({ _id: handle as never, displayName: null, passwordHash: '-', createdAt: now, followerCount: 0, followingCount: 1 })),
+    );
+    await db.collection('following').insertMany(followers.map((handle) => ({ _f: handle, _t: 'star' })));
+    await db.collection('followers').insertMany(followers.map((handle) => ({ _f: 'star', _t: handle })));
+    await db.collection('users').updateOne({ _id: 'star' as never }, { $set: { followerCount: followerCount } });
+    for (const handle of readers) {
+      tokens[handle] = await app.services.tokens.issue(handle);
+      // Reading first gives these followers a cache under the cache strategy.
+      await app.gql('{ timeline { edges { cursor } } }', {}, tokens[handle]);
+    }
+  }, 120_000);
+  afterAll(() => app?.stop());
+
+  it('reaches every follower, in bulk writes of at most 1,000 recipients', async () => {
+    let postId = '';
+    const commands = await app.commandsDuring(async () => {
+      const result = await app.gql('mutation { createPost(text: "hello, all of you") { id } }', {}, tokens.star);
+      postId = result.data.createPost.id;
+    });
+    for (const handle of readers) {
+      const page = await app.gql('{ timeline(first: 1) { edges { node { id text author { handle } } } } }', {}, tokens[handle]);
+      expect(page.data.timeline.edges).toEqual([{ node: { id: postId, text: 'hello, all of you', author: { handle: 'star' } } }]);
+    }
+    const collection = timelineCollection[strategy];
+    if (!collection) {
+      expect(commands.filter((command) => command.commandName === 'update')).toHaveLength(0);
+      return;
+    }
+    const writes = commands.filter((command) => command.commandName === 'update' && command.command.update === collection);
+    expect(writes.reduce((sum, write) => sum + write.command.updates.length, 0)).toBe(followerCount + 1);
+    for (const write of writes) {
+      expect(write.command.updates.length).toBeLessThanOrEqual(1000);
+      expect(write.command.ordered).toBe(false);
+    }
+
+    const holders = await app.database.db.collection(collection).countDocuments({ '_c._id': new (await import('mongodb')).ObjectId(postId) });
+    // Buckets hold the post for the author and every follower; a cache exists only for those who read.
+    expect(holders).toBe(strategy === 'cache' ? readers.length : followerCount + 1);
+  });
+});

@@ -1,0 +1,72 @@
+import type { CommandStartedEvent } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedStrategies, timelineContentModes } from '../../src/config.js';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
+const timelineCollection = { 'time-buckets': 'timed_buckets', 'sized-buckets': 'sized_buckets', cache: 'timeline_cache' } as const;
+const readBatch = 2;
+const pageSize = 5;
+
+const finds = (commands: CommandStartedEvent[], collection: string) =>
+  commands.filter((command) => command.commandName === 'find' && command.command.find === collection).length;
+
+/** Database round trips for one first page, counted with the driver's command monitoring. */
+describe.each(combinations)('round trips per first page: $strategy, $content', ({ strategy, content }) => {
+  let app: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    app = await startTestApp({
+      FEED_STRATEGY: strategy,
+      TIMELINE_CONTENT: content,
+      TIMELINE_BUCKET_SPAN: '0.01',
+      TIMELINE_BUCKET_SIZE: '2',
+      TIMELINE_CACHE_SIZE: '10',
+      TIMELINE_READ_BATCH: String(readBatch),
+    });
+    token = await app.signUp('reader');
+    const authors = await Promise.all(['writer1', 'writer2', 'writer3'].map((handle) => app.signUp(handle)));
+    for (const handle of ['writer1', 'writer2', 'writer3']) await app.gql(`mutation { follow(handle: "${handle}") { handle } }`, {}, token);
+    await app.gql('{ timeline { edges { cursor } } }', {}, token); // the cache strategy builds its cache here
+    for (let i = 0; i < 15; i++) await app.gql(`mutation { createPost(text: "post ${i}") { id } }`, {}, authors[i % 3]);
+  });
+  afterAll(() => app?.stop());
+
+  it('stays within the strategy’s bound, with one batch for content and one for authors', async () => {
+    let page: any;
+    const commands = await app.commandsDuring(async () => {
+      page = await app.gql(`{ timeline(first: ${pageSize}) { edges { node { text author { handle } } } pageInfo { hasNextPage } } }`, {}, token);
+    });
+    expect(page.data.timeline.edges.map((e: any) => e.node.text)).toEqual(['post 14', 'post 13', 'post 12', 'post 11', 'post 10']);
+    expect(page.data.timeline.pageInfo.hasNextPage).toBe(true);
+    expect(finds(commands, 'users')).toBe(1);
+
+    if (strategy === 'fanout-on-read') {
+      expect(finds(commands, 'following')).toBe(1);
+      expect(finds(commands, 'content')).toBe(1);
+      return;
+    }
+    // Materialized timelines: content is read only to hydrate linked entries, in one batch.
+    expect(finds(commands, 'content')).toBe(content === 'link' ? 1 : 0);
+    expect(finds(commands, 'following')).toBe(0);
+    const collection = timelineCollection[strategy];
+    if (strategy === 'cache') {
+      expect(finds(commands, collection)).toBe(1);
+      return;
+    }
+    // Buckets: at most one read per TIMELINE_READ_BATCH of the buckets that hold the page and the
+    // one entry after it (which tells hasNextPage).
+    const buckets = await app.database.db
+      .collection<any>(collection)
+      .find(strategy === 'time-buckets' ? { '_id._u': 'reader' } : { _u: 'reader' })
+      .toArray();
+    const newestFirst = buckets.sort((a, b) =>
+      strategy === 'time-buckets' ? b._id._t - a._id._t : b._hi.getTime() - a._hi.getTime(),
+    );
+    let needed = 0;
+    for (let held = 0; held < pageSize + 1; needed++) held += newestFirst[needed]!._c.length;
+    expect(needed).toBeGreaterThan(readBatch); // the page really spans several round trips
+    expect(finds(commands, collection)).toBeLessThanOrEqual(Math.ceil(needed / readBatch));
+  });
+});
