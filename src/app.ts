@@ -24,7 +24,11 @@ export async function startApp(
   try {
     const services = createServices(database.db, config);
     await prepareDatabase(services);
-    const api = await createApiServer(services, config, options.logger.error);
+    await services.live.start(options.logger);
+    const api = await createApiServer(services, config, options.logger.error).catch(async (error: unknown) => {
+      await services.live.stop();
+      throw error;
+    });
     await new Promise<void>((resolve, reject) => {
       api.httpServer.once('error', reject);
       api.httpServer.listen(config.port, () => resolve());
@@ -37,6 +41,7 @@ export async function startApp(
       database,
       stop: async () => {
         await api.stop();
+        await services.live.stop();
         await database.close();
       },
     };

@@ -9,6 +9,14 @@ export type FeedStrategyName = (typeof feedStrategies)[number];
 export const timelineContentModes = ['embed', 'link'] as const;
 export type TimelineContentMode = (typeof timelineContentModes)[number];
 
+/**
+ * How live updates travel between server instances: `change-stream` (default) writes each event to
+ * the `live_events` collection and every instance watches it (needs a replica set; a single-node one
+ * is fine); `local` keeps events inside one process (one instance only, any MongoDB).
+ */
+export const liveEventModes = ['change-stream', 'local'] as const;
+export type LiveEventMode = (typeof liveEventModes)[number];
+
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const environmentSchema = z.object({
@@ -31,6 +39,12 @@ const environmentSchema = z.object({
   TIMELINE_CACHE_SIZE: integer(1, 10_000).default(50),
   FOLLOW_BACKFILL: integer(0, 1000).default(20),
   MAX_QUERY_DEPTH: integer(2, 50).default(10),
+  LIVE_EVENTS: z.enum(liveEventModes).default('change-stream'),
+  LIVE_EVENT_TTL_SECONDS: integer(60, 7 * 24 * 3600).default(3600),
+  LIVE_CONNECTION_INIT_TIMEOUT_MS: integer(50, 60_000).default(3000),
+  LIVE_MAX_CONNECTIONS_PER_USER: integer(1, 10_000).default(10),
+  LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: integer(1, 1000).default(10),
+  LIVE_MAX_QUEUED_EVENTS: integer(1, 1_000_000).default(1000),
   MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
 });
 
@@ -51,6 +65,21 @@ export interface Config {
   timeline: TimelineOptions;
   maxQueryDepth: number;
   maxBodyBytes: number;
+  live: LiveOptions;
+}
+
+/** Live timeline updates over graphql-ws (see docs/live.md). */
+export interface LiveOptions {
+  events: LiveEventMode;
+  /** How long `live_events` documents are kept (TTL index); only catching-up change streams need them. */
+  eventTtlSeconds: number;
+  /** A WebSocket that sends no `connection_init` within this time is closed (4408). */
+  connectionInitTimeoutMs: number;
+  /** Per server instance. */
+  maxConnectionsPerUser: number;
+  maxSubscriptionsPerConnection: number;
+  /** Events waiting for one slow subscriber before its connection is closed (4413). */
+  maxQueuedEvents: number;
 }
 
 export interface TimelineOptions {
@@ -102,6 +131,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     maxQueryDepth: env.MAX_QUERY_DEPTH,
     maxBodyBytes: env.MAX_BODY_BYTES,
+    live: {
+      events: env.LIVE_EVENTS,
+      eventTtlSeconds: env.LIVE_EVENT_TTL_SECONDS,
+      connectionInitTimeoutMs: env.LIVE_CONNECTION_INIT_TIMEOUT_MS,
+      maxConnectionsPerUser: env.LIVE_MAX_CONNECTIONS_PER_USER,
+      maxSubscriptionsPerConnection: env.LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+      maxQueuedEvents: env.LIVE_MAX_QUEUED_EVENTS,
+    },
   };
 }
 

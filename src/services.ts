@@ -7,6 +7,7 @@ import { createFeedBackend } from './feed/index.js';
 import { FeedService } from './feed/feedService.js';
 import { TimelineState } from './feed/timelineState.js';
 import { UserGraphService } from './graph/userGraphService.js';
+import { createLiveEventSource, LiveService } from './live/liveService.js';
 
 /** The domain services, built once per process and shared by every request. */
 export interface Services {
@@ -17,6 +18,8 @@ export interface Services {
   accounts: AccountService;
   tokens: TokenService;
   timelineState: TimelineState;
+  /** Live timeline updates; `start` it to deliver to subscribers (publishing works without). */
+  live: LiveService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -25,6 +28,8 @@ export function createServices(db: Db, config: Config): Services {
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds);
   const backend = createFeedBackend(config.feedStrategy, { db, graph, content, options: config.timeline });
   const feed = new FeedService(graph, content, backend);
+  const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
+  feed.observe(live);
   return {
     db,
     graph,
@@ -33,6 +38,7 @@ export function createServices(db: Db, config: Config): Services {
     accounts: new AccountService(graph, tokens),
     tokens,
     timelineState: new TimelineState(db, backend, content, config.timeline),
+    live,
   };
 }
 
@@ -45,6 +51,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.graph.ensureIndexes(),
     services.content.ensureIndexes(),
     services.feed.backend.ensureIndexes(),
+    services.live.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import type { LiveClient } from '../live/liveConnections.js';
 import type { Services } from '../services.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
@@ -7,12 +8,18 @@ export interface RequestContext {
   viewerId: string | null;
   services: Services;
   loaders: Loaders;
+  /** The graphql-ws connection an operation runs on; null over HTTP. */
+  live: LiveClient | null;
 }
 
 /** Built per HTTP request or per subscription operation, so loaders never leak across requests. */
-export async function createRequestContext(services: Services, authorization: unknown): Promise<RequestContext> {
+export async function createRequestContext(
+  services: Services,
+  authorization: unknown,
+  live: LiveClient | null = null,
+): Promise<RequestContext> {
   const viewerId = await services.tokens.viewerFromAuthorization(authorization);
-  return { viewerId, services, loaders: createLoaders(services, viewerId) };
+  return { viewerId, services, loaders: createLoaders(services, viewerId), live };
 }
 
 export function requireViewer(context: RequestContext): string {

@@ -26,10 +26,15 @@ export function createLoaders(services: Services, viewerId: string | null): Load
       const byId = new Map(posts.map((post) => [post.id.toHexString(), post]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
-    viewerFollows: new DataLoader(async (handles) => {
-      if (!viewerId) return handles.map(() => false);
-      const followed = await services.graph.followedAmong(viewerId, handles);
-      return handles.map((handle) => followed.has(handle));
-    }),
+    viewerFollows: createViewerFollowsLoader(services, viewerId),
   };
+}
+
+/** "Does the viewer follow X" for a batch of handles; also built alone, per live event. */
+export function createViewerFollowsLoader(services: Services, viewerId: string | null): DataLoader<string, boolean> {
+  return new DataLoader(async (handles) => {
+    if (!viewerId) return handles.map(() => false);
+    const followed = await services.graph.followedAmong(viewerId, handles);
+    return handles.map((handle) => followed.has(handle));
+  });
 }

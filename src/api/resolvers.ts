@@ -5,6 +5,7 @@ import type { UserRecord } from '../graph/userGraphService.js';
 import { requireViewer, type RequestContext } from './context.js';
 import { hydrateEntries, postPageRequest, toPostConnection, toUserConnection, userPageRequest } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
+import { subscriptionResolvers } from './subscriptions.js';
 
 const dateTime = new GraphQLScalarType<Date, string>({
   name: 'DateTime',
@@ -54,6 +55,8 @@ export const resolvers: Resolvers = {
     createPost: (_parent, { text }, context) => context.services.feed.post(requireViewer(context), text),
     deletePost: (_parent, { id }, context) => context.services.feed.deletePost(requireViewer(context), id),
   },
+
+  Subscription: subscriptionResolvers,
 
   User: {
     id: (user) => user.handle,

@@ -5,10 +5,10 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler } from 'express';
 import depthLimit from 'graphql-depth-limit';
-import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import { pingDatabase } from '../db/connect.js';
+import { serveLiveUpdates } from '../live/webSocketTransport.js';
 import type { Services } from '../services.js';
 import { createRequestContext, type RequestContext } from './context.js';
 import { createErrorFormatter, type ErrorLogger } from './errors.js';
@@ -30,21 +30,16 @@ export async function createApiServer(services: Services, config: Config, log: E
   const httpServer = createServer(app);
   const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
 
-  const webSocketServer = new WebSocketServer({ server: httpServer, path: graphqlPath });
-  const webSocketCleanup = useServer<Record<string, unknown>>(
-    {
-      schema,
-      isProd: !config.isDevelopment,
-      context: (ctx) => createRequestContext(services, ctx.connectionParams?.authorization),
-    },
-    webSocketServer,
-  );
+  const validationRules = [depthLimit(config.maxQueryDepth)];
+
+  const webSocketServer = new WebSocketServer({ server: httpServer, path: graphqlPath, maxPayload: config.maxBodyBytes });
+  const webSocketCleanup = serveLiveUpdates(webSocketServer, { schema, services, config, formatError, validationRules });
 
   const apollo = new ApolloServer<RequestContext>({
     schema,
     formatError,
     includeStacktraceInErrorResponses: config.isDevelopment,
-    validationRules: [depthLimit(config.maxQueryDepth)],
+    validationRules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),

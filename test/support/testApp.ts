@@ -78,7 +78,9 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
       }
     },
     async stop() {
-      // Against a real MongoDB the test databases would otherwise pile up.
+      // Against a real MongoDB the test databases would otherwise pile up. Live updates stop
+      // first: dropping the database would invalidate their change stream.
+      await app.services.live.stop();
       if (ownsDatabase) await app.database.db.dropDatabase();
       await app.stop();
     },

@@ -134,6 +134,22 @@ export type QueryUserArgs = {
   handle: Scalars['String']['input'];
 };
 
+/**
+ * Live timeline updates over WebSocket: protocol `graphql-transport-ws` on the same `/graphql` path,
+ * signed in with `connectionParams: { authorization: "Bearer <token>" }`. Following or unfollowing
+ * someone changes what open subscriptions deliver at once.
+ */
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Each post that enters the viewer's timeline, own posts included, once it is stored. `cursor` is
+   * the cursor the `timeline` query gives the same post: prepend the edge and keep paging from it.
+   */
+  timelinePostAdded: PostEdge;
+  /** The id of a post in the viewer's timeline that its author deleted. */
+  timelinePostRemoved: Scalars['ID']['output'];
+};
+
 export type User = {
   __typename?: 'User';
   createdAt: Scalars['DateTime']['output'];
@@ -271,6 +287,7 @@ export type ResolversTypes = {
   PostEdge: ResolverTypeWrapper<Omit<PostEdge, 'node'> & { node: ResolversTypes['Post'] }>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   User: ResolverTypeWrapper<UserRecord>;
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges'> & { edges: Array<ResolversTypes['UserEdge']> }>;
   UserEdge: ResolverTypeWrapper<Omit<UserEdge, 'node'> & { node: ResolversTypes['User'] }>;
@@ -290,6 +307,7 @@ export type ResolversParentTypes = {
   PostEdge: Omit<PostEdge, 'node'> & { node: ResolversParentTypes['Post'] };
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
+  Subscription: Record<PropertyKey, never>;
   User: UserRecord;
   UserConnection: Omit<UserConnection, 'edges'> & { edges: Array<ResolversParentTypes['UserEdge']> };
   UserEdge: Omit<UserEdge, 'node'> & { node: ResolversParentTypes['User'] };
@@ -344,6 +362,11 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
   viewer?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
 };
 
+export type SubscriptionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  timelinePostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "timelinePostAdded", ParentType, ContextType>;
+  timelinePostRemoved?: SubscriptionResolver<ResolversTypes['ID'], "timelinePostRemoved", ParentType, ContextType>;
+};
+
 export type UserResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -377,6 +400,7 @@ export type Resolvers<ContextType = RequestContext> = {
   PostConnection?: PostConnectionResolvers<ContextType>;
   PostEdge?: PostEdgeResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserConnection?: UserConnectionResolvers<ContextType>;
   UserEdge?: UserEdgeResolvers<ContextType>;

@@ -1,0 +1,53 @@
+import { encodeCursor } from '../content/position.js';
+import { AppError } from '../errors.js';
+import type { LiveClient } from '../live/liveConnections.js';
+import type { LiveEvent, PostAddedEvent, PostRemovedEvent } from '../live/liveEvents.js';
+import { requireViewer, type RequestContext } from './context.js';
+import type { SubscriptionResolvers } from './generated/graphql.js';
+import { createLoaders, createViewerFollowsLoader, type Loaders } from './loaders.js';
+
+/** Over HTTP, Apollo would run a subscription document as a query: say where subscriptions live. */
+function requireLiveClient(context: RequestContext): LiveClient {
+  requireViewer(context);
+  if (!context.live) {
+    throw new AppError('BAD_USER_INPUT', 'Subscriptions run over WebSocket: connect with graphql-transport-ws to /graphql');
+  }
+  return context.live;
+}
+
+/** Viewer-independent loaders per event: one `users` query per event, however many subscribers. */
+const sharedLoaders = new WeakMap<LiveEvent, Loaders>();
+
+/**
+ * A subscription's context lives as long as the subscription, but its loaders must not: they would
+ * serve stale users and grow with every author seen. Each event gets fresh ones, sharing the
+ * viewer-independent loads (users, posts) with every other subscriber of the same event. Events of
+ * one subscription execute one after another, so swapping them here is safe.
+ */
+function useEventLoaders(context: RequestContext, event: LiveEvent): void {
+  let shared = sharedLoaders.get(event);
+  if (!shared) {
+    shared = createLoaders(context.services, null);
+    sharedLoaders.set(event, shared);
+  }
+  context.loaders = { ...shared, viewerFollows: createViewerFollowsLoader(context.services, context.viewerId) };
+}
+
+// Thin like the other resolvers: the live service does the filtering, these only map payloads.
+export const subscriptionResolvers: SubscriptionResolvers = {
+  timelinePostAdded: {
+    subscribe: (_parent, _args, context) => context.services.live.timelinePostAdded(requireLiveClient(context)),
+    resolve: (event: PostAddedEvent, _args: unknown, context: RequestContext) => {
+      requireLiveClient(context);
+      useEventLoaders(context, event);
+      return { cursor: encodeCursor(event.post), node: event.post };
+    },
+  },
+  timelinePostRemoved: {
+    subscribe: (_parent, _args, context) => context.services.live.timelinePostRemoved(requireLiveClient(context)),
+    resolve: (event: PostRemovedEvent, _args: unknown, context: RequestContext) => {
+      requireLiveClient(context);
+      return event.postId.toHexString();
+    },
+  },
+};

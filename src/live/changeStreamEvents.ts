@@ -1,0 +1,210 @@
+import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
+import { ConfigError } from '../config.js';
+import type { Logger } from '../logger.js';
+import { Listeners, type LiveEvent, type LiveEventListener, type LiveEventSource } from './liveEvents.js';
+
+export const liveEventsCollection = 'live_events';
+
+/**
+ * One small document per change. Post events copy the post (author, text, creation time), so no
+ * instance has to read it back, and a delete still names the author after the post is gone.
+ */
+export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
+  | { kind: 'postAdded'; postId: ObjectId; authorId: string; text: string; createdAt: Date }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string }
+  | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
+);
+
+export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument {
+  switch (event.kind) {
+    case 'postAdded': {
+      const { id, authorId, text, createdAt } = event.post;
+      return { at, kind: event.kind, postId: id, authorId, text, createdAt };
+    }
+    case 'postRemoved':
+      return { at, kind: event.kind, postId: event.postId, authorId: event.authorId };
+    case 'followed':
+    case 'unfollowed':
+      return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
+  }
+}
+
+/** Null for a document this version does not understand (written by a newer one, say). */
+export function fromDocument(doc: LiveEventDocument): LiveEvent | null {
+  switch (doc.kind) {
+    case 'postAdded':
+      return { kind: 'postAdded', post: { id: doc.postId, authorId: doc.authorId, text: doc.text, createdAt: doc.createdAt } };
+    case 'postRemoved':
+      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId };
+    case 'followed':
+    case 'unfollowed':
+      return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };
+    default:
+      return null;
+  }
+}
+
+/**
+ * How long the server holds an empty getMore. Short enough that opening the stream (aggregate, then
+ * a first getMore) does not hold up the start; an idle instance asks four times a second.
+ */
+const maxAwaitTimeMs = 250;
+const maxRestartDelayMs = 10_000;
+
+/**
+ * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
+ * each instance runs one change stream on that collection and hands every insert to its
+ * listeners, in commit order. The driver resumes by itself after resumable errors (failover,
+ * network); anything else is logged and the stream is reopened after the last event seen, with a
+ * growing delay.
+ */
+export class ChangeStreamEventSource implements LiveEventSource {
+  readonly mode = 'change-stream' as const;
+  private readonly collection: Collection<LiveEventDocument>;
+  private readonly listeners = new Listeners((error) => this.logger?.error('live events: a listener failed', error));
+  private logger: Logger | null = null;
+  private stream: ChangeStream<LiveEventDocument> | null = null;
+  private resumeToken: ResumeToken | undefined;
+  private loop: Promise<void> | null = null;
+  private stopping = false;
+  private wake: (() => void) | null = null;
+  /** Times the stream was reopened after an error. */
+  restarts = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly ttlSeconds: number,
+  ) {
+    this.collection = db.collection<LiveEventDocument>(liveEventsCollection);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    const index = { name: 'expire', expireAfterSeconds: this.ttlSeconds };
+    try {
+      await this.collection.createIndex({ at: 1 }, index);
+    } catch (error) {
+      // IndexOptionsConflict: LIVE_EVENT_TTL_SECONDS changed since the index was made.
+      if ((error as { code?: unknown }).code !== 85) throw error;
+      await this.db.command({ collMod: liveEventsCollection, index });
+    }
+  }
+
+  async start(logger: Logger): Promise<void> {
+    if (this.loop) return;
+    this.logger = logger;
+    this.stopping = false;
+    const stream = this.open();
+    let first: ChangeStreamDocument<LiveEventDocument> | null;
+    try {
+      // Opens the cursor now, so a server without change streams fails the start, not a client later.
+      first = await stream.tryNext();
+    } catch (error) {
+      await stream.close().catch(() => {});
+      throw changeStreamsUnsupported(error) ? unavailable(error) : error;
+    }
+    this.stream = stream;
+    if (first) this.deliver(first);
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.loop) return;
+    this.stopping = true;
+    this.wake?.();
+    await this.stream?.close().catch(() => {});
+    await this.loop;
+    this.loop = null;
+    this.stream = null;
+  }
+
+  async publish(event: LiveEvent): Promise<void> {
+    await this.collection.insertOne(toDocument(event));
+  }
+
+  listen(listener: LiveEventListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  private open(): ChangeStream<LiveEventDocument> {
+    const resume = this.resumeToken === undefined ? {} : { startAfter: this.resumeToken };
+    return this.collection.watch<LiveEventDocument>([{ $match: { operationType: 'insert' } }], {
+      maxAwaitTimeMS: maxAwaitTimeMs,
+      ...resume,
+    });
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      const stream = this.stream!;
+      try {
+        const change = await stream.tryNext();
+        if (change) {
+          failures = 0;
+          this.deliver(change);
+          continue;
+        }
+        // After an empty batch the driver holds the post-batch token: resuming from it skips nothing.
+        this.resumeToken = stream.resumeToken ?? this.resumeToken;
+        failures = 0;
+        // An invalidate (the collection was dropped or renamed) closes the stream without an error.
+        if (stream.closed && !this.stopping) throw new Error('the change stream was closed by the server');
+      } catch (error) {
+        if (this.stopping) break;
+        failures += 1;
+        this.restarts += 1;
+        await stream.close().catch(() => {});
+        if (failures > 2 && this.resumeToken !== undefined) {
+          // The token itself may be what fails (history rolled off the oplog): start from now.
+          this.resumeToken = undefined;
+          this.logger?.error('live events: cannot resume the change stream; continuing from now, so open subscriptions may miss events', error);
+        } else {
+          this.logger?.error(`live events: the change stream failed; reopening it (attempt ${failures})`, error);
+        }
+        await this.pause(Math.min(250 * 2 ** (failures - 1), maxRestartDelayMs));
+        if (!this.stopping) this.stream = this.open();
+      }
+    }
+  }
+
+  private deliver(change: ChangeStreamDocument<LiveEventDocument>): void {
+    this.resumeToken = change._id;
+    if (change.operationType !== 'insert') return;
+    const event = fromDocument(change.fullDocument);
+    if (event) this.listeners.emit(event);
+    else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(change.fullDocument.kind)}`);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).finally(() => {
+      this.wake = null;
+    });
+  }
+}
+
+/** A standalone server answers 40573 ("The $changeStream stage is only supported on replica sets"). */
+function changeStreamsUnsupported(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 40573 || (typeof message === 'string' && /replica set|changeStream/i.test(message));
+}
+
+function unavailable(cause: unknown): Error {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new ConfigError(
+    'LIVE_EVENTS=change-stream needs MongoDB change streams, which need a replica set ' +
+      '(a single-node replica set is enough: start mongod with --replSet rs0 and run rs.initiate() once). ' +
+      'For a single server instance on a standalone MongoDB, set LIVE_EVENTS=local.\n' +
+      `  MongoDB said: ${message}`,
+  );
+}

@@ -1,0 +1,175 @@
+import { EventQueue } from './eventQueue.js';
+import type { LiveEvent, PostAddedEvent, PostRemovedEvent } from './liveEvents.js';
+
+export type TimelineEventKind = 'postAdded' | 'postRemoved';
+export type TimelineEvent<K extends TimelineEventKind> = K extends 'postAdded' ? PostAddedEvent : PostRemovedEvent;
+
+export interface TimelineSubscriptionOptions {
+  /** Events that may wait for the consumer (and, while loading, for the following list). */
+  maxQueued: number;
+  /** The subscriber fell `maxQueued` events behind; its queue is already ended. */
+  onOverflow(): void;
+  /** The queue ended, for whatever reason. */
+  onEnd(): void;
+}
+
+/** One open subscription: a viewer, what they see, and what waits to be sent to them. */
+class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
+  /** The authors whose posts this viewer's timeline shows: themselves and whom they follow. Null while loading. */
+  visible: Set<string> | null = null;
+  /** Events that arrived while `visible` was loading, replayed in order once it is known. */
+  pending: LiveEvent[] | null = [];
+  readonly queue: EventQueue<TimelineEvent<K>>;
+
+  constructor(
+    readonly viewerId: string,
+    readonly kind: K,
+    private readonly options: TimelineSubscriptionOptions,
+    onEnd: (subscriber: Subscriber<K>) => void,
+  ) {
+    this.queue = new EventQueue<TimelineEvent<K>>(options.maxQueued, {
+      onOverflow: () => options.onOverflow(),
+      onEnd: () => {
+        onEnd(this);
+        options.onEnd();
+      },
+    });
+  }
+
+  /** Holds an event until the following list is loaded, within the same bound as the queue. */
+  hold(event: LiveEvent): void {
+    if (!this.pending || this.queue.isEnded) return;
+    if (this.pending.length < this.options.maxQueued) {
+      this.pending.push(event);
+      return;
+    }
+    this.queue.end();
+    this.options.onOverflow();
+  }
+}
+
+function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  const set = index.get(key);
+  if (set) set.add(value);
+  else index.set(key, new Set([value]));
+}
+
+function removeFrom<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  const set = index.get(key);
+  if (set?.delete(value) && set.size === 0) index.delete(key);
+}
+
+/**
+ * Routes live events to the open timeline subscriptions of one server instance. Each subscription
+ * knows which authors its viewer's timeline shows: loaded once when it opens, then kept current by
+ * that viewer's follow and unfollow events, so a follow takes effect without reconnecting. A post
+ * event reaches only the subscriptions indexed under its author; pushing never waits for a client.
+ */
+export class TimelineSubscriptions {
+  private readonly byViewer = new Map<string, Set<Subscriber>>();
+  private readonly byAuthor = new Map<string, Set<Subscriber>>();
+  private readonly loading = new Set<Subscriber>();
+
+  constructor(private readonly followingIds: (viewerId: string) => Promise<string[]>) {}
+
+  /**
+   * Opens a subscription at once, so no event published from now on is missed; `ready` settles
+   * when the viewer's following list is loaded (or rejects, and the queue is ended).
+   */
+  open<K extends TimelineEventKind>(
+    viewerId: string,
+    kind: K,
+    options: TimelineSubscriptionOptions,
+  ): { queue: EventQueue<TimelineEvent<K>>; ready: Promise<void> } {
+    const subscriber = new Subscriber(viewerId, kind, options, (ended) => this.remove(ended));
+    addTo(this.byViewer, viewerId, subscriber as Subscriber);
+    this.loading.add(subscriber as Subscriber);
+    return { queue: subscriber.queue, ready: this.load(subscriber as Subscriber) };
+  }
+
+  handle(event: LiveEvent): void {
+    switch (event.kind) {
+      case 'postAdded':
+        return this.toFollowersOf(event.post.authorId, event);
+      case 'postRemoved':
+        return this.toFollowersOf(event.authorId, event);
+      case 'followed':
+      case 'unfollowed':
+        for (const subscriber of this.byViewer.get(event.followerId) ?? []) this.apply(subscriber, event);
+    }
+  }
+
+  /** Ends every subscription (the server is stopping). */
+  endAll(): void {
+    for (const subscribers of [...this.byViewer.values()]) {
+      for (const subscriber of [...subscribers]) subscriber.queue.end();
+    }
+  }
+
+  stats(): { subscriptions: number; queuedEvents: number; indexedAuthors: number } {
+    let subscriptions = 0;
+    let queuedEvents = 0;
+    for (const subscribers of this.byViewer.values()) {
+      subscriptions += subscribers.size;
+      for (const subscriber of subscribers) queuedEvents += subscriber.queue.size + (subscriber.pending?.length ?? 0);
+    }
+    return { subscriptions, queuedEvents, indexedAuthors: this.byAuthor.size };
+  }
+
+  private async load(subscriber: Subscriber): Promise<void> {
+    let following: string[];
+    try {
+      following = await this.followingIds(subscriber.viewerId);
+    } catch (error) {
+      subscriber.queue.end();
+      throw error;
+    } finally {
+      this.loading.delete(subscriber);
+    }
+    if (subscriber.queue.isEnded) return;
+    subscriber.visible = new Set([subscriber.viewerId, ...following]);
+    for (const authorId of subscriber.visible) addTo(this.byAuthor, authorId, subscriber);
+    const pending = subscriber.pending ?? [];
+    subscriber.pending = null;
+    for (const event of pending) this.apply(subscriber, event);
+  }
+
+  private toFollowersOf(authorId: string, event: PostAddedEvent | PostRemovedEvent): void {
+    for (const subscriber of this.loading) if (subscriber.kind === event.kind) subscriber.hold(event);
+    for (const subscriber of this.byAuthor.get(authorId) ?? []) {
+      if (subscriber.kind === event.kind) subscriber.queue.push(event);
+    }
+  }
+
+  private apply(subscriber: Subscriber, event: LiveEvent): void {
+    if (subscriber.queue.isEnded) return;
+    if (!subscriber.visible) return subscriber.hold(event);
+    switch (event.kind) {
+      case 'postAdded':
+      case 'postRemoved': {
+        const authorId = event.kind === 'postAdded' ? event.post.authorId : event.authorId;
+        if (subscriber.kind === event.kind && subscriber.visible.has(authorId)) subscriber.queue.push(event);
+        return;
+      }
+      case 'followed':
+        if (!subscriber.visible.has(event.followeeId)) {
+          subscriber.visible.add(event.followeeId);
+          addTo(this.byAuthor, event.followeeId, subscriber);
+        }
+        return;
+      case 'unfollowed':
+        if (event.followeeId !== subscriber.viewerId && subscriber.visible.delete(event.followeeId)) {
+          removeFrom(this.byAuthor, event.followeeId, subscriber);
+        }
+        return;
+    }
+  }
+
+  private remove(subscriber: Subscriber): void {
+    removeFrom(this.byViewer, subscriber.viewerId, subscriber);
+    this.loading.delete(subscriber);
+    for (const authorId of subscriber.visible ?? []) removeFrom(this.byAuthor, authorId, subscriber);
+    subscriber.visible = null;
+    subscriber.pending = null;
+  }
+}

@@ -1,0 +1,98 @@
+import type { GraphQLSchema, ValidationRule } from 'graphql';
+import { GraphQLError } from 'graphql';
+import type { Context, Disposable } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
+import type { WebSocket, WebSocketServer } from 'ws';
+import { createRequestContext } from '../api/context.js';
+import type { Config } from '../config.js';
+import type { Services } from '../services.js';
+import { closeReasons, LiveCloseCode, type LiveConnection } from './liveConnections.js';
+import { formatOperationErrors, prepareOperation, type ErrorFormatter } from './operations.js';
+
+export interface LiveTransportOptions {
+  schema: GraphQLSchema;
+  services: Services;
+  config: Config;
+  formatError: ErrorFormatter;
+  /** Validation rules on top of graphql's own, as for HTTP (the depth limit). */
+  validationRules: readonly ValidationRule[];
+}
+
+/** A stalled client never reads our close frame: after this, drop it instead of waiting ws's 30 s. */
+const closeGraceMs = 5000;
+
+/** Closes with a code and reason the client will see if it still reads; terminates it otherwise. */
+export function closeSocket(socket: WebSocket, code: number, reason: string): void {
+  if (socket.readyState !== socket.OPEN) return;
+  socket.close(code, reason);
+  const timer = setTimeout(() => socket.terminate(), closeGraceMs);
+  socket.once('close', () => clearTimeout(timer));
+}
+
+type ConnectionParams = Record<string, unknown>;
+type LiveContext = Context<ConnectionParams, Extra>;
+
+/**
+ * graphql-ws (protocol graphql-transport-ws) on `webSocketServer`: authentication at
+ * connection_init, the connection and subscription limits, the same validation and error codes as
+ * HTTP, and a fresh request context per operation that knows its connection.
+ */
+export function serveLiveUpdates(webSocketServer: WebSocketServer, options: LiveTransportOptions): Disposable {
+  const { schema, services, config, formatError, validationRules } = options;
+  const live = services.live;
+  const connections = new WeakMap<LiveContext, LiveConnection>();
+  live.countWebSocketsWith(() => webSocketServer.clients.size);
+
+  const reject = (socket: WebSocket, code: number, reason: string): false => {
+    closeSocket(socket, code, reason);
+    return false; // graphql-ws then closes with 4403 too, which ws ignores on a closing socket
+  };
+
+  return useServer<ConnectionParams>(
+    {
+      schema,
+      isProd: !config.isDevelopment,
+      connectionInitWaitTimeout: config.live.connectionInitTimeoutMs,
+      onConnect: async (ctx) => {
+        const { socket } = ctx.extra;
+        const authorization = ctx.connectionParams?.authorization;
+        if (authorization === undefined || authorization === null || authorization === '') {
+          return reject(socket, LiveCloseCode.Unauthorized, closeReasons.unauthorized);
+        }
+        const viewerId = await services.tokens.viewerFromAuthorization(authorization);
+        if (!viewerId) return reject(socket, LiveCloseCode.Forbidden, closeReasons.forbidden);
+        // Closed while the token was checked: onClose has run already, so it must not be counted.
+        if (socket.readyState !== socket.OPEN) return false;
+        const connection = live.connections.admit(viewerId, (code, reason) => closeSocket(socket, code, reason));
+        if (!connection) {
+          return reject(socket, LiveCloseCode.TooManyRequests, closeReasons.tooManyConnections(live.connections.maxPerUser));
+        }
+        connections.set(ctx, connection);
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => {
+        const limit = config.live.maxSubscriptionsPerConnection;
+        // graphql-ws has already entered this operation in ctx.subscriptions.
+        if (Object.keys(ctx.subscriptions).length > limit) {
+          const reason = closeReasons.tooManySubscriptions(limit);
+          const connection = connections.get(ctx);
+          if (connection) connection.close(LiveCloseCode.TooManyRequests, reason);
+          else closeSocket(ctx.extra.socket, LiveCloseCode.TooManyRequests, reason);
+          return [new GraphQLError(reason, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
+        }
+        return prepareOperation(schema, payload, validationRules);
+      },
+      context: (ctx) => createRequestContext(services, ctx.connectionParams?.authorization, connections.get(ctx) ?? null),
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: formatOperationErrors(result.errors, formatError) } : undefined,
+      onError: (_ctx, _id, _payload, errors) => formatOperationErrors(errors, formatError),
+      onClose: (ctx) => {
+        const connection = connections.get(ctx);
+        if (!connection) return;
+        connections.delete(ctx);
+        live.connections.release(connection);
+      },
+    },
+    webSocketServer,
+  );
+}
