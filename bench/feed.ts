@@ -1,0 +1,326 @@
+/**
+ * `npm run bench`: loads one generated graph, then measures every timeline strategy × content mode
+ * on it through the GraphQL endpoint. Progress goes to stderr, the markdown report to stdout, and
+ * everything to a JSON file. See docs/benchmark.md.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import cliProgress from 'cli-progress';
+import { ObjectId, type Db } from 'mongodb';
+import { startApp } from '../src/app.js';
+import { loadConfig, type FeedStrategyName, type TimelineContentMode } from '../src/config.js';
+import { connectDatabase } from '../src/db/connect.js';
+import { startStandIn, type StandIn } from '../src/db/standIn.js';
+import { rebuildTimelines } from '../src/feed/rebuild.js';
+import { quietLogger } from '../src/logger.js';
+import { createServices } from '../src/services.js';
+import { generateGraph, seededRandom, type GeneratedGraph } from './generate.js';
+import {
+  baseCollections,
+  collectionSizes,
+  sharedCollections,
+  countCommands,
+  createPostMutation,
+  graphql,
+  load,
+  summarize,
+  timelineBody,
+  type Payload,
+} from './measure.js';
+import { parseOptions, usage, type BenchOptions } from './options.js';
+import {
+  describeEnvironment,
+  markdownReport,
+  type AuthorPosts,
+  type BenchReport,
+  type CommandsPerPage,
+  type RunResult,
+} from './report.js';
+
+const jwtSecret = 'bench-secret-that-is-at-least-32-characters';
+/** Sequential requests whose database commands are counted; enough to average out per-reader differences. */
+const commandSampleSize = 50;
+
+interface TimelineData {
+  timeline: { edges: unknown[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+}
+
+/** Everything the runs share: the loaded data and who plays which part. */
+interface Shared {
+  options: BenchOptions;
+  uri: string;
+  db: Db;
+  graph: GeneratedGraph;
+  readers: string[];
+  authors: { median: string; top1Percent: string; top: string };
+}
+
+async function main(): Promise<void> {
+  let options: BenchOptions | 'help';
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${usage}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (options === 'help') {
+    console.log(usage);
+    return;
+  }
+
+  const started = Date.now();
+  const serverUri = loadConfig().mongodbUri;
+  let standIn: StandIn | undefined;
+  if (!serverUri) {
+    console.error('starting the in-memory MongoDB stand-in…');
+    standIn = await startStandIn({ log: (line) => console.error(line) });
+  }
+  // A database of our own, so a real server's data is never touched; dropped at the end.
+  const databaseName = `feed_bench_${started.toString(36)}`;
+  const uri = withDatabaseName(serverUri ?? standIn!.uri, databaseName);
+  const database = await connectDatabase(uri);
+  try {
+    const graph = await loadGraph(database.db, options);
+    const shared: Shared = { options, uri, db: database.db, graph, ...chooseParticipants(graph, options) };
+    const contentBytes = (await collectionSizes(database.db)).content?.bytes ?? 0;
+
+    const runs: RunResult[] = [];
+    for (const strategy of options.strategies) {
+      for (const mode of options.modes) {
+        runs.push(await measureStrategy(strategy, mode, shared));
+      }
+    }
+
+    const report: BenchReport = {
+      startedAt: new Date(started).toISOString(),
+      totalSeconds: (Date.now() - started) / 1000,
+      environment: describeEnvironment(
+        standIn
+          ? 'embedded stand-in (mongo-java-server, in-memory; indexes serve only equality and $in lookups, see mongo-standin/README.md)'
+          : `MongoDB at ${hostOf(uri)}, database ${databaseName} (dropped afterwards)`,
+      ),
+      options,
+      data: {
+        users: graph.handles.length,
+        follows: graph.edges,
+        maxFollowers: Math.max(...graph.followerCounts),
+        readersWhoFollow: graph.followingCounts.filter((count) => count > 0).length,
+        posts: graph.posts,
+        contentBytes,
+        from: graph.from.toISOString(),
+        to: graph.to.toISOString(),
+      },
+      runs,
+    };
+    await mkdir(dirname(options.out), { recursive: true });
+    await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(markdownReport(report));
+    console.error(`\nJSON written to ${options.out}`);
+  } finally {
+    await database.db.dropDatabase().catch(() => {});
+    await database.close();
+    await standIn?.stop();
+  }
+}
+
+async function loadGraph(db: Db, options: BenchOptions): Promise<GeneratedGraph> {
+  const bar = progressBar('loading graph');
+  bar.start(1, 0);
+  const startedAt = performance.now();
+  const graph = await generateGraph(db, options, (done, total) => {
+    bar.setTotal(total);
+    bar.update(done);
+  });
+  bar.stop();
+  console.error(
+    `loaded ${graph.handles.length} users, ${graph.edges} follows, ${graph.posts} posts ` +
+      `in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+  );
+  return graph;
+}
+
+/**
+ * Readers: uniform over users who follow someone (the ones with a timeline worth reading).
+ * Authors by follower count: the median user, the one at the top 1%, and the most followed.
+ */
+function chooseParticipants(graph: GeneratedGraph, options: BenchOptions): Pick<Shared, 'readers' | 'authors'> {
+  const random = seededRandom(options.seed + 1);
+  const candidates = graph.handles.filter((_, i) => graph.followingCounts[i]! > 0);
+  for (let i = candidates.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!];
+  }
+  const byFollowers = [...graph.handles.keys()].sort((a, b) => graph.followerCounts[b]! - graph.followerCounts[a]!);
+  const handleAt = (rank: number) => graph.handles[byFollowers[rank]!]!;
+  return {
+    readers: candidates.slice(0, options.readers),
+    authors: {
+      top: handleAt(0),
+      top1Percent: handleAt(Math.ceil(graph.handles.length / 100) - 1),
+      median: handleAt(Math.floor(graph.handles.length / 2)),
+    },
+  };
+}
+
+async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContentMode, shared: Shared): Promise<RunResult> {
+  const { options } = shared;
+  const label = `${strategy}/${mode}`;
+  const config = loadConfig({
+    PORT: '0',
+    JWT_SECRET: jwtSecret,
+    FEED_STRATEGY: strategy,
+    TIMELINE_CONTENT: mode,
+    // One server instance: in-process live events. The change-stream transport would add a
+    // live_events write per post and need a replica set when MONGODB_URI is a standalone server.
+    LIVE_EVENTS: 'local',
+  });
+
+  // Built before the server starts: at start the app refuses fanout-on-write timelines that were
+  // not built for its strategy, so this does what the rebuild command would, on our connection.
+  const services = createServices(shared.db, config);
+  await Promise.all([
+    services.graph.ensureIndexes(),
+    services.content.ensureIndexes(),
+    services.feed.backend.ensureIndexes(),
+  ]);
+  const bar = progressBar(`${label} rebuild`);
+  bar.start(shared.graph.posts, 0);
+  const rebuildStarted = performance.now();
+  await rebuildTimelines(services, (done, total) => {
+    bar.setTotal(total);
+    bar.update(done);
+  });
+  const rebuildSeconds = (performance.now() - rebuildStarted) / 1000;
+  bar.stop();
+
+  const app = await startApp(config, {
+    mongodbUri: shared.uri,
+    logger: quietLogger,
+    mongoClientOptions: { monitorCommands: true },
+  });
+  try {
+    const authorization = async (handle: string) => `Bearer ${await app.services.tokens.issue(handle)}`;
+    const firstPages: Payload[] = await Promise.all(
+      shared.readers.map(async (handle) => ({ authorization: await authorization(handle), body: timelineBody(null) })),
+    );
+
+    // One sequential first read per reader: warms caches (cache strategy: builds them, so this
+    // is its cold latency) and collects each reader's cursor for scrolling back.
+    const cold: number[] = [];
+    const scrolls: Payload[] = [];
+    for (const page of firstPages) {
+      const { ms, data } = await graphql<TimelineData>(app.url, page.authorization, page.body);
+      cold.push(ms);
+      const { hasNextPage, endCursor } = data.timeline.pageInfo;
+      if (hasNextPage && endCursor) scrolls.push({ authorization: page.authorization, body: timelineBody(endCursor) });
+    }
+
+    const commands = {
+      firstPage: await commandsPerPage(app.database.client, app.url, firstPages.slice(0, commandSampleSize)),
+      scroll: await commandsPerPage(app.database.client, app.url, scrolls.slice(0, commandSampleSize)),
+    };
+
+    const loadOptions = { connections: options.concurrency, duration: options.duration, amount: options.requests };
+    const firstPage = await load(app.url, firstPages, loadOptions);
+    const scroll = await load(app.url, scrolls, loadOptions);
+
+    // Before posting, so every run measures the same data.
+    const collections = await collectionSizes(app.database.db);
+    const timelines = Object.entries(collections).filter(([name]) => !sharedCollections.has(name));
+
+    const postAsAuthor = async (handle: string) => postAs(handle, app.url, await authorization(handle), shared);
+    const posting = {
+      median: await postAsAuthor(shared.authors.median),
+      top1Percent: await postAsAuthor(shared.authors.top1Percent),
+      top: await postAsAuthor(shared.authors.top),
+    };
+
+    const result: RunResult = {
+      strategy,
+      mode,
+      readers: { firstPage: firstPages.length, scroll: scrolls.length },
+      rebuildSeconds,
+      coldFirstPage: summarize(cold),
+      firstPage,
+      scroll,
+      commands,
+      posting,
+      storage: {
+        timelineDocuments: timelines.reduce((sum, [, size]) => sum + size.documents, 0),
+        timelineBytes: timelines.reduce((sum, [, size]) => sum + size.bytes, 0),
+        collections,
+      },
+    };
+    console.error(
+      `${label}: first page p50 ${firstPage.latency.p50.toFixed(1)} ms, ${firstPage.requestsPerSecond.toFixed(0)} req/s; ` +
+        `scroll p50 ${scroll.latency.p50.toFixed(1)} ms; commands/page ${commands.firstPage.total.toFixed(1)}; ` +
+        `post top-1% p50 ${posting.top1Percent.latency.p50.toFixed(1)} ms`,
+    );
+    return result;
+  } finally {
+    await app.stop();
+    // Leave only the shared data for the next strategy: its timelines start empty, and the
+    // in-memory stand-in does not hold every strategy's copy at once.
+    for (const { name } of await shared.db.listCollections({}, { nameOnly: true }).toArray()) {
+      if (!baseCollections.has(name)) await shared.db.dropCollection(name);
+    }
+  }
+}
+
+async function commandsPerPage(
+  client: Parameters<typeof countCommands>[0],
+  url: string,
+  pages: readonly Payload[],
+): Promise<CommandsPerPage> {
+  const counts = await countCommands(client, async () => {
+    for (const page of pages) await graphql(url, page.authorization, page.body);
+  });
+  const byCollection = Object.fromEntries(
+    Object.entries(counts).map(([name, count]) => [name, pages.length ? count / pages.length : NaN]),
+  );
+  return { total: Object.values(byCollection).reduce((sum, x) => sum + x, 0), byCollection };
+}
+
+/** A few sequential posts through the API; removed from `content` afterwards so every run sees the same data. */
+async function postAs(handle: string, url: string, authorization: string, shared: Shared): Promise<AuthorPosts> {
+  const latencies: number[] = [];
+  const ids: ObjectId[] = [];
+  // The first post of a run also pays for warming up the code path, so it is not counted.
+  for (let i = -1; i < shared.options.postSamples; i++) {
+    const body = JSON.stringify({ query: createPostMutation, variables: { text: `bench post ${i} by ${handle}` } });
+    const { ms, data } = await graphql<{ createPost: { id: string } }>(url, authorization, body);
+    if (i >= 0) latencies.push(ms);
+    ids.push(new ObjectId(data.createPost.id));
+  }
+  await shared.db.collection('content').deleteMany({ _id: { $in: ids } });
+  const index = shared.graph.handles.indexOf(handle);
+  return { handle, followers: shared.graph.followerCounts[index]!, latency: summarize(latencies) };
+}
+
+function progressBar(label: string): cliProgress.SingleBar {
+  return new cliProgress.SingleBar(
+    {
+      format: `${label.padEnd(32)} [{bar}] {percentage}% | {value}/{total} | {duration_formatted}`,
+      hideCursor: true,
+      // When stderr is a file or pipe, a line every 10 s instead of nothing.
+      noTTYOutput: true,
+      notTTYSchedule: 10_000,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+}
+
+/** The server URI with its database (the path) replaced, keeping any options. */
+function withDatabaseName(serverUri: string, name: string): string {
+  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(serverUri);
+  if (!match) throw new Error(`Cannot parse MongoDB URI ${serverUri}`);
+  return `${match[1]}/${name}${match[3] ?? ''}`;
+}
+
+/** Host part only: the report must never print credentials. */
+function hostOf(uri: string): string {
+  return /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]+)/.exec(uri)?.[1] ?? 'the configured server';
+}
+
+await main();

@@ -1,0 +1,147 @@
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import type { FeedStrategyName, TimelineContentMode } from '../src/config.js';
+import type { CollectionSize, LatencySummary, LoadStats } from './measure.js';
+import type { BenchOptions } from './options.js';
+
+export interface AuthorPosts {
+  handle: string;
+  followers: number;
+  latency: LatencySummary;
+}
+
+export interface CommandsPerPage {
+  total: number;
+  /** Mean commands per page, per collection. */
+  byCollection: Record<string, number>;
+}
+
+export interface RunResult {
+  strategy: FeedStrategyName;
+  mode: TimelineContentMode;
+  /** Readers measured; scrolling leaves out those whose whole timeline fits on one page. */
+  readers: { firstPage: number; scroll: number };
+  rebuildSeconds: number;
+  /** Sequential first reads right after the rebuild; for `cache` these build the caches. */
+  coldFirstPage: LatencySummary;
+  firstPage: LoadStats;
+  scroll: LoadStats;
+  commands: { firstPage: CommandsPerPage; scroll: CommandsPerPage };
+  posting: { median: AuthorPosts; top1Percent: AuthorPosts; top: AuthorPosts };
+  storage: { timelineDocuments: number; timelineBytes: number; collections: Record<string, CollectionSize> };
+}
+
+export interface Environment {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  os: string;
+  node: string;
+  database: string;
+  /** Other work on the machine skews latencies; this says how busy it was when the run began. */
+  loadAverageAtStart: number[];
+}
+
+export interface DataSummary {
+  users: number;
+  follows: number;
+  maxFollowers: number;
+  readersWhoFollow: number;
+  posts: number;
+  contentBytes: number;
+  from: string;
+  to: string;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  totalSeconds: number;
+  environment: Environment;
+  options: BenchOptions;
+  data: DataSummary;
+  runs: RunResult[];
+}
+
+export function describeEnvironment(database: string): Environment {
+  const cpuList = cpus();
+  return {
+    cpu: cpuList[0]?.model.trim() ?? 'unknown CPU',
+    cores: cpuList.length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    database,
+    loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+const int = (x: number) => Math.round(x).toLocaleString('en-US');
+const ms = (x: number) => (Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+const per = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
+
+export function markdownReport(report: BenchReport): string {
+  const { environment: env, options: o, data } = report;
+  const first = report.runs[0];
+  const lines = [
+    `## Feed benchmark, ${report.startedAt.slice(0, 10)}`,
+    '',
+    `- Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB RAM, ${env.os}; Node ${env.node}; ` +
+      `load average ${env.loadAverageAtStart.join(' / ')} (1/5/15 min) at start`,
+    `- Database: ${env.database}`,
+    `- Data: ${int(data.users)} users, ${int(data.follows)} follows (mean ${o.followsPerUser} per user, ` +
+      `Zipf s=${o.zipf}, most-followed account ${int(data.maxFollowers)} followers), ` +
+      `${int(data.posts)} posts over ${o.days} days (content ${mb(data.contentBytes)} MB), seed ${o.seed}`,
+    `- Load: ${o.concurrency} concurrent connections, ` +
+      (o.requests === null ? `${o.duration} s` : `${o.requests} requests`) +
+      ` per measurement, over ${Math.min(o.readers, data.readersWhoFollow)} readers sampled from the ` +
+      `${int(data.readersWhoFollow)} users who follow someone; timeline(first: 20) with author fields`,
+    first
+      ? `- Posting: ${o.postSamples} createPost calls each (p50 shown) by a median author ` +
+        `(${first.posting.median.followers} followers), a top-1% author (${first.posting.top1Percent.followers} ` +
+        `followers) and the most-followed one`
+      : '',
+    '',
+    '| strategy | content | first page p50 / p99 ms | first page req/s | scroll p50 / p99 ms | scroll req/s ' +
+      '| post, median author ms | post, top-1% author ms | timeline docs | timeline MB | commands / page (first, scroll) |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    ...report.runs.map((run) =>
+      [
+        run.strategy,
+        run.mode,
+        `${ms(run.firstPage.latency.p50)} / ${ms(run.firstPage.latency.p99)}`,
+        int(run.firstPage.requestsPerSecond),
+        `${ms(run.scroll.latency.p50)} / ${ms(run.scroll.latency.p99)}`,
+        int(run.scroll.requestsPerSecond),
+        ms(run.posting.median.latency.p50),
+        ms(run.posting.top1Percent.latency.p50),
+        int(run.storage.timelineDocuments),
+        mb(run.storage.timelineBytes),
+        `${per(run.commands.firstPage.total)}, ${per(run.commands.scroll.total)}`,
+      ].join(' | ').replace(/^/, '| ').concat(' |'),
+    ),
+    '',
+    'Also measured (same runs):',
+    '',
+    '| strategy | content | rebuild s | cold first read p50 / p99 ms | post, most-followed author ms | first-page commands by collection |',
+    '|---|---|--:|--:|--:|---|',
+    ...report.runs.map((run) =>
+      [
+        run.strategy,
+        run.mode,
+        run.rebuildSeconds.toFixed(1),
+        `${ms(run.coldFirstPage.p50)} / ${ms(run.coldFirstPage.p99)}`,
+        `${ms(run.posting.top.latency.p50)} (${int(run.posting.top.followers)} followers)`,
+        Object.entries(run.commands.firstPage.byCollection)
+          .map(([name, count]) => `${name} ${per(count)}`)
+          .join(', '),
+      ].join(' | ').replace(/^/, '| ').concat(' |'),
+    ),
+  ];
+  const failures = report.runs.filter((run) => run.firstPage.failures + run.scroll.failures > 0);
+  if (failures.length > 0) {
+    lines.push('', '**Failed requests during load:** ' +
+      failures.map((run) => `${run.strategy}/${run.mode}: ${run.firstPage.failures + run.scroll.failures}`).join(', '));
+  }
+  lines.push('', `Total run time: ${(report.totalSeconds / 60).toFixed(1)} min`);
+  return lines.filter((line, i, all) => !(line === '' && all[i - 1] === '')).join('\n');
+}
