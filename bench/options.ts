@@ -1,3 +1,4 @@
+import type { GraphSizes } from './generate.js';
 import { parseArgs } from 'node:util';
 import {
   feedStrategies,
@@ -6,13 +7,7 @@ import {
   type TimelineContentMode,
 } from '../src/config.js';
 
-export interface BenchOptions {
-  users: number;
-  followsPerUser: number;
-  zipf: number;
-  postsPerUser: number;
-  days: number;
-  seed: number;
+export interface BenchOptions extends GraphSizes {
   concurrency: number;
   /** Seconds per load measurement; ignored when `requests` is set. */
   duration: number;

@@ -9,6 +9,7 @@ import {
   subscribePostAdded,
   subscriptionsOpen,
   webSocketUrl,
+  LiveClients,
   type CloseEventLike,
 } from './liveClient.js';
 
@@ -32,12 +33,8 @@ const codesOf = (errors: readonly { extensions?: { code?: unknown } }[] | undefi
 describe('who may connect, and how many', () => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
-  const clients: Client[] = [];
-  const connect = (handle: string) => {
-    const client = liveClient(app, tokens[handle]!);
-    clients.push(client);
-    return client;
-  };
+  const clients = new LiveClients(() => app, tokens);
+  const connect = (handle: string) => clients.connect(handle);
 
   beforeAll(async () => {
     app = await startTestApp({
@@ -48,7 +45,7 @@ describe('who may connect, and how many', () => {
     for (const handle of ['ursula', 'victor']) tokens[handle] = await app.signUp(handle);
   });
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.dispose()));
+    await clients.disposeAll();
     await eventually(() => app.services.live.stats().webSockets === 0, 'every socket is closed');
   });
   afterAll(() => app?.stop());

@@ -35,6 +35,29 @@ export function liveClient(app: Pick<TestApp, 'url'>, token: string | null, opti
   });
 }
 
+/**
+ * Clients opened for signed-up users of one app, remembered so a test file can dispose of all of
+ * them at the end.
+ */
+export class LiveClients {
+  private readonly open: Client[] = [];
+
+  constructor(
+    private readonly app: () => Pick<TestApp, 'url'>,
+    private readonly tokens: Record<string, string>,
+  ) {}
+
+  connect(handle: string): Client {
+    const client = liveClient(this.app(), this.tokens[handle]!);
+    this.open.push(client);
+    return client;
+  }
+
+  async disposeAll(): Promise<void> {
+    await Promise.all(this.open.splice(0).map((client) => client.dispose()));
+  }
+}
+
 /** One subscription's results as they arrive. */
 export class Subscription<T> {
   readonly results: T[] = [];

@@ -9,6 +9,7 @@ import {
   subscribePostAdded,
   subscribePostRemoved,
   subscriptionsOpen,
+  LiveClients,
   type PostEdge,
 } from './liveClient.js';
 
@@ -89,20 +90,15 @@ describe.each(variants)('timelinePostAdded with $name', ({ environment }) => {
 describe('timeline subscriptions while the viewer follows, unfollows and authors delete', () => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
-  const clients: Client[] = [];
-
-  const connect = (handle: string) => {
-    const client = liveClient(app, tokens[handle]!);
-    clients.push(client);
-    return client;
-  };
+  const clients = new LiveClients(() => app, tokens);
+  const connect = (handle: string) => clients.connect(handle);
 
   beforeAll(async () => {
     app = await startTestApp();
     for (const handle of ['dave', 'erin', 'frank', 'gwen']) tokens[handle] = await app.signUp(handle);
   });
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((client) => client.dispose()));
+    await clients.disposeAll();
     await subscriptionsOpen(app, 0);
   });
   afterAll(() => app?.stop());
