@@ -64,6 +64,19 @@ async function eventually(condition: () => boolean): Promise<void> {
   }
 }
 
+/** Runs a source over scripted streams until two `followed` events came through, then stops it. */
+async function runUntilTwoEvents(streams: Step[][]) {
+  const { db, watchOptions } = fakeDatabase(streams);
+  const source = new ChangeStreamEventSource(db, 3600);
+  const received: string[] = [];
+  source.listen((event) => void (event.kind === 'followed' && received.push(event.followeeId)));
+  const { logger, errors } = recordingLogger();
+  await source.start(logger);
+  await eventually(() => received.length === 2);
+  await source.stop();
+  return { received, watchOptions, source, errors };
+}
+
 describe('the change-stream event source', () => {
   it('refuses to start on a server without change streams, and says what to do', async () => {
     const notReplicaSet = Object.assign(new Error('The $changeStream stage is only supported on replica sets'), { code: 40573 });
@@ -75,17 +88,10 @@ describe('the change-stream event source', () => {
   });
 
   it('reopens after a failure right after the last event it delivered, and says so', async () => {
-    const { db, watchOptions } = fakeDatabase([
+    const { received, watchOptions, source, errors } = await runUntilTwoEvents([
       [{ event: followed('a'), token: 't1' }, { error: new Error('connection reset') }],
       [{ event: followed('b'), token: 't2' }],
     ]);
-    const source = new ChangeStreamEventSource(db, 3600);
-    const received: string[] = [];
-    source.listen((event) => void (event.kind === 'followed' && received.push(event.followeeId)));
-    const { logger, errors } = recordingLogger();
-    await source.start(logger);
-    await eventually(() => received.length === 2);
-    await source.stop();
 
     expect(received).toEqual(['a', 'b']);
     expect(watchOptions).toEqual([{}, { startAfter: { _data: 't1' } }].map(withAwait));
@@ -95,19 +101,12 @@ describe('the change-stream event source', () => {
 
   it('gives up on a resume token that keeps failing and continues from now', async () => {
     const historyLost = Object.assign(new Error('resume point no longer in the oplog'), { code: 286 });
-    const { db, watchOptions } = fakeDatabase([
+    const { received, watchOptions, errors } = await runUntilTwoEvents([
       [{ event: followed('a'), token: 't1' }, { error: new Error('stepdown') }],
       [{ error: historyLost }],
       [{ error: historyLost }],
       [{ event: followed('c'), token: 't9' }],
     ]);
-    const source = new ChangeStreamEventSource(db, 3600);
-    const received: string[] = [];
-    source.listen((event) => void (event.kind === 'followed' && received.push(event.followeeId)));
-    const { logger, errors } = recordingLogger();
-    await source.start(logger);
-    await eventually(() => received.length === 2);
-    await source.stop();
 
     expect(received).toEqual(['a', 'c']);
     expect(watchOptions).toEqual([{}, { startAfter: { _data: 't1' } }, { startAfter: { _data: 't1' } }, {}].map(withAwait));
