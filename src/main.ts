@@ -82,8 +82,11 @@ if (!command) {
   console.error(`Unknown command "${name}". Use one of: ${Object.keys(commands).join(', ')}`);
   process.exit(2);
 }
-command(loadConfig()).catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(error.message);
-  else console.error(`[feed] ${name} failed:`, error);
-  process.exit(1);
-});
+// Inside the promise, so a configuration error is reported like any other start-up failure.
+Promise.resolve()
+  .then(() => command(loadConfig()))
+  .catch((error: unknown) => {
+    if (error instanceof ConfigError) console.error(error.message);
+    else console.error(`[feed] ${name} failed:`, error);
+    process.exit(1);
+  });
