@@ -78,10 +78,10 @@ export function nearestBeyond(entries: Iterable<TimelineEntry>, request: PageReq
 }
 
 /** A page from entries already ordered nearest first; one more than the limit means "more exist". */
-export function pageFromNearest(nearest: TimelineEntry[], request: PageRequest, moreBeyond = false): Page<TimelineEntry> {
+export function pageFromNearest(nearest: TimelineEntry[], request: PageRequest): Page<TimelineEntry> {
   const items = nearest.slice(0, request.limit);
   return {
     items: request.direction === 'older' ? items : items.reverse(),
-    hasMore: moreBeyond || nearest.length > request.limit,
+    hasMore: nearest.length > request.limit,
   };
 }

@@ -53,14 +53,15 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   }
 
   async timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {
-    const cache = (await this.timelines.findOne({ _id: userId })) ?? (await this.build(userId));
+    const fanoutOnRead = this.fanoutReader(userId);
+    const cache = (await this.timelines.findOne({ _id: userId })) ?? (await this.build(userId, fanoutOnRead));
     const cached = cache._c.map(fromEntryDocument);
     const oldest = cached[0];
 
     if (request.direction === 'newer') {
       // The cache answers only when the whole stretch from the boundary onwards is inside it.
       const inside = oldest && request.from !== null && compareNewestFirst(request.from, oldest) <= 0;
-      return inside ? pageFromNearest(nearestBeyond(cached, request), request) : this.fanoutOnRead(userId, request);
+      return inside ? pageFromNearest(nearestBeyond(cached, request), request) : fanoutOnRead(request);
     }
 
     const fromCache = nearestBeyond(cached, request);
@@ -68,7 +69,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     // Continue below the cache, from its oldest entry or from the cursor if that is older still.
     const continuesCache = !request.from || (oldest !== undefined && compareNewestFirst(request.from, oldest) <= 0);
     const below = continuesCache ? (oldest ?? null) : request.from;
-    const rest = await this.fanoutOnRead(userId, { direction: 'older', from: below, limit: request.limit - fromCache.length });
+    const rest = await fanoutOnRead({ direction: 'older', from: below, limit: request.limit - fromCache.length });
     if (continuesCache) await this.refill(userId, cache, rest.items);
     return { items: [...fromCache, ...rest.items], hasMore: rest.hasMore };
   }
@@ -86,8 +87,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
    * First read: the newest entries by fanout on read become the cache. Posts delivered while it
    * was being built found no document to update, so they are fetched again and added.
    */
-  private async build(userId: string): Promise<CacheDocument> {
-    const snapshot = await this.fanoutOnRead(userId, { direction: 'older', from: null, limit: this.options.cacheSize });
+  private async build(userId: string, fanoutOnRead: FanoutReader): Promise<CacheDocument> {
+    const snapshot = await fanoutOnRead({ direction: 'older', from: null, limit: this.options.cacheSize });
     const cache: CacheDocument = {
       _id: userId,
       _c: snapshot.items.map((post) => toEntryDocument(post, this.options.content)).reverse(),
@@ -100,7 +101,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     }
     const newest = snapshot.items[0];
     if (newest) {
-      const missed = await this.fanoutOnRead(userId, { direction: 'newer', from: newest, limit: this.options.cacheSize });
+      const missed = await fanoutOnRead({ direction: 'newer', from: newest, limit: this.options.cacheSize });
       if (missed.items.length > 0) {
         await this.push([userId], missed.items, { skipPresent: true });
         return (await this.timelines.findOne({ _id: userId })) ?? cache;
@@ -109,8 +110,13 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     return cache;
   }
 
-  private async fanoutOnRead(userId: string, request: PageRequest): Promise<Page<PostRecord>> {
-    return this.content.pageByAuthors([userId, ...(await this.graph.followingIds(userId))], request);
+  /** Fanout on read for one user, reading whom they follow at most once per timeline read. */
+  private fanoutReader(userId: string): FanoutReader {
+    let authorIds: Promise<string[]> | undefined;
+    return async (request) => {
+      authorIds ??= this.graph.followingIds(userId).then((ids) => [userId, ...ids]);
+      return this.content.pageByAuthors(await authorIds, request);
+    };
   }
 
   /**
@@ -146,5 +152,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     );
   }
 }
+
+type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
 
 const positionOf = (entry: EntryDocument): PostPosition => ({ createdAt: entry._d, id: entry._id });
