@@ -1,7 +1,7 @@
 import { GraphQLScalarType, Kind } from 'graphql';
 import { parsePostId, type PostRecord } from '../content/contentService.js';
 import { badInput, notFound } from '../errors.js';
-import type { UserRecord } from '../graph/userGraphService.js';
+import type { HandlePage, UserRecord } from '../graph/userGraphService.js';
 import { requireViewer, type RequestContext } from './context.js';
 import { hydrateEntries, postPageRequest, toPostConnection, toUserConnection, userPageRequest } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
@@ -68,18 +68,10 @@ export const resolvers: Resolvers = {
       const request = postPageRequest(args);
       return toPostConnection(await context.services.content.pageByAuthors([user.handle], request), request);
     },
-    followers: async (user, args, context) => {
-      const request = userPageRequest(args);
-      const page = await context.services.graph.listFollowers(user.handle, request);
-      const users = await context.loaders.users.loadMany(page.handles);
-      return toUserConnection(page, users.map(asUserOrNull), user.followerCount, request.after !== null);
-    },
-    following: async (user, args, context) => {
-      const request = userPageRequest(args);
-      const page = await context.services.graph.listFollowing(user.handle, request);
-      const users = await context.loaders.users.loadMany(page.handles);
-      return toUserConnection(page, users.map(asUserOrNull), user.followingCount, request.after !== null);
-    },
+    followers: (user, args, context) =>
+      userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
+    following: (user, args, context) =>
+      userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount),
   },
 
   Post: {
@@ -87,6 +79,19 @@ export const resolvers: Resolvers = {
     author: (post, _args, context) => author(post, context),
   },
 };
+
+/** One page of a follow list, its users loaded in one batch; the total is the count kept on the user. */
+async function userConnection(
+  context: RequestContext,
+  args: { first?: number | null; after?: string | null },
+  list: (page: { after: string | null; limit: number }) => Promise<HandlePage>,
+  totalCount: number,
+) {
+  const request = userPageRequest(args);
+  const page = await list(request);
+  const users = await context.loaders.users.loadMany(page.handles);
+  return toUserConnection(page, users.map(asUserOrNull), totalCount, request.after !== null);
+}
 
 function asUserOrNull(value: UserRecord | null | Error): UserRecord | null {
   if (value instanceof Error) throw value;
