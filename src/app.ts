@@ -25,7 +25,9 @@ export async function startApp(
     const services = createServices(database.db, config);
     await prepareDatabase(services);
     await services.live.start(options.logger);
+    services.fanout.start(options.logger, () => services.feed.repairFollows());
     const api = await createApiServer(services, config, options.logger.error).catch(async (error: unknown) => {
+      await services.fanout.stop();
       await services.live.stop();
       throw error;
     });
@@ -41,6 +43,7 @@ export async function startApp(
       database,
       stop: async () => {
         await api.stop();
+        await services.fanout.stop();
         await services.live.stop();
         await database.close();
       },

@@ -46,6 +46,15 @@ const environmentSchema = z.object({
   LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: integer(1, 1000).default(10),
   LIVE_MAX_QUEUED_EVENTS: integer(1, 1_000_000).default(1000),
   MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
+  FANOUT_BATCH: integer(1, 10_000).default(1000),
+  FANOUT_WORKERS: integer(0, 64).default(2),
+  FANOUT_MAX_ATTEMPTS: integer(1, 100).default(5),
+  // Seconds; fractions allowed so tests can watch a lease expire in well under a second.
+  FANOUT_LEASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
+  FANOUT_RETRY_SECONDS: z.coerce.number().min(0.01).max(3600).default(2),
+  FANOUT_PULL_THRESHOLD: integer(1, 1_000_000_000).default(10_000),
+  // Days; fractions allowed so tests can make a reader inactive without waiting a week.
+  ACTIVE_READER_DAYS: z.coerce.number().min(0.00001).max(3650).default(7),
 });
 
 export interface Config {
@@ -66,6 +75,25 @@ export interface Config {
   maxQueryDepth: number;
   maxBodyBytes: number;
   live: LiveOptions;
+  fanout: FanoutOptions;
+}
+
+/** The durable fanout queue and the push/pull split (see README, "Fanout"). */
+export interface FanoutOptions {
+  /** Recipients per sub-task: one bulk write each. */
+  batchSize: number;
+  /** Concurrent workers in this process; 0 for an API-only instance. */
+  workers: number;
+  /** Attempts before a sub-task is parked as dead. */
+  maxAttempts: number;
+  /** How long a claimed sub-task stays with its worker before another may take it over. */
+  leaseMs: number;
+  /** First retry delay; doubles with each attempt. */
+  retryBaseMs: number;
+  /** Authors with more followers than this are pulled at read time instead of pushed. */
+  pullThreshold: number;
+  /** Followers who have not read their timeline for this long are skipped by fanout. */
+  activeReaderMs: number;
 }
 
 /** Live timeline updates over graphql-ws (see docs/live.md). */
@@ -138,6 +166,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxConnectionsPerUser: env.LIVE_MAX_CONNECTIONS_PER_USER,
       maxSubscriptionsPerConnection: env.LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
       maxQueuedEvents: env.LIVE_MAX_QUEUED_EVENTS,
+    },
+    fanout: {
+      batchSize: env.FANOUT_BATCH,
+      workers: env.FANOUT_WORKERS,
+      maxAttempts: env.FANOUT_MAX_ATTEMPTS,
+      leaseMs: Math.round(env.FANOUT_LEASE_SECONDS * 1000),
+      retryBaseMs: Math.round(env.FANOUT_RETRY_SECONDS * 1000),
+      pullThreshold: env.FANOUT_PULL_THRESHOLD,
+      activeReaderMs: Math.round(env.ACTIVE_READER_DAYS * 24 * 3600 * 1000),
     },
   };
 }

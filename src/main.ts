@@ -9,9 +9,15 @@ import { connectDatabase, databaseNameFromUri, defaultDatabaseName } from './db/
 import { startStandIn, type StandIn } from './db/standIn.js';
 import { rebuildTimelines } from './feed/rebuild.js';
 import { consoleLogger as logger } from './logger.js';
-import { createServices } from './services.js';
+import { createServices, prepareDatabase } from './services.js';
 
-const commands: Record<string, (config: Config) => Promise<void>> = { serve, db, 'rebuild-timelines': rebuild };
+const commands: Record<string, (config: Config) => Promise<void>> = {
+  serve,
+  db,
+  worker,
+  'fanout-status': fanoutStatus,
+  'rebuild-timelines': rebuild,
+};
 
 async function serve(config: Config): Promise<void> {
   if (config.jwtSecretIsEphemeral) {
@@ -45,9 +51,54 @@ async function db(config: Config): Promise<void> {
   onShutdown(() => standIn.stop());
 }
 
+/** A worker-only process: fanout workers and follow repairs, no HTTP. Several may share one database. */
+async function worker(config: Config): Promise<void> {
+  const database = await connectTo(config, 'worker');
+  const services = createServices(database.db, config);
+  await prepareDatabase(services);
+  if (config.fanout.workers === 0) throw new ConfigError('npm run worker with FANOUT_WORKERS=0 would do nothing');
+  services.fanout.start(logger, () => services.feed.repairFollows());
+  logger.info(`fanout worker running ${config.fanout.workers} workers for FEED_STRATEGY=${config.feedStrategy}`);
+  onShutdown(async () => {
+    await services.fanout.stop();
+    await database.close();
+  });
+}
+
+/** Queue depth, oldest pending age, delivery rate and dead sub-tasks; `--redrive` puts the dead back in line. */
+async function fanoutStatus(config: Config): Promise<void> {
+  const database = await connectTo(config, 'fanout-status');
+  try {
+    const { fanout } = createServices(database.db, config);
+    if (process.argv.includes('--redrive')) logger.info(`re-drove ${await fanout.queue.redrive()} dead sub-tasks`);
+    const status = await fanout.status();
+    const age = status.oldestPendingAt ? `${((Date.now() - status.oldestPendingAt.getTime()) / 1000).toFixed(1)} s` : '-';
+    console.log(
+      [
+        `waiting sub-tasks      ${status.waiting}`,
+        `running sub-tasks      ${status.running}`,
+        `oldest pending age     ${age}`,
+        `recipients per second  ${status.recipientsPerSecond.toFixed(1)} (last minute, ${status.subtasksLastMinute} sub-tasks)`,
+        `dead sub-tasks         ${status.dead}${status.dead > 0 ? '  (npm run fanout-status -- --redrive)' : ''}`,
+      ].join('\n'),
+    );
+    for (const task of await fanout.queue.dead(20)) {
+      console.log(`  dead ${task._id}: ${task.lastError ?? 'no error recorded'}`);
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+async function connectTo(config: Config, command: string) {
+  if (!config.mongodbUri) {
+    throw new ConfigError(`${command} needs MONGODB_URI: the embedded database lives inside \`npm start\` (use \`npm run db\` to share one)`);
+  }
+  return connectDatabase(config.mongodbUri);
+}
+
 async function rebuild(config: Config): Promise<void> {
-  if (!config.mongodbUri) throw new ConfigError('rebuild-timelines needs MONGODB_URI: the embedded database starts empty');
-  const database = await connectDatabase(config.mongodbUri);
+  const database = await connectTo(config, 'rebuild-timelines');
   try {
     const services = createServices(database.db, config);
     await services.feed.backend.ensureIndexes();

@@ -3,6 +3,7 @@ import { AccountService } from './auth/accountService.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ContentService } from './content/contentService.js';
+import { Fanout } from './feed/fanout.js';
 import { createFeedBackend } from './feed/index.js';
 import { FeedService } from './feed/feedService.js';
 import { TimelineState } from './feed/timelineState.js';
@@ -18,6 +19,8 @@ export interface Services {
   accounts: AccountService;
   tokens: TokenService;
   timelineState: TimelineState;
+  /** The durable fanout queue; `start` runs its workers in this process. */
+  fanout: Fanout;
   /** Live timeline updates; `start` it to deliver to subscribers (publishing works without). */
   live: LiveService;
 }
@@ -26,8 +29,9 @@ export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db);
   const content = new ContentService(db);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds);
-  const backend = createFeedBackend(config.feedStrategy, { db, graph, content, options: config.timeline });
-  const feed = new FeedService(graph, content, backend);
+  const backend = createFeedBackend(config.feedStrategy, { db, content, options: config.timeline });
+  const fanout = new Fanout(db, graph, content, backend, config.fanout);
+  const feed = new FeedService(graph, content, backend, fanout, config.fanout);
   const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
   feed.observe(live);
   return {
@@ -38,6 +42,7 @@ export function createServices(db: Db, config: Config): Services {
     accounts: new AccountService(graph, tokens),
     tokens,
     timelineState: new TimelineState(db, backend, content, config.timeline),
+    fanout,
     live,
   };
 }
@@ -52,6 +57,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.content.ensureIndexes(),
     services.feed.backend.ensureIndexes(),
     services.live.ensureIndexes(),
+    services.fanout.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

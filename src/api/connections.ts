@@ -56,15 +56,19 @@ export function toPostConnection(page: Page<PostRecord>, request: PageRequest): 
   };
 }
 
-/** Linked timeline entries get their text from one batched content query; deleted posts drop out. */
-export async function hydrateEntries(
+/**
+ * Linked timeline entries get their post from one batched content query; null where the post no
+ * longer exists (the feed then reads on, so the page stays full).
+ */
+export function hydrateEntries(
   entries: readonly TimelineEntry[],
   posts: DataLoader<string, PostRecord | null>,
-): Promise<PostRecord[]> {
-  const loaded = await Promise.all(
-    entries.map((entry) => (entry.text === null ? posts.load(entry.id.toHexString()) : { ...entry, text: entry.text })),
+): Promise<(PostRecord | null)[]> {
+  return Promise.all(
+    entries.map((entry) =>
+      entry.text === null ? posts.load(entry.id.toHexString()) : { pulled: false, ...entry, text: entry.text },
+    ),
   );
-  return loaded.filter((post): post is PostRecord => post !== null);
 }
 
 export function userPageRequest(args: { first?: number | null; after?: string | null }) {

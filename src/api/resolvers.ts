@@ -41,9 +41,10 @@ export const resolvers: Resolvers = {
     timeline: async (_parent, args, context) => {
       const viewerId = requireViewer(context);
       const request = postPageRequest(args);
-      const page = await context.services.feed.timeline(viewerId, request);
-      const posts = await hydrateEntries(page.items, context.loaders.posts);
-      return toPostConnection({ items: posts, hasMore: page.hasMore }, request);
+      const page = await context.services.feed.timeline(viewerId, request, (entries) =>
+        hydrateEntries(entries, context.loaders.posts),
+      );
+      return toPostConnection(page, request);
     },
   },
 

@@ -12,6 +12,11 @@ export interface ContentDocument {
   /** Message text. */
   _m: string;
   _d: Date;
+  /**
+   * Set when the author had more than FANOUT_PULL_THRESHOLD followers at posting time: the post
+   * is not pushed into followers' timelines; readers pull it from here (the author's outbox).
+   */
+  _p?: true;
 }
 
 export interface PostRecord {
@@ -19,6 +24,8 @@ export interface PostRecord {
   authorId: string;
   text: string;
   createdAt: Date;
+  /** Delivered by pull at read time instead of by fanout. */
+  pulled: boolean;
 }
 
 export const toPostRecord = (doc: ContentDocument): PostRecord => ({
@@ -26,6 +33,7 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   authorId: doc._a,
   text: doc._m,
   createdAt: doc._d,
+  pulled: doc._p === true,
 });
 
 /** Parses a client-supplied post id; a malformed id names no post, so it yields null. */
@@ -43,17 +51,33 @@ export class ContentService {
 
   async ensureIndexes(): Promise<void> {
     // "Newest posts of these authors before this point": equality on _a, then the page order.
-    await this.content.createIndex({ _a: 1, _d: -1, _id: -1 }, { name: 'author_newest_first' });
+    await this.content.createIndexes([
+      { key: { _a: 1, _d: -1, _id: -1 }, name: 'author_newest_first' },
+      // Only pulled posts: the one extra query a page makes for every pulled author a reader follows.
+      { key: { _p: 1, _a: 1, _d: -1, _id: -1 }, name: 'pulled_newest_first', partialFilterExpression: { _p: true } },
+    ]);
   }
 
-  async createPost(authorId: string, text: string): Promise<PostRecord> {
+  /**
+   * Checks the text and builds the post without storing it, so that its fanout can be queued
+   * under the post's id before the post exists (see FeedService.post).
+   */
+  preparePost(authorId: string, text: string, options: { pulled: boolean }): PostRecord {
     const message = text.trim();
     if (message.length < 1 || message.length > maxPostLength) {
       throw badInput(`Post text must be 1 to ${maxPostLength} characters after trimming`);
     }
-    const doc: ContentDocument = { _id: new ObjectId(), _a: authorId, _m: message, _d: new Date() };
+    return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled };
+  }
+
+  async storePost(post: PostRecord): Promise<void> {
+    const doc: ContentDocument = { _id: post.id, _a: post.authorId, _m: post.text, _d: post.createdAt };
+    if (post.pulled) doc._p = true;
     await this.content.insertOne(doc);
-    return toPostRecord(doc);
+  }
+
+  async exists(id: ObjectId): Promise<boolean> {
+    return (await this.content.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }
 
   async getPost(id: ObjectId): Promise<PostRecord | null> {
@@ -83,12 +107,28 @@ export class ContentService {
   }
 
   /** A page of the posts of one or many authors around a point in time, newest first. */
-  async pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
+  pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
+    return this.page(authorIds, request, {});
+  }
+
+  /** The same, for the posts of these authors that are pulled rather than pushed. */
+  pulledPageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
+    return this.page(authorIds, request, { _p: true });
+  }
+
+  /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
+  async *pushedPostsSince(authorIds: readonly string[], from: Date): AsyncGenerator<PostRecord> {
+    if (authorIds.length === 0) return;
+    const cursor = this.content.find({ _a: { $in: [...authorIds] }, _d: { $gte: from }, _p: { $exists: false } }).sort({ _d: 1, _id: 1 });
+    for await (const doc of cursor) yield toPostRecord(doc);
+  }
+
+  private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
     const byAuthor: Filter<ContentDocument> =
       authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
     const docs = await this.content
-      .find({ ...byAuthor, ...beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id') })
+      .find({ ...only, ...byAuthor, ...beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id') })
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();

@@ -18,9 +18,6 @@ export interface EntryDocument {
   _m?: string;
 }
 
-/** The reference's sub-task size: one unordered bulk write per 1,000 recipients. */
-export const fanoutBatchSize = 1000;
-
 export function toEntryDocument(post: PostRecord, mode: TimelineContentMode): EntryDocument {
   const entry: EntryDocument = { _id: post.id, _a: post.authorId, _d: post.createdAt };
   if (mode === 'embed') entry._m = post.text;
@@ -34,12 +31,12 @@ export const fromEntryDocument = (entry: EntryDocument): TimelineEntry => ({
   text: entry._m ?? null,
 });
 
-/** The author's own timeline, then every follower, in batches of at most `fanoutBatchSize`. */
-export async function* recipientBatches(graph: UserGraphService, authorId: string): AsyncGenerator<string[]> {
+/** The author's own timeline, then every follower, in batches of at most `batchSize`. */
+export async function* recipientBatches(graph: UserGraphService, authorId: string, batchSize: number): AsyncGenerator<string[]> {
   let batch = [authorId];
-  for await (const followers of graph.followerIdBatches(authorId, fanoutBatchSize)) {
+  for await (const followers of graph.followerIdBatches(authorId, batchSize)) {
     for (const follower of followers) {
-      if (batch.length === fanoutBatchSize) {
+      if (batch.length === batchSize) {
         yield batch;
         batch = [];
       }

@@ -1,6 +1,5 @@
 import type { ContentService } from '../content/contentService.js';
 import type { Page, PageRequest } from '../content/position.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
 import type { FeedBackend, TimelineEntry } from './feedBackend.js';
 
 /**
@@ -9,27 +8,26 @@ import type { FeedBackend, TimelineEntry } from './feedBackend.js';
  */
 export class FanoutOnRead implements FeedBackend {
   readonly strategy = 'fanout-on-read' as const;
+  readonly materialized = false;
   readonly rebuild = 'none' as const;
 
-  constructor(
-    private readonly graph: UserGraphService,
-    private readonly content: ContentService,
-  ) {}
+  constructor(private readonly content: ContentService) {}
 
   async ensureIndexes(): Promise<void> {}
 
   async clear(): Promise<void> {}
 
-  async deliver(): Promise<void> {}
+  async deliverTo(): Promise<void> {}
 
-  async retract(): Promise<void> {}
+  async removeFrom(): Promise<void> {}
 
   async followed(): Promise<void> {}
 
   async unfollowed(): Promise<void> {}
 
-  async timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {
-    const authorIds = [userId, ...(await this.graph.followingIds(userId))];
+  async readerReturned(): Promise<void> {}
+
+  timeline(_userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
     return this.content.pageByAuthors(authorIds, request);
   }
 }

@@ -13,10 +13,13 @@ export interface TimelineEntry extends PostPosition {
 
 /**
  * A timeline strategy (Socialite's FeedService models). Posts are already stored in `content`
- * when a backend sees them; a backend only decides where timelines come from.
+ * when a backend sees them; a backend only keeps the materialized timelines. Who receives what,
+ * and when, is decided by FeedService and the fanout queue.
  */
 export interface FeedBackend {
   readonly strategy: FeedStrategyName;
+  /** False for fanout on read, which stores nothing and needs no fanout. */
+  readonly materialized: boolean;
   /**
    * How this strategy's timelines come back after they were lost or built by another strategy:
    * never stored (`none`), rebuilt by the first read (`lazy`), or only by redelivering every
@@ -26,16 +29,28 @@ export interface FeedBackend {
   ensureIndexes(): Promise<void>;
   /** Deletes every materialized timeline of this strategy. */
   clear(): Promise<void>;
-  /** Puts a stored post into the materialized timelines of its author and their followers. */
-  deliver(post: PostRecord): Promise<void>;
-  /** Takes a post out of every materialized timeline (it is about to leave `content`). */
-  retract(post: PostRecord): Promise<void>;
-  /** A page of `userId`'s timeline around a point, newest first. */
-  timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>>;
-  /** `followerId` has just started following `followeeId`. */
+  /**
+   * Adds posts to each recipient's timeline. Idempotent: an entry already there (a replayed
+   * sub-task, a backfill that came first) is left as it is, never doubled.
+   */
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void>;
+  /** Takes a post out of these recipients' timelines. */
+  removeFrom(recipients: readonly string[], post: PostPosition): Promise<void>;
+  /**
+   * A page of `userId`'s materialized timeline around a point, newest first. `authorIds` are the
+   * reader and everyone they follow, for strategies that read `content` (fanout on read, and the
+   * cache below its stretch). Entries of other authors may be present; the caller filters.
+   */
+  timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>>;
+  /** `followerId` now follows `followeeId`: backfill. Runs under the pair's lease; idempotent. */
   followed(followerId: string, followeeId: string): Promise<void>;
-  /** `followerId` has just stopped following `followeeId`. */
+  /** `followerId` no longer follows `followeeId`: remove that author's entries. Idempotent. */
   unfollowed(followerId: string, followeeId: string): Promise<void>;
+  /**
+   * A reader whom fanout skipped while they were inactive is back. `lazy` strategies drop what
+   * they hold and rebuild on the read; `redeliver` ones are refilled through the queue.
+   */
+  readerReturned(userId: string): Promise<void>;
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { Db } from 'mongodb';
 import type { FeedStrategyName, TimelineOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
 import { FanoutOnRead } from './fanoutOnRead.js';
 import type { FeedBackend } from './feedBackend.js';
 import { SizedBuckets } from './sizedBuckets.js';
@@ -10,21 +9,20 @@ import { TimelineCache } from './timelineCache.js';
 
 export interface FeedBackendDependencies {
   db: Db;
-  graph: UserGraphService;
   content: ContentService;
   options: TimelineOptions;
 }
 
 export function createFeedBackend(strategy: FeedStrategyName, deps: FeedBackendDependencies): FeedBackend {
-  const { db, graph, content, options } = deps;
+  const { db, content, options } = deps;
   switch (strategy) {
     case 'fanout-on-read':
-      return new FanoutOnRead(graph, content);
+      return new FanoutOnRead(content);
     case 'time-buckets':
-      return new TimeBuckets(db, graph, content, options);
+      return new TimeBuckets(db, content, options);
     case 'sized-buckets':
-      return new SizedBuckets(db, graph, content, options);
+      return new SizedBuckets(db, content, options);
     case 'cache':
-      return new TimelineCache(db, graph, content, options);
+      return new TimelineCache(db, content, options);
   }
 }

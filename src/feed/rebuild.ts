@@ -1,9 +1,11 @@
 import type { Services } from '../services.js';
+import { recipientBatches } from './entries.js';
 
 /**
  * Rebuilds the configured strategy's timelines from `content` and the follow graph: clears them,
- * then redelivers every post oldest first through the strategy's own delivery path (author and
- * current followers). A cache is only cleared; it rebuilds on each user's next read.
+ * then redelivers every pushed post oldest first to its author and current followers, in bulk
+ * writes of FANOUT_BATCH recipients. Pulled posts stay out: readers merge them from `content`.
+ * A cache is only cleared; it rebuilds on each user's next read.
  */
 export async function rebuildTimelines(
   services: Services,
@@ -15,7 +17,11 @@ export async function rebuildTimelines(
   if (backend.rebuild === 'redeliver') {
     const total = await services.content.countPosts();
     for await (const post of services.content.allPostsOldestFirst()) {
-      await backend.deliver(post);
+      if (!post.pulled) {
+        for await (const recipients of recipientBatches(services.graph, post.authorId, services.fanout.options.batchSize)) {
+          await backend.deliverTo(recipients, [post]);
+        }
+      }
       onProgress?.(++done, total);
     }
   }

@@ -1,10 +1,9 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
-import type { Page, PageRequest } from '../content/position.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
-import { toEntryDocument, type EntryDocument } from './entries.js';
+import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { FeedBackend, TimelineEntry } from './feedBackend.js';
 
@@ -31,28 +30,33 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument> implements 
   readonly strategy = 'sized-buckets' as const;
   readonly rebuild = 'redeliver' as const;
 
-  constructor(db: Db, graph: UserGraphService, content: ContentService, options: TimelineOptions) {
-    super(db, 'sized_buckets', graph, content, options);
+  constructor(db: Db, content: ContentService, options: TimelineOptions) {
+    super(db, 'sized_buckets', content, options);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.timelines.createIndexes([
       { key: { _u: 1, _hi: -1, _id: -1 }, name: 'user_newest_reach' },
       { key: { _u: 1, _lo: 1, _id: 1 }, name: 'user_oldest_reach' },
-      { key: { _u: 1, '_c._id': 1 }, name: 'user_entry' },
+      // Unique across a user's buckets: a post can sit in at most one of them, however deliveries
+      // race (a replayed sub-task, a backfill, a redelivery). Empty buckets are left out.
+      {
+        key: { _u: 1, '_c._id': 1 },
+        name: 'user_entry_unique',
+        unique: true,
+        partialFilterExpression: { '_c._id': { $exists: true } },
+      },
     ]);
   }
 
-  /** Only the posts not already there, so a repeated follow adds nothing twice. */
+  /** Oldest first, so the backfill fills buckets in time order. */
   async followed(followerId: string, followeeId: string): Promise<void> {
     const recent = await this.recentPostsOf(followeeId, this.options.followBackfill);
-    if (recent.length === 0) return;
-    const present = await this.timelines
-      .find({ _u: followerId, '_c._id': { $in: recent.map((post) => post.id) } }, { projection: { '_c._id': 1 } })
-      .toArray();
-    const presentIds = new Set(present.flatMap((bucket) => bucket._c.map((entry) => entry._id.toHexString())));
-    await this.push([followerId], recent.filter((post) => !presentIds.has(post.id.toHexString())).reverse());
+    await this.deliverTo([followerId], recent.reverse());
   }
+
+  /** Buckets are refilled by redelivering what fanout skipped (see FeedService). */
+  async readerReturned(): Promise<void> {}
 
   async unfollowed(followerId: string, followeeId: string): Promise<void> {
     await this.timelines.updateMany({ _u: followerId }, { $pull: { _c: { _a: followeeId } } });
@@ -87,19 +91,26 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument> implements 
     return walkBuckets(source, request, this.options.readBatch);
   }
 
-  protected async remove(recipients: readonly string[], post: PostRecord): Promise<void> {
+  async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
     await this.timelines.updateMany({ _u: { $in: [...recipients] }, '_c._id': post.id }, { $pull: { _c: { _id: post.id } } });
   }
 
-  /** Ordered, so a backfill fills buckets oldest first and each bucket's time range stays narrow. */
-  protected async push(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
+  /**
+   * One update of each recipient's open bucket, guarded by `_s < size` and by `$ne` on that
+   * bucket; with `upsert` the same command opens a new bucket when every bucket is full. An entry
+   * already in another bucket makes the write break the unique `user_entry_unique` index, and that
+   * duplicate-key failure is the "already delivered" answer. Ordered per recipient when several
+   * posts go in at once, so a backfill fills buckets oldest first and their time ranges stay narrow.
+   */
+  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
     if (recipients.length === 0 || posts.length === 0) return;
     const size = this.options.bucketSize;
-    await this.timelines.bulkWrite(
+    await bulkWriteIgnoringDuplicates(
+      this.timelines,
       posts.flatMap((post) =>
         recipients.map((userId) => ({
           updateOne: {
-            filter: { _u: userId, _s: { $lt: size } },
+            filter: { _u: userId, _s: { $lt: size }, '_c._id': { $ne: post.id } },
             update: {
               $push: { _c: toEntryDocument(post, this.options.content) },
               $inc: { _s: 1 },
@@ -110,7 +121,6 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument> implements 
           },
         })),
       ),
-      { ordered: posts.length > 1 },
     );
   }
 }

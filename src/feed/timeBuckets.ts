@@ -1,8 +1,7 @@
 import type { Db } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
-import type { Page, PageRequest } from '../content/position.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
@@ -23,8 +22,8 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements F
   readonly strategy = 'time-buckets' as const;
   readonly rebuild = 'redeliver' as const;
 
-  constructor(db: Db, graph: UserGraphService, content: ContentService, options: TimelineOptions) {
-    super(db, 'timed_buckets', graph, content, options);
+  constructor(db: Db, content: ContentService, options: TimelineOptions) {
+    super(db, 'timed_buckets', content, options);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -34,13 +33,16 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements F
 
   async followed(followerId: string, followeeId: string): Promise<void> {
     const recent = await this.recentPostsOf(followeeId, this.options.followBackfill);
-    await this.push([followerId], recent, { skipPresent: true });
+    await this.deliverTo([followerId], recent);
   }
 
   async unfollowed(followerId: string, followeeId: string): Promise<void> {
     await this.timelines.updateMany({ '_id._u': followerId }, { $pull: { _c: { _a: followeeId } } });
     await this.timelines.deleteMany({ '_id._u': followerId, _c: { $size: 0 } });
   }
+
+  /** Buckets are refilled by redelivering what fanout skipped (see FeedService). */
+  async readerReturned(): Promise<void> {}
 
   timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {
     const older = request.direction === 'older';
@@ -62,7 +64,7 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements F
     return walkBuckets(source, request, this.options.readBatch);
   }
 
-  protected async remove(recipients: readonly string[], post: PostRecord): Promise<void> {
+  async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
     await this.timelines.updateMany(
       { '_id._u': { $in: [...recipients] }, '_id._t': this.bucketOf(post.createdAt) },
       { $pull: { _c: { _id: post.id } } },
@@ -74,20 +76,17 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements F
   }
 
   /**
-   * One upsert per recipient and post. With `skipPresent` (a repeated follow's backfill) the `$ne`
-   * guard makes an entry already there a no-op: the filter misses, the upsert collides on `_id`,
-   * and that collision is ignored. Fresh deliveries skip the guard: they cannot be present yet.
+   * One upsert per recipient and post, guarded by `$ne`: where the entry is already in its bucket
+   * the filter misses, the upsert collides on `_id`, and that collision is ignored. A post has
+   * exactly one bucket, so this guard alone makes delivery idempotent.
    */
-  protected async push(recipients: readonly string[], posts: readonly PostRecord[], options = { skipPresent: false }) {
+  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
     await bulkWriteIgnoringDuplicates(
       this.timelines,
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
-            filter: {
-              _id: { _t: this.bucketOf(post.createdAt), _u: userId },
-              ...(options.skipPresent ? { '_c._id': { $ne: post.id } } : {}),
-            },
+            filter: { _id: { _t: this.bucketOf(post.createdAt), _u: userId }, '_c._id': { $ne: post.id } },
             update: { $push: { _c: toEntryDocument(post, this.options.content) } },
             upsert: true,
           },

@@ -3,7 +3,6 @@ import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
 import { isDuplicateKeyError } from '../errors.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
 import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { FeedBackend, TimelineEntry } from './feedBackend.js';
@@ -25,8 +24,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   readonly strategy = 'cache' as const;
   readonly rebuild = 'lazy' as const;
 
-  constructor(db: Db, graph: UserGraphService, content: ContentService, options: TimelineOptions) {
-    super(db, 'timeline_cache', graph, content, options);
+  constructor(db: Db, content: ContentService, options: TimelineOptions) {
+    super(db, 'timeline_cache', content, options);
   }
 
   async ensureIndexes(): Promise<void> {}
@@ -45,15 +44,20 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const inStretch = recent.filter(
       (post) => compareNewestFirst(post, positionOf(oldest)) <= 0 && !present.has(post.id.toHexString()),
     );
-    await this.push([followerId], inStretch, { skipPresent: true });
+    await this.deliverTo([followerId], inStretch);
+  }
+
+  /** Deliveries skipped this reader while away: the cache is stale, so it goes and the read rebuilds it. */
+  async readerReturned(userId: string): Promise<void> {
+    await this.timelines.deleteOne({ _id: userId });
   }
 
   async unfollowed(followerId: string, followeeId: string): Promise<void> {
     await this.timelines.updateOne({ _id: followerId }, { $pull: { _c: { _a: followeeId } } });
   }
 
-  async timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {
-    const fanoutOnRead = this.fanoutReader(userId);
+  async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
+    const fanoutOnRead: FanoutReader = (page) => this.content.pageByAuthors(authorIds, page);
     const cache = (await this.timelines.findOne({ _id: userId })) ?? (await this.build(userId, fanoutOnRead));
     const cached = cache._c.map(fromEntryDocument);
     const oldest = cached[0];
@@ -80,7 +84,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
    */
   private async refill(userId: string, cache: CacheDocument, continuation: PostRecord[]): Promise<void> {
     const room = this.options.cacheSize - cache._c.length;
-    if (room > 0) await this.push([userId], continuation.slice(0, room), { skipPresent: true });
+    if (room > 0) await this.deliverTo([userId], pushedOnly(continuation).slice(0, room));
   }
 
   /**
@@ -91,7 +95,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const snapshot = await fanoutOnRead({ direction: 'older', from: null, limit: this.options.cacheSize });
     const cache: CacheDocument = {
       _id: userId,
-      _c: snapshot.items.map((post) => toEntryDocument(post, this.options.content)).reverse(),
+      _c: pushedOnly(snapshot.items).map((post) => toEntryDocument(post, this.options.content)).reverse(),
     };
     try {
       await this.timelines.insertOne(cache);
@@ -103,39 +107,30 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     if (newest) {
       const missed = await fanoutOnRead({ direction: 'newer', from: newest, limit: this.options.cacheSize });
       if (missed.items.length > 0) {
-        await this.push([userId], missed.items, { skipPresent: true });
+        await this.deliverTo([userId], pushedOnly(missed.items));
         return (await this.timelines.findOne({ _id: userId })) ?? cache;
       }
     }
     return cache;
   }
 
-  /** Fanout on read for one user, reading whom they follow at most once per timeline read. */
-  private fanoutReader(userId: string): FanoutReader {
-    let authorIds: Promise<string[]> | undefined;
-    return async (request) => {
-      authorIds ??= this.graph.followingIds(userId).then((ids) => [userId, ...ids]);
-      return this.content.pageByAuthors(await authorIds, request);
-    };
+  async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
+    await this.timelines.updateMany({ _id: { $in: [...recipients] } }, { $pull: { _c: { _id: post.id } } });
   }
 
   /**
    * The reference's capped `$push` without upsert, plus `$sort`: concurrent deliveries can arrive
-   * out of order, and sorting keeps `$slice` trimming the oldest. Entries that may already be
-   * there (backfill, refill, catching up after a build) are guarded with `$ne`; should a delivery
-   * still race one of those, reads drop the duplicate.
+   * out of order, and sorting keeps `$slice` trimming the oldest. The `$ne` guard makes a second
+   * delivery of an entry (a replayed sub-task, a backfill or refill that came first) a no-op; the
+   * cache is one document, so that guard is atomic.
    */
-  protected async remove(recipients: readonly string[], post: PostRecord): Promise<void> {
-    await this.timelines.updateMany({ _id: { $in: [...recipients] } }, { $pull: { _c: { _id: post.id } } });
-  }
-
-  protected async push(recipients: readonly string[], posts: readonly PostRecord[], options = { skipPresent: false }) {
-    if (posts.length === 0) return;
+  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
+    if (posts.length === 0 || recipients.length === 0) return;
     await this.timelines.bulkWrite(
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
-            filter: { _id: userId, ...(options.skipPresent ? { '_c._id': { $ne: post.id } } : {}) },
+            filter: { _id: userId, '_c._id': { $ne: post.id } },
             update: {
               $push: {
                 _c: {
@@ -154,5 +149,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
 }
 
 type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
+
+/** Pulled posts stay out of the cache, as out of every timeline: reads merge them from `content`. */
+const pushedOnly = (posts: readonly PostRecord[]) => posts.filter((post) => !post.pulled);
 
 const positionOf = (entry: EntryDocument): PostPosition => ({ createdAt: entry._d, id: entry._id });

@@ -1,5 +1,6 @@
 import type { Collection, Db, ObjectId } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
+import { FollowPairs, type FollowEffects } from './followPairs.js';
 
 export interface UserDocument {
   /** The handle: unique, permanent, and a good shard key. */
@@ -9,6 +10,15 @@ export interface UserDocument {
   createdAt: Date;
   followerCount: number;
   followingCount: number;
+  /** Tokens of count changes under way (see FollowPairs); empty or absent at rest. */
+  pendingCounts?: string[];
+  /** Last timeline read, at most `activityGranularity` stale; fanout skips readers inactive too long. */
+  readAt?: Date;
+  /**
+   * Set while this reader's materialized timeline misses posts that fanout skipped while they were
+   * inactive: the posts from `from` on are being redelivered, and reads are served from content.
+   */
+  timelineGap?: { from: Date; since: Date };
 }
 
 /**
@@ -38,8 +48,6 @@ export interface HandlePage {
 export const handlePattern = /^[a-z0-9_]{3,30}$/;
 export const maxDisplayNameLength = 50;
 
-type CountField = 'followerCount' | 'followingCount';
-
 const publicFields = { passwordHash: 0 } as const;
 
 const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
@@ -67,15 +75,22 @@ export class UserGraphService {
   readonly users: Collection<UserDocument>;
   readonly followers: Collection<EdgeDocument>;
   readonly following: Collection<EdgeDocument>;
+  readonly pairs: FollowPairs;
 
   constructor(db: Db) {
     this.users = db.collection<UserDocument>('users');
     this.followers = db.collection<EdgeDocument>('followers');
     this.following = db.collection<EdgeDocument>('following');
+    this.pairs = new FollowPairs(db, this.users, this.following, this.followers);
   }
 
   async ensureIndexes(): Promise<void> {
-    await Promise.all([this.followers.createIndexes([edgeIndex]), this.following.createIndexes([edgeIndex])]);
+    await Promise.all([
+      this.followers.createIndexes([edgeIndex]),
+      this.following.createIndexes([edgeIndex]),
+      this.users.createIndex({ readAt: 1 }, { name: 'read_at' }),
+      this.pairs.ensureIndexes(),
+    ]);
   }
 
   async createUser(input: { handle: string; displayName: string | null; passwordHash: string }): Promise<UserRecord> {
@@ -86,6 +101,8 @@ export class UserGraphService {
       createdAt: new Date(),
       followerCount: 0,
       followingCount: 0,
+      // Someone who just signed up is about to read: fanout includes them from the start.
+      readAt: new Date(),
     };
     try {
       await this.users.insertOne(doc);
@@ -114,30 +131,21 @@ export class UserGraphService {
   }
 
   /**
-   * Idempotent. Each edge write that really creates or removes an edge is followed at once by the
-   * matching count change, so counts stay exact however many identical calls race (the unique
-   * index lets one insert win). The two edges are separate writes (a standalone server has no
-   * transactions); if the process dies between them, the next follow or unfollow of the same pair
-   * finds the half-written pair and completes or removes the missing side, each with its count.
+   * Idempotent and exact under any interleaving or crash: the pair's own state document serialises
+   * racing requests (see FollowPairs). Returns whether the pair ends up followed.
    */
-  async follow(followerId: string, followeeId: string): Promise<{ created: boolean }> {
+  async follow(followerId: string, followeeId: string, effects: FollowEffects): Promise<{ following: boolean }> {
     if (followerId === followeeId) throw badInput('You cannot follow yourself');
     await this.assertUserExists(followeeId);
-    const [created] = await Promise.all([
-      this.linkEdge(this.following, followerId, followeeId, 'followingCount'),
-      this.linkEdge(this.followers, followeeId, followerId, 'followerCount'),
-    ]);
-    return { created };
+    const pair = await this.pairs.set(followerId, followeeId, true, effects);
+    return { following: pair.want };
   }
 
-  async unfollow(followerId: string, followeeId: string): Promise<{ removed: boolean }> {
+  async unfollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<{ following: boolean }> {
     if (followerId === followeeId) throw badInput('You cannot unfollow yourself');
     await this.assertUserExists(followeeId);
-    const [removed] = await Promise.all([
-      this.unlinkEdge(this.following, followerId, followeeId, 'followingCount'),
-      this.unlinkEdge(this.followers, followeeId, followerId, 'followerCount'),
-    ]);
-    return { removed };
+    const pair = await this.pairs.set(followerId, followeeId, false, effects);
+    return { following: pair.want };
   }
 
   /** Everyone `handle` follows, from the covered `{ _f, _t }` index. */
@@ -157,6 +165,50 @@ export class UserGraphService {
       }
     }
     if (batch.length > 0) yield batch;
+  }
+
+  /** Up to `limit` followers of `handle` after `after`, in handle order: a new fanout sub-task's range. */
+  async followerPage(handle: string, after: string | null, limit: number): Promise<HandlePage> {
+    return this.listEdges(this.followers, handle, { after, limit });
+  }
+
+  /** Every follower of `handle` in (`after`, `upTo`]; `upTo` null means to the last one: a sub-task's recorded range. */
+  async followerRange(handle: string, after: string | null, upTo: string | null): Promise<string[]> {
+    const bounds = { ...(after !== null ? { $gt: after } : {}), ...(upTo !== null ? { $lte: upTo } : {}) };
+    const filter = Object.keys(bounds).length > 0 ? { _f: handle, _t: bounds } : { _f: handle };
+    const docs = await this.followers.find(filter, { projection: idsOnly }).toArray();
+    return docs.map((edge) => edge._t);
+  }
+
+  /**
+   * Which of `handles` read their timeline at or after `since`: one query per sub-task. A user
+   * without `readAt` (written by an older version or a bulk load) counts as active.
+   */
+  async activeReadersAmong(handles: readonly string[], since: Date): Promise<string[]> {
+    if (handles.length === 0) return [];
+    const docs = await this.users
+      .find({ _id: { $in: [...handles] }, readAt: { $not: { $lt: since } } }, { projection: { _id: 1 } })
+      .toArray();
+    return docs.map((doc) => doc._id);
+  }
+
+  /** What the read path needs to know about a reader's own activity. */
+  async readerActivity(handle: string): Promise<Pick<UserDocument, 'readAt' | 'timelineGap'> | null> {
+    return this.users.findOne({ _id: handle }, { projection: { readAt: 1, timelineGap: 1 } });
+  }
+
+  async markRead(handle: string, at: Date): Promise<void> {
+    await this.users.updateOne({ _id: handle }, { $max: { readAt: at } });
+  }
+
+  /** Opens a gap unless one is open already (a concurrent read of the same returning reader). */
+  async openTimelineGap(handle: string, from: Date): Promise<void> {
+    await this.users.updateOne({ _id: handle, timelineGap: { $exists: false } }, { $set: { timelineGap: { from, since: new Date() } } });
+  }
+
+  /** Closes the gap that `since` identifies; a newer gap stays open. */
+  async closeTimelineGap(handle: string, since: Date): Promise<void> {
+    await this.users.updateOne({ _id: handle, 'timelineGap.since': since }, { $unset: { timelineGap: '' } });
   }
 
   /** Which of `handles` the viewer follows: one query for a whole page of users. */
@@ -194,25 +246,5 @@ export class UserGraphService {
     assertHandle(handle);
     const exists = await this.users.findOne({ _id: handle }, { projection: { _id: 1 } });
     if (!exists) throw notFound(`No user with handle "${handle}"`);
-  }
-
-  /** True when this call created the edge; a concurrent duplicate loses on the unique index. */
-  private async linkEdge(edges: Collection<EdgeDocument>, from: string, to: string, count: CountField) {
-    let created: boolean;
-    try {
-      const result = await edges.updateOne({ _f: from, _t: to }, { $setOnInsert: { _f: from, _t: to } }, { upsert: true });
-      created = result.upsertedCount === 1;
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      created = false;
-    }
-    if (created) await this.users.updateOne({ _id: from }, { $inc: { [count]: 1 } });
-    return created;
-  }
-
-  private async unlinkEdge(edges: Collection<EdgeDocument>, from: string, to: string, count: CountField) {
-    const removed = (await edges.deleteOne({ _f: from, _t: to })).deletedCount === 1;
-    if (removed) await this.users.updateOne({ _id: from }, { $inc: { [count]: -1 } });
-    return removed;
   }
 }

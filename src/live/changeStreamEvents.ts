@@ -33,7 +33,7 @@ export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument
 export function fromDocument(doc: LiveEventDocument): LiveEvent | null {
   switch (doc.kind) {
     case 'postAdded':
-      return { kind: 'postAdded', post: { id: doc.postId, authorId: doc.authorId, text: doc.text, createdAt: doc.createdAt } };
+      return { kind: 'postAdded', post: { id: doc.postId, authorId: doc.authorId, text: doc.text, createdAt: doc.createdAt, pulled: false } };
     case 'postRemoved':
       return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId };
     case 'followed':

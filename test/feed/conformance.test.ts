@@ -47,8 +47,11 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
   const post = async (handle: string, text: string): Promise<string> =>
     (await gql('mutation($t: String!) { createPost(text: $t) { id } }', { t: text }, handle)).createPost.id;
   const follow = (handle: string, whom: string) => gql(`mutation { follow(handle: "${whom}") { handle } }`, {}, handle);
-  const page = async (handle: string, variables: Record<string, unknown>): Promise<Page> =>
-    (await gql(pageQuery, variables, handle)).timeline;
+  /** Pages are read once fanout has delivered: followers' timelines are eventually, not instantly, complete. */
+  const page = async (handle: string, variables: Record<string, unknown>): Promise<Page> => {
+    await app.settled();
+    return (await gql(pageQuery, variables, handle)).timeline;
+  };
 
   /** What the timeline must be: the viewer's and followees' posts, newest first by (time, id). */
   async function oracle(handle: string): Promise<string[]> {

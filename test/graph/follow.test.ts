@@ -46,27 +46,73 @@ describe('the follow graph', () => {
     await app.gql('mutation { unfollow(handle: "hank") { handle } }', {}, tokens.gina);
   });
 
-  it('repairs a follow that crashed between its two edge writes on the next follow of the pair', async () => {
-    // The state a crash leaves: the "following" edge and its count written, the "followers" edge not.
+  const pairs = () => app.database.db.collection<any>('follow_pairs');
+  const pendingTokens = async (handle: string) =>
+    ((await app.database.db.collection<any>('users').findOne({ _id: handle }))?.pendingCounts ?? []) as string[];
+
+  it('finishes a follow whose request died mid-way on the next request for the pair, counting each user once', async () => {
+    // What a request killed between its count writes leaves: the wish recorded, one edge written,
+    // the count change begun, the follower counted (with its token), the followee not yet.
+    const past = new Date(Date.now() - 60_000);
+    await pairs().insertOne({
+      _id: 'ivan jane', f: 'ivan', t: 'jane', want: true, v: 1, applied: 0, counted: false,
+      countChange: { token: 'died-here', delta: 1, applied: false },
+      lease: { owner: 'a-dead-request', until: past }, dirty: true, updatedAt: past,
+    });
     await app.database.db.collection('following').insertOne({ _f: 'ivan', _t: 'jane' });
-    await app.database.db.collection('users').updateOne({ _id: 'ivan' as never }, { $inc: { followingCount: 1 } });
-    expect(await edges('ivan', 'jane')).toEqual({ following: 1, followers: 0 });
+    await app.database.db.collection<any>('users').updateOne({ _id: 'ivan' }, { $inc: { followingCount: 1 }, $push: { pendingCounts: 'died-here' } });
 
     await app.gql('mutation { follow(handle: "jane") { handle } }', {}, tokens.ivan);
     expect(await edges('ivan', 'jane')).toEqual({ following: 1, followers: 1 });
     expect(await counts('ivan')).toMatchObject({ followingCount: 1 });
     expect(await counts('jane')).toMatchObject({ followerCount: 1 });
+    expect(await pendingTokens('ivan')).toEqual([]);
+    expect(await pendingTokens('jane')).toEqual([]);
+    expect(await pairs().findOne({ _id: 'ivan jane' })).toMatchObject({ want: true, applied: 2, v: 2, counted: true, dirty: false, lease: null });
   });
 
-  it('repairs an unfollow that crashed between its two edge writes on the next unfollow of the pair', async () => {
-    await app.database.db.collection('following').deleteOne({ _f: 'ivan', _t: 'jane' });
-    await app.database.db.collection('users').updateOne({ _id: 'ivan' as never }, { $inc: { followingCount: -1 } });
-    expect(await edges('ivan', 'jane')).toEqual({ following: 0, followers: 1 });
+  it('finishes an unfollow whose request died, without any further request, through the repair sweep', async () => {
+    // The request recorded "unfollow" and removed one edge, then died before counting.
+    const past = new Date(Date.now() - 60_000);
+    await pairs().updateOne(
+      { _id: 'ivan jane' },
+      { $set: { want: false, v: 3, dirty: true, updatedAt: past, lease: { owner: 'another-dead-request', until: past } } },
+    );
+    await app.database.db.collection('followers').deleteOne({ _f: 'jane', _t: 'ivan' });
 
-    await app.gql('mutation { unfollow(handle: "jane") { handle } }', {}, tokens.ivan);
+    for (let waited = 0; (await pairs().findOne({ _id: 'ivan jane' }))?.dirty; waited += 50) {
+      if (waited > 15_000) throw new Error('the repair sweep did not finish the unfollow');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     expect(await edges('ivan', 'jane')).toEqual({ following: 0, followers: 0 });
     expect(await counts('ivan')).toMatchObject({ followingCount: 0 });
     expect(await counts('jane')).toMatchObject({ followerCount: 0 });
+  });
+
+  it.each([
+    ['follow, then unfollow', ['follow', 'unfollow']],
+    ['unfollow, then follow', ['unfollow', 'follow']],
+  ])('settles a follow and an unfollow recorded while the pair is busy on the later one (%s)', async (_name, order) => {
+    const pairId = 'jane hank';
+    await app.gql('mutation { follow(handle: "hank") { handle } }', {}, tokens.jane);
+    const before = (await pairs().findOne({ _id: pairId }))!;
+    // Another request holds the pair: both new requests record their wish, in this order, and wait.
+    await pairs().updateOne({ _id: pairId }, { $set: { lease: { owner: 'a-slow-request', until: new Date(Date.now() + 60_000) } } });
+    const requests: Promise<unknown>[] = [];
+    for (const [index, mutation] of order.entries()) {
+      requests.push(app.gql(`mutation { ${mutation}(handle: "hank") { handle } }`, {}, tokens.jane));
+      while ((await pairs().findOne({ _id: pairId }))!.v < before.v + index + 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await pairs().updateOne({ _id: pairId }, { $set: { lease: null } });
+    await Promise.all(requests);
+
+    const wantsFollow = order.at(-1) === 'follow';
+    expect(await pairs().findOne({ _id: pairId })).toMatchObject({ want: wantsFollow, v: before.v + 2, applied: before.v + 2, dirty: false });
+    const expected = wantsFollow ? 1 : 0;
+    expect(await edges('jane', 'hank')).toEqual({ following: expected, followers: expected });
+    expect(await counts('hank')).toMatchObject({ followerCount: expected });
+    expect(await counts('jane')).toMatchObject({ followingCount: expected });
+    await app.gql('mutation { unfollow(handle: "hank") { handle } }', {}, tokens.jane);
   });
 
   it('answers edge lists from the covered { _f, _t } index', async () => {

@@ -20,6 +20,8 @@ export interface TestApp extends RunningApp {
   commandsDuring(action: () => Promise<unknown>): Promise<CommandStartedEvent[]>;
   /** The database URI this app uses; pass it as MONGODB_URI to start a second instance on it. */
   mongodbUri: string;
+  /** Resolves once the fanout queue has no waiting or running sub-task: followers' timelines are up to date. */
+  settled(timeoutMs?: number): Promise<void>;
 }
 
 /** The database server's URI with the database name (the path) replaced. */
@@ -67,6 +69,13 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
       );
       if (!result.data) throw new Error(`signUp ${handle} failed: ${JSON.stringify(result.errors)}`);
       return result.data.signUp.token as string;
+    },
+    async settled(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await app.services.fanout.queue.isDrained())) {
+        if (Date.now() > deadline) throw new Error(`fanout queue not drained after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     },
     async commandsDuring(action) {
       recording = [];

@@ -1,0 +1,245 @@
+import type { Collection, Db } from 'mongodb';
+import type { FanoutOptions } from '../config.js';
+import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import type { Logger } from '../logger.js';
+import { TaskQueue, type NewTask, type QueueStatus, type TaskDocument } from '../queue/taskQueue.js';
+import { RetryLater, TaskWorkers, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
+import type { FeedBackend } from './feedBackend.js';
+
+export const fanoutCollection = 'fanout_tasks';
+
+/** A post as a task carries it: enough to write embedded entries without reading `content`. */
+interface PostPayload {
+  id: PostRecord['id'];
+  authorId: string;
+  text: string;
+  createdAt: Date;
+}
+
+/**
+ * One sub-task: the author's followers after `after` (exclusive) up to `upTo` (inclusive). A new
+ * sub-task has no `upTo`; its first run cuts the range at FANOUT_BATCH followers, records the cut,
+ * and queues the next range as a sub-task of its own, so replays cover exactly the same followers
+ * and the ranges of one post are worked on in parallel. `upTo: null` means "to the last follower".
+ */
+interface RangePayload {
+  post: PostPayload;
+  after: string | null;
+  upTo?: string | null;
+}
+
+interface GapPayload {
+  userId: string;
+}
+
+/** Recipients reached per minute, for the delivery rate operators see. */
+interface StatsDocument {
+  /** Start of the minute, epoch ms. */
+  _id: number;
+  /** The same as a date, for the TTL index. */
+  at: Date;
+  recipients: number;
+  subtasks: number;
+}
+
+export interface FanoutStatus extends QueueStatus {
+  /** Over the last minute, across every worker process. */
+  recipientsPerSecond: number;
+  subtasksLastMinute: number;
+}
+
+/** A post missing from `content` this long after its task was queued was never stored (its request died). */
+const unstoredGraceMs = 60_000;
+
+const toPayload = (post: PostRecord): PostPayload => ({
+  id: post.id,
+  authorId: post.authorId,
+  text: post.text,
+  createdAt: post.createdAt,
+});
+const fromPayload = (post: PostPayload): PostRecord => ({ ...post, pulled: false });
+
+/**
+ * Fanout on write through the durable queue (the push part of push/pull): publishing queues one
+ * task per post and returns; workers split it into sub-tasks of at most FANOUT_BATCH followers,
+ * push to the active readers among them, and record the rate. Retractions of deleted posts, and
+ * refills of timelines whose readers came back, travel the same way.
+ *
+ * Every handler is idempotent, because a task runs at least once: deliveries skip entries already
+ * there, retractions and refills can repeat, and range cuts are recorded before they are used.
+ */
+export class Fanout {
+  readonly queue: TaskQueue;
+  private readonly stats: Collection<StatsDocument>;
+  private workers: TaskWorkers | null = null;
+  private readonly handlers: Record<string, TaskHandler> = {
+    deliver: (task, run) => this.deliver(task as TaskDocument<RangePayload>, run),
+    retract: (task, run) => this.retract(task as TaskDocument<RangePayload>, run),
+    'fill-gap': (task, run) => this.fillGap(task as TaskDocument<GapPayload>, run),
+  };
+
+  constructor(
+    db: Db,
+    private readonly graph: UserGraphService,
+    private readonly content: ContentService,
+    private readonly backend: FeedBackend,
+    readonly options: FanoutOptions,
+  ) {
+    this.queue = new TaskQueue(db, fanoutCollection, {
+      leaseMs: options.leaseMs,
+      maxAttempts: options.maxAttempts,
+      retryBaseMs: options.retryBaseMs,
+    });
+    this.stats = db.collection<StatsDocument>('fanout_stats');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await Promise.all([
+      this.queue.ensureIndexes(),
+      // Minutes older than an hour say nothing about the current rate.
+      this.stats.createIndex({ at: 1 }, { name: 'minute_ttl', expireAfterSeconds: 3600 }),
+    ]);
+  }
+
+  /**
+   * Starts FANOUT_WORKERS workers in this process. They also finish follows whose request died,
+   * so they run under fanout on read too, where the queue itself stays empty.
+   */
+  start(logger: Logger, repairFollows: () => Promise<unknown>): void {
+    if (this.workers) return;
+    this.workers = new TaskWorkers(
+      this.queue,
+      this.handlers,
+      { concurrency: this.options.workers, logger, periodic: repairFollows, periodicMs: 2000 },
+    );
+    this.workers.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.workers?.stop();
+    this.workers = null;
+  }
+
+  /** Queues the post's delivery to its followers; call before storing the post. */
+  async enqueueDelivery(post: PostRecord): Promise<void> {
+    await this.enqueue([rangeTask('deliver', post, null)]);
+  }
+
+  /** Queues taking a deleted post out of its followers' timelines. */
+  async enqueueRetraction(post: PostRecord): Promise<void> {
+    await this.enqueue([rangeTask('retract', post, null)]);
+  }
+
+  /** Queues redelivering what fanout skipped while `userId` was inactive (the gap on their user document). */
+  async enqueueGapFill(userId: string, since: Date): Promise<void> {
+    await this.enqueue([{ _id: `fill-gap:${userId}:${since.getTime()}`, kind: 'fill-gap', payload: { userId } }]);
+  }
+
+  async status(): Promise<FanoutStatus> {
+    const minuteAgo = new Date(Date.now() - 60_000);
+    const [queue, minutes] = await Promise.all([
+      this.queue.status(),
+      this.stats.find({ _id: { $gte: minuteStart(minuteAgo.getTime()) } }).toArray(),
+    ]);
+    // The oldest minute is partly outside the window; count it whole and divide by the time covered.
+    const recipients = minutes.reduce((sum, minute) => sum + minute.recipients, 0);
+    const covered = minutes.length ? (Date.now() - Math.min(...minutes.map((m) => m._id))) / 1000 : 60;
+    return {
+      ...queue,
+      recipientsPerSecond: recipients / Math.max(1, covered),
+      subtasksLastMinute: minutes.reduce((sum, minute) => sum + minute.subtasks, 0),
+    };
+  }
+
+  private async enqueue(tasks: NewTask[]): Promise<void> {
+    if (!this.backend.materialized) return;
+    await this.queue.enqueue(tasks);
+    this.workers?.wake();
+  }
+
+  /** Runs one task as a worker would; tests use it with their own `run` to force interleavings. */
+  handle(task: TaskDocument, run: TaskRun): Promise<void> {
+    const handler = this.handlers[task.kind];
+    if (!handler) throw new Error(`no handler for tasks of kind "${task.kind}"`);
+    return handler(task, run);
+  }
+
+  private async deliver(task: TaskDocument<RangePayload>, run: TaskRun): Promise<void> {
+    const post = fromPayload(task.payload.post);
+    if (!(await this.content.exists(post.id))) return this.unstored(task);
+    const followers = await this.followerRange(task, run);
+    const cutoff = new Date(Date.now() - this.options.activeReaderMs);
+    const recipients = await this.graph.activeReadersAmong(followers, cutoff);
+    await run.checkpoint();
+    await this.backend.deliverTo(recipients, [post]);
+    // Written, then checked: a delete that came first has retracted already and would miss these entries.
+    if (!(await this.content.exists(post.id))) await this.backend.removeFrom(recipients, post);
+    const minute = minuteStart(Date.now());
+    await this.stats.updateOne(
+      { _id: minute },
+      { $inc: { recipients: recipients.length, subtasks: 1 }, $setOnInsert: { at: new Date(minute) } },
+      { upsert: true },
+    );
+  }
+
+  /**
+   * The first sub-task of a retraction finishes the deletion itself: its request may have died
+   * between queueing this task and deleting the post, and the delete was already promised.
+   */
+  private async retract(task: TaskDocument<RangePayload>, run: TaskRun): Promise<void> {
+    const post = fromPayload(task.payload.post);
+    if (task.payload.after === null) {
+      await this.content.deletePost(post.id);
+      // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
+      // (they check after writing). Without this, a delivery finding no post could not tell a
+      // deleted post from one whose request has not stored it yet.
+      await this.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
+    }
+    const followers = await this.followerRange(task, run);
+    await run.checkpoint();
+    await this.backend.removeFrom(followers, post);
+  }
+
+  private async fillGap(task: TaskDocument<GapPayload>, run: TaskRun): Promise<void> {
+    const { userId } = task.payload;
+    const reader = await this.graph.readerActivity(userId);
+    const gap = reader?.timelineGap;
+    if (!gap) return;
+    const authors = await this.graph.followingIds(userId);
+    let batch: PostRecord[] = [];
+    for await (const post of this.content.pushedPostsSince(authors, gap.from)) {
+      batch.push(post);
+      if (batch.length === this.options.batchSize) {
+        await run.checkpoint();
+        await this.backend.deliverTo([userId], batch);
+        batch = [];
+      }
+    }
+    await run.checkpoint();
+    await this.backend.deliverTo([userId], batch);
+    await this.graph.closeTimelineGap(userId, gap.since);
+  }
+
+  /** This sub-task's followers; on its first run, also cuts the range and queues the next one. */
+  private async followerRange(task: TaskDocument<RangePayload>, run: TaskRun): Promise<string[]> {
+    const { post, after, upTo } = task.payload;
+    if (upTo !== undefined) return this.graph.followerRange(post.authorId, after, upTo);
+    const range = await this.graph.followerPage(post.authorId, after, this.options.batchSize);
+    const cut = range.hasMore ? range.handles.at(-1)! : null;
+    await run.checkpoint();
+    await this.queue.tasks.updateOne({ _id: task._id, claim: task.claim }, { $set: { 'payload.upTo': cut } });
+    if (cut !== null) await this.enqueue([rangeTask(task.kind as 'deliver' | 'retract', fromPayload(post), cut)]);
+    return range.handles;
+  }
+
+  private unstored(task: TaskDocument): void {
+    if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(200, 'the post is not stored yet');
+  }
+}
+
+function rangeTask(kind: 'deliver' | 'retract', post: PostRecord, after: string | null): NewTask {
+  return { _id: `${kind}:${post.id.toHexString()}:${after ?? ''}`, kind, payload: { post: toPayload(post), after } };
+}
+
+const minuteStart = (ms: number) => ms - (ms % 60_000);

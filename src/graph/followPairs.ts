@@ -1,0 +1,215 @@
+import { ObjectId, type Collection, type Db } from 'mongodb';
+import { isDuplicateKeyError } from '../errors.js';
+import type { EdgeDocument, UserDocument } from './userGraphService.js';
+
+/**
+ * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
+ * and which version the edges, counts and timeline reflect (`applied`). Follow and unfollow
+ * requests only record their wish here; the one holder of the pair's lease then brings everything
+ * else in line with the latest wish, so racing requests of a pair never interleave their writes.
+ */
+export interface FollowPairDocument {
+  /** `<follower> <followee>`: handles contain no space. */
+  _id: string;
+  f: string;
+  t: string;
+  want: boolean;
+  v: number;
+  applied: number;
+  /**
+   * Whether both users' counts include this pair. Null for a pair written before pairs existed,
+   * when an edge and its counts were always written together: the edge tells.
+   */
+  counted: boolean | null;
+  /** A count change under way: its token sits in each user's `pendingCounts` until it is finished. */
+  countChange?: { token: string; delta: 1 | -1; applied: boolean };
+  lease: { owner: string; until: Date } | null;
+  /** True while `applied < v`: a repair sweep finds pairs whose request died. */
+  dirty: boolean;
+  updatedAt: Date;
+}
+
+/** Timeline work that belongs to a follow or unfollow; runs under the pair's lease. */
+export interface FollowEffects {
+  followed(followerId: string, followeeId: string): Promise<void>;
+  unfollowed(followerId: string, followeeId: string): Promise<void>;
+}
+
+/** Long enough for a reconcile's dozen writes; a crashed holder delays its pair this long. */
+const pairLeaseMs = 10_000;
+/** A dirty pair untouched this long has lost its request; the sweep finishes it. */
+const stalledAfterMs = 2_000;
+
+const pairId = (followerId: string, followeeId: string) => `${followerId} ${followeeId}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Follows and unfollows, exact under any interleaving and any crash.
+ *
+ * - Serialised per pair: every request bumps the pair's version, then whoever holds the pair's
+ *   lease applies the newest wish until nothing newer is left; the others wait for their version.
+ * - Counts change exactly once per transition without transactions: the pair first records the
+ *   change and a token, each user's `$inc` is guarded by `pendingCounts: { $ne: token }` and adds
+ *   the token in the same write, so a replay after a crash skips the users already counted; the
+ *   tokens are removed only after the pair says the change is complete.
+ * - A request that dies leaves its pair dirty; the next request for the pair, or the repair sweep
+ *   the fanout workers run, finishes it once the lease has run out.
+ */
+export class FollowPairs {
+  readonly pairs: Collection<FollowPairDocument>;
+
+  constructor(
+    db: Db,
+    private readonly users: Collection<UserDocument>,
+    private readonly following: Collection<EdgeDocument>,
+    private readonly followers: Collection<EdgeDocument>,
+  ) {
+    this.pairs = db.collection<FollowPairDocument>('follow_pairs');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.pairs.createIndex({ dirty: 1, updatedAt: 1 }, { name: 'dirty_since' });
+  }
+
+  /** Records the wish and returns once it, or a newer wish for the pair, is fully applied. */
+  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects): Promise<FollowPairDocument> {
+    const pair = await this.recordWish(followerId, followeeId, want);
+    return this.applyUpTo(pair._id, pair.v, effects);
+  }
+
+  /** Finishes pairs whose request died mid-way. Returns how many it repaired. */
+  async repairStalled(effects: FollowEffects, limit = 100): Promise<number> {
+    const stalled = await this.pairs
+      .find({ dirty: true, updatedAt: { $lt: new Date(Date.now() - stalledAfterMs) } }, { projection: { _id: 1, v: 1 } })
+      .limit(limit)
+      .toArray();
+    for (const pair of stalled) await this.applyUpTo(pair._id, pair.v, effects);
+    return stalled.length;
+  }
+
+  private async recordWish(followerId: string, followeeId: string, want: boolean): Promise<FollowPairDocument> {
+    const _id = pairId(followerId, followeeId);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const pair = await this.pairs.findOneAndUpdate(
+          { _id },
+          {
+            $set: { want, dirty: true, updatedAt: new Date() },
+            $inc: { v: 1 },
+            $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: null, lease: null },
+          },
+          { upsert: true, returnDocument: 'after' },
+        );
+        return pair!;
+      } catch (error) {
+        // Two first requests for a new pair: one insert wins, the other becomes an update.
+        if (!isDuplicateKeyError(error) || attempt > 0) throw error;
+      }
+    }
+  }
+
+  private async applyUpTo(id: string, version: number, effects: FollowEffects): Promise<FollowPairDocument> {
+    let waitMs = 2;
+    for (;;) {
+      const owner = new ObjectId().toHexString();
+      const now = new Date();
+      const leased = await this.pairs.findOneAndUpdate(
+        { _id: id, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        { $set: { lease: { owner, until: new Date(now.getTime() + pairLeaseMs) } } },
+        { returnDocument: 'after' },
+      );
+      if (leased) {
+        if (leased.applied >= version) return this.release(leased, owner);
+        return this.applyUnderLease(leased, owner, effects);
+      }
+      // Someone else is applying; their loop takes our wish too unless they die.
+      const current = await this.pairs.findOne({ _id: id });
+      if (!current || current.applied >= version) return current!;
+      await sleep(waitMs);
+      waitMs = Math.min(waitMs * 2, 50);
+    }
+  }
+
+  private async applyUnderLease(start: FollowPairDocument, owner: string, effects: FollowEffects): Promise<FollowPairDocument> {
+    let pair = start;
+    const held = { _id: pair._id, 'lease.owner': owner };
+    if (pair.counted === null) {
+      const counted = (await this.following.countDocuments({ _f: pair.f, _t: pair.t }, { limit: 1 })) > 0;
+      pair = await this.update(held, { $set: { counted } });
+    }
+    for (;;) {
+      const { want, v } = pair;
+      await this.writeEdges(pair.f, pair.t, want);
+      pair = await this.settleCounts(pair, held, want);
+      await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
+
+      const finished = await this.pairs.findOneAndUpdate(
+        { ...held, v },
+        { $set: { applied: v, dirty: false, lease: null, updatedAt: new Date() } },
+        { returnDocument: 'after' },
+      );
+      if (finished) return finished;
+      // A newer wish arrived meanwhile: apply it too, still holding the lease.
+      pair = await this.update(held, { $set: { applied: v } });
+    }
+  }
+
+  private async writeEdges(followerId: string, followeeId: string, exists: boolean): Promise<void> {
+    const edges: [Collection<EdgeDocument>, string, string][] = [
+      [this.following, followerId, followeeId],
+      [this.followers, followeeId, followerId],
+    ];
+    await Promise.all(
+      edges.map(async ([collection, from, to]) => {
+        if (!exists) return collection.deleteOne({ _f: from, _t: to });
+        try {
+          return await collection.updateOne({ _f: from, _t: to }, { $setOnInsert: { _f: from, _t: to } }, { upsert: true });
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Makes both counts include the pair exactly when `want` says so. An unfinished change found on
+   * the pair (its request died) is finished first; the token guard skips users it already counted.
+   */
+  private async settleCounts(
+    start: FollowPairDocument,
+    held: Record<string, unknown>,
+    want: boolean,
+  ): Promise<FollowPairDocument> {
+    let pair = start;
+    if (!pair.countChange && pair.counted !== want) {
+      const countChange = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false } as const;
+      pair = await this.update(held, { $set: { countChange } });
+    }
+    const change = pair.countChange;
+    if (!change) return pair;
+    if (!change.applied) {
+      const { token, delta } = change;
+      await Promise.all([
+        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta }, $push: { pendingCounts: token } }),
+        this.users.updateOne({ _id: pair.t, pendingCounts: { $ne: token } }, { $inc: { followerCount: delta }, $push: { pendingCounts: token } }),
+      ]);
+      pair = await this.update(held, { $set: { counted: delta === 1, 'countChange.applied': true } });
+    }
+    await this.users.updateMany({ _id: { $in: [pair.f, pair.t] } }, { $pull: { pendingCounts: change.token } });
+    pair = await this.update(held, { $unset: { countChange: '' } });
+    // The unfinished change may have gone the other way than the newest wish.
+    return pair.counted === want ? pair : this.settleCounts(pair, held, want);
+  }
+
+  /** An update that must still hold the lease; losing it means another holder took over. */
+  private async update(held: Record<string, unknown>, update: Record<string, unknown>): Promise<FollowPairDocument> {
+    const pair = await this.pairs.findOneAndUpdate(held, update, { returnDocument: 'after' });
+    if (!pair) throw new Error(`lost the lease on follow pair "${String(held._id)}"`);
+    return pair;
+  }
+
+  private async release(pair: FollowPairDocument, owner: string): Promise<FollowPairDocument> {
+    await this.pairs.updateOne({ _id: pair._id, 'lease.owner': owner }, { $set: { lease: null } });
+    return { ...pair, lease: null };
+  }
+}

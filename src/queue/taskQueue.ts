@@ -1,0 +1,188 @@
+import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Document } from 'mongodb';
+import { isDuplicateKeyError } from '../errors.js';
+
+/**
+ * One unit of background work. A task is either `ready` (waiting, retrying, or held by a worker)
+ * or `dead` (out of attempts, kept for an operator to inspect and re-drive).
+ *
+ * `runAt` does double duty, as the visibility timeout of a message queue: a new task has
+ * `runAt: now`, a task waiting to retry has its back-off time, and a claimed task has the end of
+ * its lease. So "claimable" is always `state: 'ready', runAt <= now`, which also covers a claim
+ * whose holder died: once its lease runs out, the next worker takes the task over.
+ */
+export interface TaskDocument<P extends Document = Document> {
+  /** Deterministic where a replay must not create the same work twice. */
+  _id: string;
+  kind: string;
+  payload: P;
+  state: 'ready' | 'dead';
+  runAt: Date;
+  /** Random per claim; every write of the holder is fenced by it, so a holder that lost its lease writes nothing. */
+  claim: string | null;
+  attempts: number;
+  createdAt: Date;
+  lastError?: string;
+}
+
+export interface NewTask<P extends Document = Document> {
+  _id: string;
+  kind: string;
+  payload: P;
+  /** Not before this time; default now. */
+  runAt?: Date;
+}
+
+export interface QueueOptions {
+  leaseMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+}
+
+export interface QueueStatus {
+  /** Ready and not held by a live lease: what workers would claim next. */
+  waiting: number;
+  /** Held by a worker whose lease has not run out. */
+  running: number;
+  dead: number;
+  /** Creation time of the oldest task not yet done (waiting or running). */
+  oldestPendingAt: Date | null;
+}
+
+const claimable = (now: Date) => ({ state: 'ready' as const, runAt: { $lte: now } });
+
+/**
+ * A small lease-based work queue in one MongoDB collection: claim with findOneAndUpdate, extend by
+ * heartbeat, complete by delete, retry with exponential back-off, park as dead after
+ * `maxAttempts`. Delivery is at least once; handlers make their writes idempotent.
+ */
+export class TaskQueue {
+  readonly tasks: Collection<TaskDocument>;
+
+  constructor(
+    db: Db,
+    collectionName: string,
+    readonly options: QueueOptions,
+  ) {
+    this.tasks = db.collection<TaskDocument>(collectionName);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.tasks.createIndexes([
+      { key: { state: 1, runAt: 1 }, name: 'state_run_at' },
+      { key: { state: 1, createdAt: 1 }, name: 'state_created_at' },
+    ]);
+  }
+
+  /** Adds tasks; one whose `_id` is already queued is left as it is. */
+  async enqueue(tasks: readonly NewTask[]): Promise<void> {
+    if (tasks.length === 0) return;
+    const now = new Date();
+    const docs: TaskDocument[] = tasks.map((task) => ({
+      _id: task._id,
+      kind: task.kind,
+      payload: task.payload,
+      state: 'ready',
+      runAt: task.runAt ?? now,
+      claim: null,
+      attempts: 0,
+      createdAt: now,
+    }));
+    try {
+      await this.tasks.insertMany(docs, { ordered: false });
+    } catch (error) {
+      const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
+      if (!failures.every((failure) => isDuplicateKeyError(failure))) throw error;
+    }
+  }
+
+  /**
+   * The oldest claimable task, now leased to the caller; null when there is none. A task that has
+   * already used every attempt (its holders kept dying) is parked as dead instead.
+   */
+  async claim(): Promise<TaskDocument | null> {
+    for (;;) {
+      const now = new Date();
+      const task = await this.tasks.findOneAndUpdate(
+        claimable(now),
+        { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 } },
+        { sort: { runAt: 1 }, returnDocument: 'after' },
+      );
+      if (!task) return null;
+      if (task.attempts <= this.options.maxAttempts) return task;
+      await this.park(task, task.lastError ?? `its worker stopped ${this.options.maxAttempts} times before finishing`);
+    }
+  }
+
+  /** Renews the lease; false when the task was taken over (the caller must stop writing). */
+  async extend(task: TaskDocument): Promise<boolean> {
+    const result = await this.tasks.updateOne(
+      { _id: task._id, claim: task.claim },
+      { $set: { runAt: new Date(Date.now() + this.options.leaseMs) } },
+    );
+    return result.matchedCount === 1;
+  }
+
+  /** Done: the task leaves the queue, unless another worker holds it by now. */
+  async complete(task: TaskDocument): Promise<void> {
+    await this.tasks.deleteOne({ _id: task._id, claim: task.claim });
+  }
+
+  /** Records the failure; retries after `retryBaseMs · 2^(attempt-1)`, or parks the task as dead. */
+  async fail(task: TaskDocument, error: unknown): Promise<'retry' | 'dead'> {
+    const message = error instanceof Error ? error.message : String(error);
+    if (task.attempts >= this.options.maxAttempts) {
+      await this.park(task, message);
+      return 'dead';
+    }
+    const delay = this.options.retryBaseMs * 2 ** (task.attempts - 1);
+    await this.tasks.updateOne(
+      { _id: task._id, claim: task.claim },
+      { $set: { claim: null, runAt: new Date(Date.now() + delay), lastError: message } },
+    );
+    return 'retry';
+  }
+
+  /** Not now, and not a failure: the task goes back in line without using up an attempt. */
+  async postpone(task: TaskDocument, delayMs: number): Promise<void> {
+    await this.tasks.updateOne(
+      { _id: task._id, claim: task.claim },
+      { $set: { claim: null, runAt: new Date(Date.now() + delayMs) }, $inc: { attempts: -1 } },
+    );
+  }
+
+  /** Puts dead tasks back in line with fresh attempts; returns how many. */
+  async redrive(ids?: readonly string[]): Promise<number> {
+    const result = await this.tasks.updateMany(
+      { state: 'dead', ...(ids ? { _id: { $in: [...ids] } } : {}) },
+      { $set: { state: 'ready', claim: null, runAt: new Date(), attempts: 0 } },
+    );
+    return result.modifiedCount;
+  }
+
+  async status(): Promise<QueueStatus> {
+    const now = new Date();
+    const [waiting, running, dead, oldest] = await Promise.all([
+      this.tasks.countDocuments(claimable(now)),
+      this.tasks.countDocuments({ state: 'ready', runAt: { $gt: now } }),
+      this.tasks.countDocuments({ state: 'dead' }),
+      this.tasks.find({ state: 'ready' }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+    ]);
+    // A task waiting out its retry back-off is neither claimable nor held; count it as running
+    // would mislead, so it is counted with the waiting ones.
+    const backingOff = await this.tasks.countDocuments({ state: 'ready', claim: null, runAt: { $gt: now } });
+    return { waiting: waiting + backingOff, running: running - backingOff, dead, oldestPendingAt: oldest?.createdAt ?? null };
+  }
+
+  dead(limit: number): Promise<TaskDocument[]> {
+    return this.tasks.find({ state: 'dead' }).sort({ createdAt: 1 }).limit(limit).toArray();
+  }
+
+  /** True when no task is waiting or running (dead ones do not count). */
+  async isDrained(): Promise<boolean> {
+    return (await this.tasks.countDocuments({ state: 'ready' }, { limit: 1 })) === 0;
+  }
+
+  private async park(task: TaskDocument, reason: string): Promise<void> {
+    await this.tasks.updateOne({ _id: task._id, claim: task.claim }, { $set: { state: 'dead', claim: null, lastError: reason } });
+  }
+}
