@@ -223,13 +223,19 @@ export class Fanout {
 
   /** This sub-task's followers; on its first run, also cuts the range and queues the next one. */
   private async followerRange(task: TaskDocument<RangePayload>, run: TaskRun): Promise<string[]> {
-    const { post, after, upTo } = task.payload;
-    if (upTo !== undefined) return this.graph.followerRange(post.authorId, after, upTo);
+    const { post, after } = task.payload;
+    const kind = task.kind as 'deliver' | 'retract';
+    if (task.payload.upTo !== undefined) {
+      const { upTo } = task.payload;
+      // Queued again in case the run that cut the range died before queueing it (same id: no double).
+      if (upTo !== null) await this.enqueue([rangeTask(kind, fromPayload(post), upTo)]);
+      return this.graph.followerRange(post.authorId, after, upTo);
+    }
     const range = await this.graph.followerPage(post.authorId, after, this.options.batchSize);
     const cut = range.hasMore ? range.handles.at(-1)! : null;
     await run.checkpoint();
     await this.queue.tasks.updateOne({ _id: task._id, claim: task.claim }, { $set: { 'payload.upTo': cut } });
-    if (cut !== null) await this.enqueue([rangeTask(task.kind as 'deliver' | 'retract', fromPayload(post), cut)]);
+    if (cut !== null) await this.enqueue([rangeTask(kind, fromPayload(post), cut)]);
     return range.handles;
   }
 

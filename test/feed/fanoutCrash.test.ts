@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ObjectId } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+const followerCount = 5000;
+const strategies = [
+  { strategy: 'time-buckets', collection: 'timed_buckets', owner: (doc: any) => doc._id._u },
+  { strategy: 'sized-buckets', collection: 'sized_buckets', owner: (doc: any) => doc._u },
+  { strategy: 'cache', collection: 'timeline_cache', owner: (doc: any) => doc._id },
+] as const;
+
+/** `npm run worker` as a real child process, as an operator would run it beside the API. */
+function startWorker(environment: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+    env: { ...process.env, ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('fanout worker running')) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it ran:\n${output}`)));
+  });
+}
+
+describe.each(strategies)('kill -9 of a worker process mid-fanout to 5,000 followers: $strategy', ({ strategy, collection, owner }) => {
+  let app: TestApp;
+  let token: string;
+  const workers: ChildProcess[] = [];
+  const followers = Array.from({ length: followerCount }, (_, i) => `crash_${String(i).padStart(4, '0')}`);
+  const workerEnvironment = () => ({
+    MONGODB_URI: app.mongodbUri,
+    FEED_STRATEGY: strategy,
+    FANOUT_WORKERS: '2',
+    FANOUT_BATCH: '100', // 50 sub-tasks, so the kill lands mid-way
+    FANOUT_LEASE_SECONDS: '1',
+  });
+
+  beforeAll(async () => {
+    // This process only publishes; the child processes do all the fanout.
+    app = await startTestApp({ FEED_STRATEGY: strategy, FANOUT_WORKERS: '0' });
+    token = await app.signUp('crash_star');
+    const db = app.database.db;
+    const now = new Date();
+    await db.collection('users').insertMany(
+      followers.map((handle) => ({ _id: handle as never, displayName: null, passwordHash: '-', createdAt: now, readAt: now, followerCount: 0, followingCount: 1 })),
+    );
+    await db.collection('following').insertMany(followers.map((handle) => ({ _f: handle, _t: 'crash_star' })));
+    await db.collection('followers').insertMany(followers.map((handle) => ({ _f: 'crash_star', _t: handle })));
+    await db.collection('users').updateOne({ _id: 'crash_star' as never }, { $set: { followerCount } });
+    // Under the cache strategy only readers have a cache: make every follower one.
+    if (strategy === 'cache') await db.collection('timeline_cache').insertMany(followers.map((handle) => ({ _id: handle as never, _c: [] })));
+  }, 120_000);
+  afterAll(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await app?.stop();
+  });
+
+  it('delivers the post to every follower exactly once after the restart', async () => {
+    const first = await startWorker(workerEnvironment());
+    workers.push(first);
+    const created = await app.gql('mutation { createPost(text: "survives a crash") { id } }', {}, token);
+    const postId = new ObjectId(created.data.createPost.id as string);
+    const stats = app.database.db.collection<any>('fanout_stats');
+    while ((await stats.find().toArray()).reduce((sum, minute) => sum + minute.subtasks, 0) < 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const deliveredBeforeRestart = await app.database.db.collection(collection).countDocuments({ '_c._id': postId });
+    expect(deliveredBeforeRestart).toBeGreaterThan(0);
+    expect(deliveredBeforeRestart).toBeLessThan(followerCount); // the kill really landed mid-fanout
+
+    workers.push(await startWorker(workerEnvironment()));
+    await app.settled(60_000);
+
+    const holders = await app.database.db.collection<any>(collection).find({ '_c._id': postId }).toArray();
+    const copies = new Map<string, number>();
+    for (const doc of holders) {
+      const here = (doc._c as { _id: ObjectId }[]).filter((entry) => entry._id.equals(postId)).length;
+      copies.set(owner(doc), (copies.get(owner(doc)) ?? 0) + here);
+    }
+    const everyFollower = followers.every((handle) => copies.get(handle) === 1);
+    expect(everyFollower).toBe(true);
+    expect([...copies.values()].every((count) => count === 1)).toBe(true);
+    expect(await app.database.db.collection('fanout_tasks').countDocuments({ state: 'dead' })).toBe(0);
+  });
+});

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Database } from '../../src/db/connect.js';
+import { quietLogger } from '../../src/logger.js';
+import { TaskQueue } from '../../src/queue/taskQueue.js';
+import { RetryLater, TaskWorkers, type TaskHandler } from '../../src/queue/taskWorkers.js';
+import { testDatabaseUri } from '../support/testApp.js';
+
+/** The queue under fanout, driven directly: leases, takeover, retries, dead tasks and re-drive. */
+describe('the durable task queue', () => {
+  let database: Database;
+  let collection = 0;
+  const newQueue = (options: Partial<ConstructorParameters<typeof TaskQueue>[2]> = {}) =>
+    new TaskQueue(database.db, `tasks_${collection++}`, { leaseMs: 200, maxAttempts: 3, retryBaseMs: 50, ...options });
+  const waitFor = async (condition: () => Promise<boolean>, what: string) => {
+    for (const started = Date.now(); !(await condition()); await new Promise((resolve) => setTimeout(resolve, 10))) {
+      if (Date.now() - started > 10_000) throw new Error(`timed out waiting for ${what}`);
+    }
+  };
+
+  beforeAll(async () => {
+    database = await connectDatabase(testDatabaseUri());
+  });
+  afterAll(async () => {
+    await database?.db.dropDatabase();
+    await database?.close();
+  });
+
+  it('queues a task once per id, hands it to one claimant at a time, oldest first', async () => {
+    const queue = newQueue();
+    await queue.enqueue([{ _id: 'b', kind: 'k', payload: {}, runAt: new Date(Date.now() - 10) }]);
+    await queue.enqueue([{ _id: 'a', kind: 'k', payload: {}, runAt: new Date(Date.now() - 20) }, { _id: 'b', kind: 'k', payload: { again: true } }]);
+    expect(await queue.tasks.countDocuments()).toBe(2);
+    const [first, second, third] = await Promise.all([queue.claim(), queue.claim(), queue.claim()]);
+    expect([first?._id, second?._id].sort()).toEqual(['a', 'b']);
+    expect(third).toBeNull();
+    expect((await queue.tasks.findOne({ _id: 'b' }))?.payload).toEqual({}); // the duplicate changed nothing
+  });
+
+  it('lets another worker take a task over once its holder stops renewing the lease, and fences the old holder', async () => {
+    const queue = newQueue();
+    await queue.enqueue([{ _id: 'slow', kind: 'k', payload: {} }]);
+    const dead = (await queue.claim())!;
+    expect(await queue.claim()).toBeNull(); // leased
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const takeover = (await queue.claim())!;
+    expect(takeover).toMatchObject({ _id: 'slow', attempts: 2 });
+    expect(await queue.extend(dead)).toBe(false);
+    await queue.complete(dead); // the old holder's late completion must not remove the new holder's task
+    expect(await queue.tasks.countDocuments({ _id: 'slow' })).toBe(1);
+    await queue.complete(takeover);
+    expect(await queue.isDrained()).toBe(true);
+  });
+
+  it('retries a failing task with growing back-off, parks it as dead after the last attempt, and re-drives it', async () => {
+    const queue = newQueue({ maxAttempts: 3, retryBaseMs: 40 });
+    await queue.enqueue([{ _id: 'flaky', kind: 'k', payload: {} }]);
+    const retryTimes: number[] = [];
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      let task = await queue.claim();
+      while (!task) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        task = await queue.claim();
+      }
+      expect(task.attempts).toBe(attempt);
+      const failedAt = Date.now();
+      expect(await queue.fail(task, new Error(`boom ${attempt}`))).toBe(attempt < 3 ? 'retry' : 'dead');
+      const stored = (await queue.tasks.findOne({ _id: 'flaky' }))!;
+      if (attempt < 3) retryTimes.push(stored.runAt.getTime() - failedAt);
+    }
+    expect(retryTimes[0]).toBeGreaterThanOrEqual(35);
+    expect(retryTimes[1]).toBeGreaterThanOrEqual(75); // doubled
+    expect(await queue.claim()).toBeNull();
+    expect(await queue.status()).toMatchObject({ dead: 1, waiting: 0, running: 0 });
+    expect((await queue.dead(10))[0]).toMatchObject({ _id: 'flaky', lastError: 'boom 3' });
+    expect(await queue.isDrained()).toBe(true);
+
+    expect(await queue.redrive()).toBe(1);
+    expect(await queue.claim()).toMatchObject({ _id: 'flaky', attempts: 1 });
+  });
+
+  it('parks a task whose holders keep dying as dead instead of claiming it forever', async () => {
+    const queue = newQueue({ maxAttempts: 2, leaseMs: 50 });
+    await queue.enqueue([{ _id: 'cursed', kind: 'k', payload: {} }]);
+    for (let i = 0; i < 2; i++) {
+      expect(await queue.claim()).toMatchObject({ _id: 'cursed' });
+      await new Promise((resolve) => setTimeout(resolve, 70)); // the holder dies: no renewal, no completion
+    }
+    expect(await queue.claim()).toBeNull();
+    expect((await queue.dead(1))[0]?.lastError).toMatch(/stopped 2 times/);
+  });
+
+  it('runs tasks in workers that renew leases, postpone without spending attempts, and record failures', async () => {
+    const queue = newQueue({ leaseMs: 90, maxAttempts: 2, retryBaseMs: 20 });
+    const ran: string[] = [];
+    let postponed = 0;
+    const handlers: Record<string, TaskHandler> = {
+      // Runs three leases long: only the heartbeat keeps others from taking it over.
+      long: async (task, run) => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await run.checkpoint();
+        ran.push(task._id);
+      },
+      later: async (task) => {
+        if (postponed++ < 3) throw new RetryLater(10, 'not yet');
+        ran.push(task._id);
+      },
+      broken: async () => {
+        throw new Error('always');
+      },
+    };
+    const workers = new TaskWorkers(queue, handlers, { concurrency: 3, logger: { ...quietLogger, error: () => {} }, maxIdleMs: 20 });
+    workers.start();
+    await queue.enqueue([
+      { _id: 'long-1', kind: 'long', payload: {} },
+      { _id: 'later-1', kind: 'later', payload: {} },
+      { _id: 'broken-1', kind: 'broken', payload: {} },
+    ]);
+    workers.wake();
+    await waitFor(async () => (await queue.isDrained()) && ran.length === 2, 'the workers to finish');
+    await workers.stop();
+    expect(ran.sort()).toEqual(['later-1', 'long-1']); // each ran once
+    expect(postponed).toBe(4);
+    expect((await queue.dead(10)).map((task) => task._id)).toEqual(['broken-1']);
+  });
+});
