@@ -47,19 +47,25 @@ export async function* recipientBatches(graph: UserGraphService, authorId: strin
 }
 
 /**
- * Unordered bulk write that treats duplicate-key failures as "already there": upserts that make
- * delivery idempotent lose that race on purpose, and the other operations still apply.
+ * Unordered bulk write of idempotent deliveries, where a duplicate-key failure means "already
+ * delivered" (the `$ne` guard missed, so the upsert tried an insert). It can also mean that two
+ * deliveries raced to create the same document and this one lost the insert: such operations are
+ * sent once more, when the document exists, and only a second duplicate-key failure counts as there.
  */
 export async function bulkWriteIgnoringDuplicates<T extends Document>(
   collection: Collection<T>,
   operations: AnyBulkWriteOperation<T>[],
 ): Promise<void> {
-  if (operations.length === 0) return;
-  try {
-    await collection.bulkWrite(operations, { ordered: false });
-  } catch (error) {
-    const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
-    if (!failures.every((failure) => isDuplicateKeyError(failure))) throw error;
+  let pending = operations;
+  for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+    try {
+      await collection.bulkWrite(pending, { ordered: false });
+      return;
+    } catch (error) {
+      const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
+      if (!failures.every((failure) => isDuplicateKeyError(failure))) throw error;
+      pending = failures.map((failure) => pending[(failure as { index: number }).index]!);
+    }
   }
 }
 

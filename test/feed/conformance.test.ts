@@ -14,6 +14,7 @@ const smallSizes = {
   TIMELINE_CACHE_SIZE: '6',
   TIMELINE_READ_BATCH: '2',
   FOLLOW_BACKFILL: '5',
+  FANOUT_PULL_THRESHOLD: '3', // more than 3 followers: posts are pulled at read time
 };
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
@@ -93,7 +94,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
 
   beforeAll(async () => {
     app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content, ...smallSizes });
-    for (const handle of ['viewer', 'ann', 'ben', 'cat', 'dan', 'eve', 'outsider']) tokens[handle] = await app.signUp(handle);
+    for (const handle of ['viewer', 'ann', 'ben', 'cat', 'dan', 'eve', 'outsider', 'sleeper', 'napper']) tokens[handle] = await app.signUp(handle);
   });
   afterAll(() => app?.stop());
 
@@ -126,6 +127,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
 
   it('backfills on follow and removes on unfollow', async () => {
     for (let i = 0; i < 4; i++) await post('dan', `dan before the follow ${i}`);
+    await app.settled(); // fanout is done: only the follow brings these posts to the viewer
     await follow('viewer', 'dan');
     let expected = await expectTimelineMatchesOracle('viewer', 6);
     expect((await page('viewer', { first: 100 })).edges.filter((edge) => edge.node.author.handle === 'dan')).toHaveLength(4);
@@ -138,6 +140,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
 
   it('backfills at most FOLLOW_BACKFILL older posts into materialized bucket timelines', async () => {
     for (let i = 0; i < 8; i++) await post('eve', `eve before the follow ${i}`);
+    await app.settled();
     await follow('viewer', 'eve');
     await follow('viewer', 'eve'); // a repeated follow must not duplicate the backfill
     const eves = (await page('viewer', { first: 100 })).edges.filter((edge) => edge.node.author.handle === 'eve');
@@ -182,5 +185,63 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     for (const entry of entries) {
       expect(Object.keys(entry).sort()).toEqual(content === 'embed' ? ['_a', '_d', '_id', '_m'] : ['_a', '_d', '_id']);
     }
+  });
+
+  it('merges the posts of pulled authors at read time, with the author crossing the threshold both ways', async () => {
+    const db = app.database.db;
+    for (const fan of ['outsider', 'dan', 'eve']) await follow(fan, 'ann'); // ann: 4 followers, above the threshold
+    const pulled: string[] = [];
+    for (let i = 0; i < 3; i++) pulled.push(await post('ann', `ann, pulled ${i}`));
+    const pulledIds = pulled.map((id) => new ObjectId(id));
+    const materialized = strategy !== 'fanout-on-read';
+    expect(await db.collection('content').countDocuments({ _id: { $in: pulledIds }, _p: true })).toBe(materialized ? 3 : 0);
+    const collection = timelineCollection[strategy];
+    if (collection) {
+      await app.settled();
+      // Only the author's own timeline holds them; followers pull them from content.
+      const holders = await db.collection(collection).find({ '_c._id': { $in: pulledIds } }).toArray();
+      expect(holders.every((doc: any) => [doc._id, doc._u, doc._id?._u].includes('ann'))).toBe(true);
+    }
+    await expectTimelineMatchesOracle('viewer', 4);
+
+    // All pulled authors a reader follows cost one content query per page together.
+    const commands = await app.commandsDuring(() => gql(pageQuery, { first: 10 }, 'viewer'));
+    const pulledReads = commands.filter(
+      (command) => command.commandName === 'find' && command.command.find === 'content' && command.command.filter._p === true,
+    );
+    expect(pulledReads).toHaveLength(materialized ? 1 : 0);
+
+    for (const fan of ['outsider', 'dan', 'eve']) await gql(`mutation { unfollow(handle: "ann") { handle } }`, {}, fan);
+    const pushed = await post('ann', 'ann, pushed again');
+    expect(await db.collection('content').countDocuments({ _id: new ObjectId(pushed), _p: true })).toBe(0);
+    const expected = await expectTimelineMatchesOracle('viewer', 4);
+    expect(expected.slice(0, 4)).toEqual([pushed, ...pulled.reverse()]);
+  });
+
+  it('skips an inactive reader in fanout, then completes their first page and refills their timeline', async () => {
+    const db = app.database.db;
+    await follow('sleeper', 'napper');
+    // The sleeper last read long ago (more than ACTIVE_READER_DAYS).
+    await db.collection<any>('users').updateOne({ _id: 'sleeper' }, { $set: { readAt: new Date(Date.now() - 30 * 24 * 3600 * 1000) } });
+    const missed: ObjectId[] = [];
+    for (let i = 0; i < 5; i++) missed.push(new ObjectId(await post('napper', `while you slept ${i}`)));
+    await app.settled();
+    const collection = timelineCollection[strategy];
+    /** Entries of the missed posts in the sleeper's stored timeline. */
+    const held = async () => {
+      if (!collection) return 0;
+      const docs = await db.collection<any>(collection).find({ $or: [{ _u: 'sleeper' }, { '_id._u': 'sleeper' }, { _id: 'sleeper' }] }).toArray();
+      return docs.flatMap((doc) => doc._c as { _id: ObjectId }[]).filter((entry) => missed.some((id) => id.equals(entry._id))).length;
+    };
+    expect(await held()).toBe(0); // fanout skipped the sleeper
+
+    const expected = await expectTimelineMatchesOracle('sleeper', 2);
+    expect(expected).toHaveLength(5);
+    await app.settled();
+    if (collection) {
+      expect(await held()).toBe(5); // refilled (buckets) or rebuilt on the read (cache)
+      expect((await db.collection<any>('users').findOne({ _id: 'sleeper' }))?.timelineGap).toBeUndefined();
+    }
+    await expectTimelineMatchesOracle('sleeper', 2);
   });
 });

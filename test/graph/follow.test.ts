@@ -60,7 +60,9 @@ describe('the follow graph', () => {
       lease: { owner: 'a-dead-request', until: past }, dirty: true, updatedAt: past,
     });
     await app.database.db.collection('following').insertOne({ _f: 'ivan', _t: 'jane' });
-    await app.database.db.collection<any>('users').updateOne({ _id: 'ivan' }, { $inc: { followingCount: 1 }, $push: { pendingCounts: 'died-here' } });
+    await app.database.db
+      .collection<{ _id: string; pendingCounts: string[] }>('users')
+      .updateOne({ _id: 'ivan' }, { $inc: { followingCount: 1 }, $push: { pendingCounts: 'died-here' } });
 
     await app.gql('mutation { follow(handle: "jane") { handle } }', {}, tokens.ivan);
     expect(await edges('ivan', 'jane')).toEqual({ following: 1, followers: 1 });
