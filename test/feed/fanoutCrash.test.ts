@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertFollowers } from '../support/bulkGraph.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const followerCount = 5000;
@@ -45,16 +46,8 @@ describe.each(strategies)('kill -9 of a worker process mid-fanout to 5,000 follo
     // This process only publishes; the child processes do all the fanout.
     app = await startTestApp({ FEED_STRATEGY: strategy, FANOUT_WORKERS: '0' });
     token = await app.signUp('crash_star');
-    const db = app.database.db;
-    const now = new Date();
-    await db.collection('users').insertMany(
-      followers.map((handle) => ({ _id: handle as never, displayName: null, passwordHash: '-', createdAt: now, readAt: now, followerCount: 0, followingCount: 1 })),
-    );
-    await db.collection('following').insertMany(followers.map((handle) => ({ _f: handle, _t: 'crash_star' })));
-    await db.collection('followers').insertMany(followers.map((handle) => ({ _f: 'crash_star', _t: handle })));
-    await db.collection('users').updateOne({ _id: 'crash_star' as never }, { $set: { followerCount } });
     // Under the cache strategy only readers have a cache: make every follower one.
-    if (strategy === 'cache') await db.collection('timeline_cache').insertMany(followers.map((handle) => ({ _id: handle as never, _c: [] })));
+    await insertFollowers(app.database.db, 'crash_star', followers, { withCaches: strategy === 'cache' });
   }, 120_000);
   afterAll(async () => {
     for (const worker of workers) worker.kill('SIGKILL');

@@ -37,6 +37,17 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     }
   };
 
+  /** Runs the queued sub-tasks with `action` done once, at the first checkpoint: after reading, before writing. */
+  const runQueuedInterruptedBy = async (action: () => Promise<unknown>) => {
+    let done = false;
+    await runQueued(async () => {
+      if (done) return;
+      done = true;
+      await action();
+    });
+    expect(done).toBe(true);
+  };
+
   beforeAll(async () => {
     app = await startTestApp({ FEED_STRATEGY: strategy, FANOUT_WORKERS: '0', TIMELINE_BUCKET_SIZE: '3' });
     for (const handle of ['reader', 'author', 'other']) tokens[handle] = await app.signUp(handle);
@@ -50,13 +61,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const late = await post('author', 'late delivery');
     // The sub-task has read the follower list; the unfollow completes before it writes.
-    let unfollowed = false;
-    await runQueued(async () => {
-      if (unfollowed) return;
-      unfollowed = true;
-      await gql('reader', 'mutation { unfollow(handle: "author") { handle } }');
-    });
-    expect(unfollowed).toBe(true);
+    await runQueuedInterruptedBy(() => gql('reader', 'mutation { unfollow(handle: "author") { handle } }'));
     expect(await copies('reader', late)).toBe(1);
 
     const page = await timelineTexts('reader', 3);
@@ -68,14 +73,8 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
   it('leaves nothing behind when the post is deleted between a delivery’s check and its write', async () => {
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const victim = await post('author', 'deleted mid-delivery');
-    let deleted = false;
-    await runQueued(async () => {
-      // The first checkpoint comes after the sub-task found the post in content, before any write.
-      if (deleted) return;
-      deleted = true;
-      await gql('author', `mutation { deletePost(id: "${victim}") }`);
-    });
-    expect(deleted).toBe(true);
+    // The sub-task has found the post in content; the delete completes before it writes.
+    await runQueuedInterruptedBy(() => gql('author', `mutation { deletePost(id: "${victim}") }`));
     expect(await copies('reader', victim)).toBe(0);
     expect(await copies('author', victim)).toBe(0);
     expect((await timelineTexts('reader')).edges.some((edge: any) => edge.node.text === 'deleted mid-delivery')).toBe(false);

@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
+import { insertFollowers } from '../support/bulkGraph.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
@@ -22,15 +23,7 @@ describe.each(combinations)('a user with 5,000 followers posts: $strategy, $cont
     app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content });
     const star = await app.signUp('star');
     tokens.star = star;
-    // 5,000 accounts through the API would be 5,000 password hashes; write the documented layout.
-    const db = app.database.db;
-    const now = new Date();
-    await db.collection('users').insertMany(
-      followers.map((handle) => ({ _id: handle as never, displayName: null, passwordHash: '-', createdAt: now, readAt: now, followerCount: 0, followingCount: 1 })),
-    );
-    await db.collection('following').insertMany(followers.map((handle) => ({ _f: handle, _t: 'star' })));
-    await db.collection('followers').insertMany(followers.map((handle) => ({ _f: 'star', _t: handle })));
-    await db.collection('users').updateOne({ _id: 'star' as never }, { $set: { followerCount: followerCount } });
+    await insertFollowers(app.database.db, 'star', followers);
     for (const handle of readers) {
       tokens[handle] = await app.services.tokens.issue(handle);
       // Reading first gives these followers a cache under the cache strategy.
