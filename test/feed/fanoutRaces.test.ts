@@ -125,4 +125,21 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     const shown = (await timelineTexts('reader')).edges.some((edge: any) => edge.node.text === 'after the race');
     expect(shown).toBe(following === 1);
   });
+
+  it('delivers a post whose request died right after storing it, and drops the task of one never stored', async () => {
+    await gql('reader', 'mutation { follow(handle: "author") { handle } }');
+    const { content, fanout } = app.services;
+    // Both requests queued their delivery, then died: one after storing its post, one before.
+    const stored = content.preparePost('author', 'stored, then the server died', { pulled: false });
+    const lost = content.preparePost('author', 'never stored', { pulled: false });
+    await fanout.enqueueDelivery(stored);
+    await fanout.enqueueDelivery(lost);
+    await content.storePost(stored);
+    // A minute later the lost post's task gives up waiting for it.
+    await fanout.queue.tasks.updateOne({ 'payload.post.id': lost.id }, { $set: { createdAt: new Date(Date.now() - 120_000) } });
+    await runQueued();
+    expect(await fanout.queue.isDrained()).toBe(true);
+    expect(await copies('reader', stored.id.toHexString())).toBe(1);
+    expect(await copies('reader', lost.id.toHexString())).toBe(0);
+  });
 });
