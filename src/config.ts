@@ -50,7 +50,7 @@ const environmentSchema = z.object({
   FANOUT_WORKERS: integer(0, 64).default(2),
   FANOUT_MAX_ATTEMPTS: integer(1, 100).default(5),
   // Seconds; fractions allowed so tests can watch a lease expire in well under a second.
-  FANOUT_LEASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
+  FANOUT_LEASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(10),
   FANOUT_RETRY_SECONDS: z.coerce.number().min(0.01).max(3600).default(2),
   FANOUT_PULL_THRESHOLD: integer(1, 1_000_000_000).default(10_000),
   // Days; fractions allowed so tests can make a reader inactive without waiting a week.
