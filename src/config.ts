@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { RequestLimits } from './api/requestLimits.js';
 
 /** Names of the timeline strategies a deployment can choose with `FEED_STRATEGY`. */
 export const feedStrategies = ['fanout-on-read', 'time-buckets', 'sized-buckets', 'cache'] as const;
@@ -39,6 +40,10 @@ const environmentSchema = z.object({
   TIMELINE_CACHE_SIZE: integer(1, 10_000).default(50),
   FOLLOW_BACKFILL: integer(0, 1000).default(20),
   MAX_QUERY_DEPTH: integer(2, 50).default(10),
+  MAX_QUERY_COST: integer(10, 10_000_000).default(5000),
+  MAX_QUERY_COST_ANONYMOUS: integer(10, 10_000_000).default(1000),
+  MAX_ALIASES: integer(0, 1000).default(20),
+  MAX_MUTATIONS_PER_REQUEST: integer(1, 100).default(5),
   LIVE_EVENTS: z.enum(liveEventModes).default('change-stream'),
   LIVE_EVENT_TTL_SECONDS: integer(60, 7 * 24 * 3600).default(3600),
   LIVE_CONNECTION_INIT_TIMEOUT_MS: integer(50, 60_000).default(3000),
@@ -72,7 +77,7 @@ export interface Config {
   jwtTtlSeconds: number;
   feedStrategy: FeedStrategyName;
   timeline: TimelineOptions;
-  maxQueryDepth: number;
+  limits: RequestLimits;
   maxBodyBytes: number;
   live: LiveOptions;
   fanout: FanoutOptions;
@@ -157,7 +162,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       cacheSize: env.TIMELINE_CACHE_SIZE,
       followBackfill: env.FOLLOW_BACKFILL,
     },
-    maxQueryDepth: env.MAX_QUERY_DEPTH,
+    limits: {
+      maxDepth: env.MAX_QUERY_DEPTH,
+      maxCost: env.MAX_QUERY_COST,
+      maxCostAnonymous: env.MAX_QUERY_COST_ANONYMOUS,
+      maxAliases: env.MAX_ALIASES,
+      maxRootMutations: env.MAX_MUTATIONS_PER_REQUEST,
+    },
     maxBodyBytes: env.MAX_BODY_BYTES,
     live: {
       events: env.LIVE_EVENTS,

@@ -4,7 +4,6 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler } from 'express';
-import depthLimit from 'graphql-depth-limit';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import { pingDatabase } from '../db/connect.js';
@@ -13,6 +12,7 @@ import type { Services } from '../services.js';
 import { createRequestContext, type RequestContext } from './context.js';
 import { createErrorFormatter, type ErrorLogger } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
+import { checkOperation, limitRules } from './requestLimits.js';
 import { buildSchema } from './schema.js';
 
 export const graphqlPath = '/graphql';
@@ -30,7 +30,7 @@ export async function createApiServer(services: Services, config: Config, log: E
   const httpServer = createServer(app);
   const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
 
-  const validationRules = [depthLimit(config.maxQueryDepth)];
+  const validationRules = limitRules(config.limits);
 
   const webSocketServer = new WebSocketServer({ server: httpServer, path: graphqlPath, maxPayload: config.maxBodyBytes });
   const webSocketCleanup = serveLiveUpdates(webSocketServer, { schema, services, config, formatError, validationRules });
@@ -44,6 +44,19 @@ export async function createApiServer(services: Services, config: Config, log: E
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       { serverWillStart: async () => ({ drainServer: async () => void (await webSocketCleanup.dispose()) }) },
+      {
+        // Cost and mutation limits need the variables and the viewer: checked once the operation is known, before it runs.
+        requestDidStart: async () => ({
+          didResolveOperation: async ({ document, operation, request, contextValue }) => {
+            if (!operation) return; // Apollo answers that itself
+            const refusal = checkOperation(schema, document, operation, request.variables ?? {}, {
+              signedIn: contextValue.viewerId !== null,
+              limits: config.limits,
+            });
+            if (refusal) throw refusal;
+          },
+        }),
+      },
     ],
   });
   await apollo.start();

@@ -63,7 +63,9 @@ export function prepareOperation(
 export function formatOperationErrors(errors: readonly GraphQLError[], format: ErrorFormatter): GraphQLFormattedError[] {
   return errors.map((error) => {
     const json = error.toJSON();
-    const formatted = { ...json, extensions: { ...json.extensions, code: json.extensions?.code ?? 'INTERNAL_SERVER_ERROR' } };
+    // `http` tells Apollo the status of an HTTP response; a WebSocket message has none.
+    const { http: _status, ...extensions } = json.extensions ?? {};
+    const formatted = { ...json, extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' } };
     // An error thrown by a subscription's source arrives wrapped without a path: look inside.
     return format(formatted, error.originalError ?? error);
   });

@@ -1,5 +1,6 @@
 import type { GraphQLSchema, ValidationRule } from 'graphql';
-import { GraphQLError } from 'graphql';
+import { getOperationAST, GraphQLError } from 'graphql';
+import { checkOperation } from '../api/requestLimits.js';
 import type { Context, Disposable } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -80,7 +81,13 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
           else closeSocket(ctx.extra.socket, LiveCloseCode.TooManyRequests, reason);
           return [new GraphQLError(reason, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
         }
-        return prepareOperation(schema, payload, validationRules);
+        const prepared = prepareOperation(schema, payload, validationRules);
+        if (Array.isArray(prepared)) return prepared;
+        const operation = getOperationAST(prepared.document, prepared.operationName);
+        const refusal =
+          operation &&
+          checkOperation(schema, prepared.document, operation, payload.variables ?? {}, { signedIn: true, limits: config.limits });
+        return refusal ? [refusal] : prepared;
       },
       context: (ctx) => createRequestContext(services, ctx.connectionParams?.authorization, connections.get(ctx) ?? null),
       onNext: (_ctx, _id, _payload, _args, result) =>

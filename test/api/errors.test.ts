@@ -83,12 +83,12 @@ describe('errors a client can rely on', () => {
   });
 
   it('rejects queries nested deeper than the limit', async () => {
-    const nest = (levels: number): string => (levels === 0 ? 'handle' : `followers { edges { node { ${nest(levels - 1)} } } }`);
-    // Each followers/edges/node level adds 3 to the depth: three levels fit the default limit of 10, four do not.
-    expect((await app.gql(`{ viewer { ${nest(3)} } }`, {}, token)).errors).toBeUndefined();
-    const result = await app.gql(`{ viewer { ${nest(4)} } }`, {}, token);
+    const nest = (levels: number): string => (levels === 0 ? 'handle' : `followers(first: 2) { edges { node { ${nest(levels - 1)} } } }`);
+    // viewer is level 1, each followers/edges/node adds 3, the leaf 1: two levels (8) fit the default limit of 10, three (11) do not.
+    expect((await app.gql(`{ viewer { ${nest(2)} } }`, {}, token)).errors).toBeUndefined();
+    const result = await app.gql(`{ viewer { ${nest(3)} } }`, {}, token);
     expect(codeOf(result)).toBe('GRAPHQL_VALIDATION_FAILED');
-    expect(result.errors?.[0]?.message).toMatch(/depth/);
+    expect(result.errors?.[0]?.message).toMatch(/depth limit of 10 exceeded, found 11/);
   });
 
   it('caps request bodies with a GraphQL-shaped error', async () => {

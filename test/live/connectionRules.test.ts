@@ -9,24 +9,10 @@ import {
   subscribePostAdded,
   subscriptionsOpen,
   webSocketUrl,
+  runOverWebSocket,
   LiveClients,
   type CloseEventLike,
 } from './liveClient.js';
-
-/** One operation over graphql-ws: what came as results, and what came as an `error` message. */
-function runOverWebSocket(client: Client, query: string): Promise<{ results: FormattedExecutionResult<Record<string, unknown>, unknown>[]; errors: any[] }> {
-  return new Promise((resolve) => {
-    const results: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
-    client.subscribe(
-      { query },
-      {
-        next: (result) => void results.push(result),
-        error: (errors) => resolve({ results, errors: errors as any[] }),
-        complete: () => resolve({ results, errors: [] }),
-      },
-    );
-  });
-}
 
 const codesOf = (errors: readonly { extensions?: { code?: unknown } }[] | undefined) => (errors ?? []).map((e) => e.extensions?.code);
 

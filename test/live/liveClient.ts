@@ -1,3 +1,4 @@
+import type { FormattedExecutionResult } from 'graphql';
 import { createClient, type Client, type ClientOptions } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { TestApp } from '../support/testApp.js';
@@ -161,3 +162,19 @@ export async function closeEventFor(app: TestApp, connectionParams: Record<strin
     await client.dispose();
   }
 }
+
+/** One operation over graphql-ws: what came as results, and what came as an `error` message. */
+export function runOverWebSocket(client: Client, query: string): Promise<{ results: FormattedExecutionResult<Record<string, unknown>, unknown>[]; errors: any[] }> {
+  return new Promise((resolve) => {
+    const results: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
+    client.subscribe(
+      { query },
+      {
+        next: (result) => void results.push(result),
+        error: (errors) => resolve({ results, errors: errors as any[] }),
+        complete: () => resolve({ results, errors: [] }),
+      },
+    );
+  });
+}
+

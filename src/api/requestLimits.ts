@@ -1,0 +1,138 @@
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import {
+  getNamedType,
+  GraphQLError,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+  type ValueNode,
+} from 'graphql';
+import { defaultPageSize, maxPageSize } from './connections.js';
+
+export interface RequestLimits {
+  maxDepth: number;
+  maxAliases: number;
+  /** Cost budget of one operation for a signed-in viewer ... */
+  maxCost: number;
+  /** ... and without a token. */
+  maxCostAnonymous: number;
+  maxRootMutations: number;
+}
+
+/** Mutations that hash a password: one per request, so a body cannot carry a thousand sign-ups. */
+const passwordMutations = new Set(['signUp', 'logIn']);
+
+/** Armor's rules throw or report "Syntax Error: …"; report them as the validation errors they are. */
+const reportClean = (context: ValidationContext | null, error: GraphQLError) =>
+  context?.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, '')));
+
+/**
+ * Depth and alias limits as validation rules (GraphQL Armor). Both visit each fragment once and
+ * remember its result, so a document whose fragments spread each other exponentially is checked in
+ * time linear in its size; graphql's own rules reject fragment cycles and unknown fragments.
+ */
+export function limitRules(limits: RequestLimits): ValidationRule[] {
+  const common = { propagateOnRejection: false, onReject: [reportClean], exposeLimits: true };
+  return [maxDepthRule({ n: limits.maxDepth, ...common }), maxAliasesRule({ n: limits.maxAliases, ...common })];
+}
+
+/**
+ * What executing the operation may cost, before executing it: every field counts 1, and a
+ * connection field (one that takes `first`/`last`) multiplies what is selected below it by its page
+ * size, the default when none is given. Fragments are costed once per type and reused, so this is
+ * linear in the document too.
+ */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const fragmentCosts = new Map<string, number>();
+
+  const pageSizeOf = (value: ValueNode | undefined): number => {
+    const raw = value?.kind === Kind.VARIABLE ? variables[value.name.value] : value?.kind === Kind.INT ? Number(value.value) : undefined;
+    return typeof raw === 'number' && Number.isInteger(raw) && raw > 0 ? Math.min(raw, maxPageSize) : defaultPageSize;
+  };
+
+  const selectionCost = (selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType | null | undefined): number => {
+    if (!selectionSet) return 0;
+    let total = 0;
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const fields = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields() : undefined;
+        const definition = fields?.[selection.name.value];
+        const child = definition ? (getNamedType(definition.type) as GraphQLCompositeType) : null;
+        const paged = definition?.args.some((arg) => arg.name === 'first' || arg.name === 'last') ?? false;
+        const argument = (name: string) => selection.arguments?.find((arg) => arg.name.value === name)?.value;
+        const size = paged ? pageSizeOf(argument('first') ?? argument('last')) : 1;
+        total += 1 + size * selectionCost(selection.selectionSet, child);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const condition = selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType) : parent;
+        total += selectionCost(selection.selectionSet, condition);
+      } else {
+        const name = selection.name.value;
+        let cost = fragmentCosts.get(name);
+        if (cost === undefined) {
+          fragmentCosts.set(name, 0); // a cycle (refused by validation anyway) costs nothing more
+          const fragment = fragments.get(name);
+          const condition = fragment && (schema.getType(fragment.typeCondition.name.value) as GraphQLCompositeType);
+          cost = fragment ? selectionCost(fragment.selectionSet, condition) : 0;
+          fragmentCosts.set(name, cost);
+        }
+        total += cost;
+      }
+    }
+    return total;
+  };
+
+  const root = schema.getRootType(operation.operation);
+  return selectionCost(operation.selectionSet, root);
+}
+
+/**
+ * The checks that need the variables and who is asking: the cost budget and the mutations per
+ * request. Null when the operation may run.
+ */
+export function checkOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  options: { signedIn: boolean; limits: RequestLimits },
+): GraphQLError | null {
+  const { limits } = options;
+  if (operation.operation === 'mutation') {
+    const roots = operation.selectionSet.selections.filter((selection) => selection.kind === Kind.FIELD);
+    if (roots.length > limits.maxRootMutations) {
+      return limitError(`At most ${limits.maxRootMutations} mutations per request`, 'BAD_REQUEST', {});
+    }
+    if (roots.filter((field) => field.kind === Kind.FIELD && passwordMutations.has(field.name.value)).length > 1) {
+      return limitError('At most one signUp or logIn per request', 'BAD_REQUEST', {});
+    }
+  }
+  const limit = options.signedIn ? limits.maxCost : limits.maxCostAnonymous;
+  const cost = operationCost(schema, document, operation, variables);
+  if (cost > limit) {
+    const hint = options.signedIn ? '' : ' (sign in for a larger budget)';
+    return limitError(`Query too complex: its cost is ${cost}, the limit is ${limit}${hint}`, 'QUERY_TOO_COMPLEX', { cost, limit });
+  }
+  return null;
+}
+
+function limitError(message: string, code: string, details: Record<string, number>): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...details, http: { status: 400 } } });
+}

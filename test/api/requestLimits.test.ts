@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liveClient, runOverWebSocket } from '../live/liveClient.js';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+/** What one request may cost, checked before anything runs (see README, "Limits and abuse"). */
+describe('request limits', () => {
+  let app: TestApp;
+  let token: string;
+  const codeOf = (result: { errors?: { extensions?: { code?: string } }[] }) => result.errors?.[0]?.extensions?.code;
+  const extensionsOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.[0]?.extensions ?? {};
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    token = await app.signUp('limits');
+  });
+  afterAll(() => app?.stop());
+
+  it('answers a document whose fragments spread each other exponentially with a validation error, at once', async () => {
+    // 24 levels, each fragment spreading the next twice: 2^24 paths if fragments were expanded.
+    const levels = 24;
+    const fragments = Array.from({ length: levels }, (_, i) =>
+      i === levels - 1 ? `fragment F${i} on User { handle }` : `fragment F${i} on User { followers { edges { node { ...F${i + 1} ...F${i + 1} } } } }`,
+    );
+    const result = await app.gql(`{ user(handle: "limits") { ...F0 } } ${fragments.join(' ')}`);
+    expect(result.status).toBe(400);
+    expect(codeOf(result)).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(result.errors?.[0]?.message).toMatch(/depth limit of 10 exceeded/);
+  });
+
+  it.each([
+    ['a fragment cycle', '{ viewer { ...A } } fragment A on User { followers { edges { node { ...B } } } } fragment B on User { ...A }'],
+    ['an unknown fragment', '{ viewer { ...Missing } }'],
+  ])('refuses %s with 400 GRAPHQL_VALIDATION_FAILED, not a server error', async (_case, query) => {
+    const result = await app.gql(query);
+    expect(result.status).toBe(400);
+    expect(codeOf(result)).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(JSON.stringify(result)).not.toContain('stacktrace');
+  });
+
+  it('refuses nested lists over the cost budget before running them, with the cost and the limit', async () => {
+    const nested = '{ user(handle: "limits") { followers(first: 100) { edges { node { followers(first: 100) { edges { node { following(first: 100) { totalCount } } } } } } } } }';
+    const anonymous = await app.gql(nested);
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 1000 });
+    expect(extensionsOf(anonymous).cost).toBeGreaterThan(1_000_000);
+    const signedIn = await app.gql(nested, {}, token);
+    expect(signedIn.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 5000 });
+
+    // Page sizes given through variables count the same.
+    const viaVariables = await app.gql(
+      'query($n: Int) { timeline(first: $n) { edges { node { author { followers(first: $n) { edges { cursor } } } } } } }',
+      { n: 100 },
+      token,
+    );
+    expect(codeOf(viaVariables)).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('lets a 100-post timeline page with authors through, far below the budget', async () => {
+    const page = await app.gql(
+      '{ timeline(first: 100) { edges { cursor node { id text createdAt author { handle displayName followerCount viewerIsFollowing } } } pageInfo { hasNextPage endCursor } } }',
+      {},
+      token,
+    );
+    expect(page.errors).toBeUndefined();
+  });
+
+  it('limits aliases, mutations per request, and allows one signUp or logIn per request', async () => {
+    const aliases = Array.from({ length: 21 }, (_, i) => `a${i}: viewer { handle }`).join(' ');
+    const aliased = await app.gql(`{ ${aliases} }`, {}, token);
+    expect(aliased.status).toBe(400);
+    expect(codeOf(aliased)).toBe('GRAPHQL_VALIDATION_FAILED');
+
+    const signUps = await app.gql(
+      'mutation { a: signUp(handle: "alias_one", password: "long enough") { token } b: signUp(handle: "alias_two", password: "long enough") { token } }',
+    );
+    expect(codeOf(signUps)).toBe('BAD_REQUEST');
+    expect(await app.database.db.collection('users').countDocuments({ _id: { $in: ['alias_one', 'alias_two'] } as never })).toBe(0);
+
+    const posts = Array.from({ length: 6 }, (_, i) => `p${i}: createPost(text: "spam ${i}") { id }`).join(' ');
+    expect(codeOf(await app.gql(`mutation { ${posts} }`, {}, token))).toBe('BAD_REQUEST');
+    expect(await app.database.db.collection('content').countDocuments({ _a: 'limits' })).toBe(0);
+  });
+
+  it('applies the same limits to subscriptions over WebSocket', async () => {
+    const client = liveClient(app, token);
+    try {
+      const { errors } = await runOverWebSocket(
+        client,
+        'subscription { timelinePostAdded { node { author { followers(first: 100) { edges { node { followers(first: 100) { totalCount } } } } } } } }',
+      );
+      expect(errors[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 5000 });
+      expect(errors[0]?.extensions).not.toHaveProperty('http');
+    } finally {
+      await client.dispose();
+    }
+  });
+});
