@@ -200,7 +200,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
     mongoClientOptions: { monitorCommands: true },
   });
   try {
-    const authorization = async (handle: string) => `Bearer ${await app.services.tokens.issue(handle)}`;
+    const authorization = async (handle: string) => `Bearer ${await app.services.accounts.tokenFor(handle)}`;
     const firstPages: Payload[] = await Promise.all(
       shared.readers.map(async (handle) => ({ authorization: await authorization(handle), body: timelineBody(null) })),
     );

@@ -105,6 +105,7 @@ export async function generateGraph(
     const docs = handles.slice(start, start + batchSize).map(
       (handle, offset): UserDocument => ({
         _id: handle,
+        accountId: `bench-${handle}`,
         displayName: `User ${start + offset}`,
         passwordHash: 'bench-user-without-password', // tokens are minted directly
         createdAt,

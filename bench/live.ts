@@ -162,9 +162,9 @@ async function main(): Promise<void> {
     await inParallel(followers, 32, async (handle) => {
       await services.graph.createUser({ handle, displayName: null, passwordHash: 'unused' });
       await services.feed.follow(handle, author);
-      tokens.set(handle, await services.tokens.issue(handle));
+      tokens.set(handle, await services.accounts.tokenFor(handle));
     });
-    const authorToken = await services.tokens.issue(author);
+    const authorToken = await services.accounts.tokenFor(author);
 
     // Subscribers: each records when each bench post arrived.
     const arrivals = new Map<number, number>(); // subscriber * posts + post -> ms

@@ -31,6 +31,7 @@ const environmentSchema = z.object({
   MONGO_STANDIN_PORT: integer(0, 65535).default(27017),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_TTL_SECONDS: integer(60, 365 * 24 * 3600).default(7 * 24 * 3600),
+  JWT_ISSUER: z.string().min(1).max(200).optional(),
   FEED_STRATEGY: z.enum(feedStrategies).default('fanout-on-read'),
   TIMELINE_CONTENT: z.enum(timelineContentModes).default('embed'),
   // Seconds; fractions allowed so tests can cross bucket boundaries in milliseconds.
@@ -75,6 +76,8 @@ export interface Config {
   /** True when no JWT_SECRET was given and tokens will not survive a restart. */
   jwtSecretIsEphemeral: boolean;
   jwtTtlSeconds: number;
+  /** Issuer and audience of tokens; null means `feed-service/<database name>`, one per deployment. */
+  jwtIssuer: string | null;
   feedStrategy: FeedStrategyName;
   timeline: TimelineOptions;
   limits: RequestLimits;
@@ -153,6 +156,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     jwtSecret: env.JWT_SECRET ? new TextEncoder().encode(env.JWT_SECRET) : randomBytes(32),
     jwtSecretIsEphemeral: !env.JWT_SECRET,
     jwtTtlSeconds: env.JWT_TTL_SECONDS,
+    jwtIssuer: env.JWT_ISSUER ?? null,
     feedStrategy: env.FEED_STRATEGY,
     timeline: {
       content: env.TIMELINE_CONTENT,

@@ -28,7 +28,7 @@ export interface Services {
 export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db);
   const content = new ContentService(db);
-  const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds);
+  const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
   const backend = createFeedBackend(config.feedStrategy, { db, content, options: config.timeline });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
   const feed = new FeedService(graph, content, backend, fanout, config.fanout);

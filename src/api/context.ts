@@ -6,6 +6,8 @@ import { createLoaders, type Loaders } from './loaders.js';
 export interface RequestContext {
   /** Handle of the signed-in user, or null. */
   viewerId: string | null;
+  /** A token was sent but is forged, expired, or its account is gone: said apart from "no token". */
+  tokenRejected: boolean;
   services: Services;
   loaders: Loaders;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
@@ -18,11 +20,13 @@ export async function createRequestContext(
   authorization: unknown,
   live: LiveClient | null = null,
 ): Promise<RequestContext> {
-  const viewerId = await services.tokens.viewerFromAuthorization(authorization);
-  return { viewerId, services, loaders: createLoaders(services, viewerId), live };
+  const authenticated = await services.accounts.authenticate(authorization);
+  const viewerId = authenticated === 'invalid' ? null : authenticated;
+  return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live };
 }
 
 export function requireViewer(context: RequestContext): string {
+  if (context.tokenRejected) throw new AppError('UNAUTHENTICATED', 'The token is invalid or expired; sign in again');
   if (!context.viewerId) throw new AppError('UNAUTHENTICATED', 'Sign in first: send Authorization: Bearer <token>');
   return context.viewerId;
 }

@@ -1,38 +1,56 @@
-import { jwtVerify, SignJWT } from 'jose';
+import { errors, jwtVerify, SignJWT } from 'jose';
 
 const algorithm = 'HS256';
-const issuer = 'feed-service';
 
+/** Who a valid token speaks for. */
+export interface TokenSubject {
+  handle: string;
+  accountId: string;
+}
+
+/**
+ * HS256 tokens naming a handle (`sub`) and the account behind it (`aid`), for one deployment
+ * (issuer and audience). Tokens without an expiry are refused.
+ */
 export class TokenService {
   constructor(
     private readonly secret: Uint8Array,
     private readonly ttlSeconds: number,
+    private readonly issuer: string,
   ) {}
 
-  issue(handle: string): Promise<string> {
-    return new SignJWT({})
+  issue(subject: TokenSubject): Promise<string> {
+    return new SignJWT({ aid: subject.accountId })
       .setProtectedHeader({ alg: algorithm })
-      .setSubject(handle)
-      .setIssuer(issuer)
+      .setSubject(subject.handle)
+      .setIssuer(this.issuer)
+      .setAudience(this.issuer)
       .setIssuedAt()
       .setExpirationTime(`${this.ttlSeconds}s`)
       .sign(this.secret);
   }
 
-  /** The handle the token was issued to, or null for a missing, forged or expired token. */
-  async verify(token: string): Promise<string | null> {
+  /** The subject of a well-formed, correctly signed, unexpired token for this deployment; null otherwise. */
+  async verify(token: string): Promise<TokenSubject | null> {
     try {
-      const { payload } = await jwtVerify(token, this.secret, { algorithms: [algorithm], issuer });
-      return typeof payload.sub === 'string' ? payload.sub : null;
-    } catch {
-      return null;
+      const { payload } = await jwtVerify(token, this.secret, {
+        algorithms: [algorithm],
+        issuer: this.issuer,
+        audience: this.issuer,
+        requiredClaims: ['exp', 'sub'],
+      });
+      return typeof payload.sub === 'string' && typeof payload.aid === 'string' ? { handle: payload.sub, accountId: payload.aid } : null;
+    } catch (error) {
+      if (error instanceof errors.JOSEError) return null;
+      throw error;
     }
   }
 
-  /** Reads `Bearer <token>` from an Authorization header or graphql-ws connection parameter. */
-  async viewerFromAuthorization(authorization: unknown): Promise<string | null> {
-    if (typeof authorization !== 'string') return null;
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
-    return match ? this.verify(match[1]!) : null;
+  /** Reads `Bearer <token>`; `missing` when there is no such header or parameter at all. */
+  async fromAuthorization(authorization: unknown): Promise<TokenSubject | 'missing' | 'invalid'> {
+    if (authorization === undefined || authorization === null || authorization === '') return 'missing';
+    const match = typeof authorization === 'string' ? /^Bearer\s+(\S+)$/i.exec(authorization.trim()) : null;
+    if (!match) return 'invalid';
+    return (await this.verify(match[1]!)) ?? 'invalid';
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Collection, Db, ObjectId } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
@@ -5,6 +6,11 @@ import { FollowPairs, type FollowEffects } from './followPairs.js';
 export interface UserDocument {
   /** The handle: unique, permanent, and a good shard key. */
   _id: string;
+  /**
+   * Random, fixed at sign-up, never reused: tokens name it, so a token outlives neither its account
+   * nor a later account that takes the same handle.
+   */
+  accountId: string;
   displayName: string | null;
   passwordHash: string;
   createdAt: Date;
@@ -48,7 +54,7 @@ export interface HandlePage {
 export const handlePattern = /^[a-z0-9_]{3,30}$/;
 export const maxDisplayNameLength = 50;
 
-const publicFields = { passwordHash: 0 } as const;
+const publicFields = { passwordHash: 0, accountId: 0, pendingCounts: 0 } as const;
 
 const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
   handle: doc._id,
@@ -96,6 +102,7 @@ export class UserGraphService {
   async createUser(input: { handle: string; displayName: string | null; passwordHash: string }): Promise<UserRecord> {
     const doc: UserDocument = {
       _id: input.handle,
+      accountId: randomUUID(),
       displayName: input.displayName,
       passwordHash: input.passwordHash,
       createdAt: new Date(),
@@ -125,9 +132,20 @@ export class UserGraphService {
     return docs.map(toUserRecord);
   }
 
-  async getPasswordHash(handle: string): Promise<string | null> {
-    const doc = await this.users.findOne({ _id: handle }, { projection: { passwordHash: 1 } });
-    return doc?.passwordHash ?? null;
+  async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {
+    const doc = await this.users.findOne({ _id: handle }, { projection: { passwordHash: 1, accountId: 1 } });
+    return doc && { passwordHash: doc.passwordHash, accountId: doc.accountId ?? null };
+  }
+
+  /** The account id of `handle`, given one first if an older version created the user without. */
+  async accountIdOf(handle: string): Promise<string | null> {
+    await this.users.updateOne({ _id: handle, accountId: { $exists: false } }, { $set: { accountId: randomUUID() } });
+    return (await this.users.findOne({ _id: handle }, { projection: { accountId: 1 } }))?.accountId ?? null;
+  }
+
+  /** Whether the account a token names still exists under that handle: one `_id` lookup. */
+  async accountExists(handle: string, accountId: string): Promise<boolean> {
+    return (await this.users.countDocuments({ _id: handle, accountId }, { limit: 1 })) > 0;
   }
 
   /**

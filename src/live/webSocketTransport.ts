@@ -60,8 +60,8 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
         if (authorization === undefined || authorization === null || authorization === '') {
           return reject(socket, LiveCloseCode.Unauthorized, closeReasons.unauthorized);
         }
-        const viewerId = await services.tokens.viewerFromAuthorization(authorization);
-        if (!viewerId) return reject(socket, LiveCloseCode.Forbidden, closeReasons.forbidden);
+        const viewerId = await services.accounts.authenticate(authorization);
+        if (viewerId === null || viewerId === 'invalid') return reject(socket, LiveCloseCode.Forbidden, closeReasons.forbidden);
         // Closed while the token was checked: onClose has run already, so it must not be counted.
         if (socket.readyState !== socket.OPEN) return false;
         const connection = live.connections.admit(viewerId, (code, reason) => closeSocket(socket, code, reason));

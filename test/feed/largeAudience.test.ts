@@ -25,7 +25,7 @@ describe.each(combinations)('a user with 5,000 followers posts: $strategy, $cont
     tokens.star = star;
     await insertFollowers(app.database.db, 'star', followers);
     for (const handle of readers) {
-      tokens[handle] = await app.services.tokens.issue(handle);
+      tokens[handle] = await app.services.accounts.tokenFor(handle);
       // Reading first gives these followers a cache under the cache strategy.
       await app.gql('{ timeline { edges { cursor } } }', {}, tokens[handle]);
     }

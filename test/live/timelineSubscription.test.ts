@@ -74,7 +74,9 @@ describe.each(variants)('timelinePostAdded with $name', ({ environment }) => {
     expect(received.map((edge) => ({ id: edge.node.id, text: edge.node.text, author: edge.node.author.handle }))).toEqual(expected);
     expect(live.errors).toEqual([]);
 
-    // Newest first, the timeline holds exactly the pushed edges, cursors included...
+    // Once fanout has delivered them (live events go out as soon as a post is stored), the timeline
+    // holds exactly the pushed edges, newest first, cursors included...
+    await app.settled();
     const page = await timeline(app, tokens.alice!, { first: expected.length });
     expect(page).toEqual([...received].reverse());
     // ...so a client that prepended them pages on from the oldest one to what it had before...
