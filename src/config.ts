@@ -52,6 +52,8 @@ const environmentSchema = z.object({
   LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: integer(1, 1000).default(10),
   LIVE_MAX_QUEUED_EVENTS: integer(1, 1_000_000).default(1000),
   MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
+  REQUEST_TIMEOUT_SECONDS: integer(1, 3600).default(30),
+  GRAPHIQL: z.enum(['true', 'false']).optional(),
   FANOUT_BATCH: integer(1, 10_000).default(1000),
   FANOUT_WORKERS: integer(0, 64).default(2),
   FANOUT_MAX_ATTEMPTS: integer(1, 100).default(5),
@@ -82,6 +84,10 @@ export interface Config {
   timeline: TimelineOptions;
   limits: RequestLimits;
   maxBodyBytes: number;
+  /** Longest a client may take to send one request, headers and body. */
+  requestTimeoutSeconds: number;
+  /** Serve GraphiQL to browsers: on by default, off in production unless GRAPHIQL=true. */
+  graphiql: boolean;
   live: LiveOptions;
   fanout: FanoutOptions;
 }
@@ -143,8 +149,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   const env = parsed.data;
   const isProduction = env.NODE_ENV === 'production';
-  if (isProduction && !env.JWT_SECRET) {
-    throw new ConfigError('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
+  const missingInProduction = [
+    !env.JWT_SECRET && 'JWT_SECRET: required when NODE_ENV=production',
+    !env.MONGODB_URI && 'MONGODB_URI: required when NODE_ENV=production (the embedded database keeps nothing across restarts)',
+  ].filter((problem): problem is string => typeof problem === 'string');
+  if (isProduction && missingInProduction.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${missingInProduction.join('\n  ')}`);
   }
   return {
     nodeEnv: env.NODE_ENV,
@@ -174,6 +184,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       maxRootMutations: env.MAX_MUTATIONS_PER_REQUEST,
     },
     maxBodyBytes: env.MAX_BODY_BYTES,
+    requestTimeoutSeconds: env.REQUEST_TIMEOUT_SECONDS,
+    graphiql: env.GRAPHIQL ? env.GRAPHIQL === 'true' : !isProduction,
     live: {
       events: env.LIVE_EVENTS,
       eventTtlSeconds: env.LIVE_EVENT_TTL_SECONDS,

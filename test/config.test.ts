@@ -15,11 +15,16 @@ describe('configuration from the environment', () => {
     expect(config.jwtSecret.length).toBeGreaterThanOrEqual(32);
   });
 
-  it('requires JWT_SECRET in production', () => {
+  it('requires JWT_SECRET and a real database in production, and turns GraphiQL off there unless asked', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required when NODE_ENV=production/);
-    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) });
-    expect(config.jwtSecretIsEphemeral).toBe(false);
-    expect(config.isProduction).toBe(true);
+    expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toThrow(
+      /MONGODB_URI: required when NODE_ENV=production/,
+    );
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), MONGODB_URI: 'mongodb://db.internal/feed' };
+    const config = loadConfig(production);
+    expect(config).toMatchObject({ jwtSecretIsEphemeral: false, isProduction: true, graphiql: false });
+    expect(loadConfig({ ...production, GRAPHIQL: 'true' }).graphiql).toBe(true);
+    expect(loadConfig({}).graphiql).toBe(true);
   });
 
   it('names every invalid variable at once', () => {

@@ -1,3 +1,5 @@
+import { GraphQLError } from 'graphql';
+import { isDatabaseUnavailable } from '../db/connect.js';
 import { AppError } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
 import type { Services } from '../services.js';
@@ -20,7 +22,13 @@ export async function createRequestContext(
   authorization: unknown,
   live: LiveClient | null = null,
 ): Promise<RequestContext> {
-  const authenticated = await services.accounts.authenticate(authorization);
+  const authenticated = await services.accounts.authenticate(authorization).catch((error: unknown) => {
+    // Apollo would answer a failed context with a 500: say what it is, as resolvers do.
+    if (!isDatabaseUnavailable(error)) throw error;
+    throw new GraphQLError('The database is unavailable; try again shortly', {
+      extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } },
+    });
+  });
   const viewerId = authenticated === 'invalid' ? null : authenticated;
   return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live };
 }

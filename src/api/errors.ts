@@ -1,5 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
+import { isDatabaseUnavailable } from '../db/connect.js';
 import { AppError } from '../errors.js';
 
 export type ErrorLogger = (message: string, error: unknown) => void;
@@ -11,6 +12,9 @@ export type ErrorLogger = (message: string, error: unknown) => void;
 export function createErrorFormatter(options: { isDevelopment: boolean; log: ErrorLogger }) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
+    if (isDatabaseUnavailable(original)) {
+      return { message: 'The database is unavailable; try again shortly', path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+    }
     if (original instanceof AppError) {
       return { ...formatted, message: original.message, extensions: { ...formatted.extensions, code: original.code } };
     }

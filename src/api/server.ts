@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
-import express, { type ErrorRequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import { pingDatabase } from '../db/connect.js';
@@ -27,7 +29,13 @@ export interface ApiServer {
 export async function createApiServer(services: Services, config: Config, log: ErrorLogger): Promise<ApiServer> {
   const schema = buildSchema();
   const app = express();
-  const httpServer = createServer(app);
+  // Node checks these timeouts every `connectionsCheckingInterval`: a client trickling its headers
+  // or body is cut after REQUEST_TIMEOUT_SECONDS, not after Node's default five minutes.
+  const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
+  const httpServer = createServer(
+    { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
+    app,
+  );
   const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
 
   const validationRules = limitRules(config.limits);
@@ -39,6 +47,8 @@ export async function createApiServer(services: Services, config: Config, log: E
     schema,
     formatError,
     includeStacktraceInErrorResponses: config.isDevelopment,
+    // No "Did you mean …?" in production: error messages must not describe the schema.
+    hideSchemaDetailsFromClientErrors: config.isProduction,
     validationRules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
@@ -63,15 +73,19 @@ export async function createApiServer(services: Services, config: Config, log: E
 
   app.disable('x-powered-by');
   app.get('/healthz', async (_request, response) => {
-    const reachable = await pingDatabase(services.db);
+    const reachable = await pingDatabase(services.db, healthCheckTimeoutMs);
     response.status(reachable ? 200 : 503).json({ status: reachable ? 'ok' : 'unavailable', database: reachable });
   });
-  const graphiql = graphiqlPage({ endpoint: graphqlPath, title: 'Feed API' });
-  app.get(graphqlPath, (request, response, next) => {
-    const wantsPage = request.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
-    if (wantsPage && request.query.query === undefined) response.type('html').send(graphiql);
-    else next();
-  });
+  if (config.graphiql) {
+    const graphiql = servedPage(graphiqlPage({ endpoint: graphqlPath, title: 'Feed API' }));
+    // Every browser navigation gets the IDE, also with ?query=… (a reload, a bookmark, a shared
+    // link): GraphiQL reads the query from the address itself. Other GETs are GraphQL requests.
+    app.get(graphqlPath, (request, response, next) => {
+      const wantsPage = request.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
+      if (wantsPage) graphiql(request, response);
+      else next();
+    });
+  }
   app.use(
     graphqlPath,
     express.json({ limit: config.maxBodyBytes }),
@@ -82,6 +96,35 @@ export async function createApiServer(services: Services, config: Config, log: E
   return {
     httpServer,
     stop: () => apollo.stop(),
+  };
+}
+
+/** /healthz answers within this, database or not. */
+const healthCheckTimeoutMs = 1500;
+
+/**
+ * A large static page, compressed once at start: gzip when the browser takes it, an ETag so a
+ * reload costs a 304, and a day of caching (the page changes only with a new release).
+ */
+function servedPage(html: string): (request: Request, response: Response) => void {
+  const body = Buffer.from(html);
+  const gzipped = gzipSync(body);
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return (request, response) => {
+    response.setHeader('ETag', etag);
+    response.setHeader('Cache-Control', 'public, max-age=86400');
+    response.setHeader('Vary', 'Accept-Encoding, Accept');
+    if (request.headers['if-none-match'] === etag) {
+      response.status(304).end();
+      return;
+    }
+    response.type('html');
+    if (request.acceptsEncodings('gzip') === 'gzip') {
+      response.setHeader('Content-Encoding', 'gzip');
+      response.send(gzipped);
+    } else {
+      response.send(body);
+    }
   };
 }
 

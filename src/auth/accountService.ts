@@ -1,3 +1,4 @@
+import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { AppError, badInput } from '../errors.js';
 import { assertHandle, handlePattern, maxDisplayNameLength, type UserGraphService, type UserRecord } from '../graph/userGraphService.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
@@ -22,8 +23,11 @@ export class AccountService {
     assertHandle(input.handle);
     assertPassword(input.password);
     const displayName = input.displayName?.trim() || null;
-    if (displayName && displayName.length > maxDisplayNameLength) {
-      throw badInput(`Display name must be at most ${maxDisplayNameLength} characters`);
+    if (displayName) {
+      if (graphemeLength(displayName) > maxDisplayNameLength) {
+        throw badInput(`Display name must be at most ${maxDisplayNameLength} characters`);
+      }
+      assertDisplayableText(displayName, 'Display name', { multiline: false });
     }
     const user = await this.graph.createUser({
       handle: input.handle,

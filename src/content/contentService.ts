@@ -1,5 +1,6 @@
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { badInput } from '../errors.js';
+import { assertDisplayableText, graphemeLength } from './text.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 
 export const maxPostLength = 500;
@@ -64,9 +65,11 @@ export class ContentService {
    */
   preparePost(authorId: string, text: string, options: { pulled: boolean }): PostRecord {
     const message = text.trim();
-    if (message.length < 1 || message.length > maxPostLength) {
+    const length = graphemeLength(message);
+    if (length < 1 || length > maxPostLength) {
       throw badInput(`Post text must be 1 to ${maxPostLength} characters after trimming`);
     }
+    assertDisplayableText(message, 'Post text', { multiline: true });
     return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled };
   }
 

@@ -1,4 +1,12 @@
-import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import {
+  MongoClient,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerSelectionError,
+  type Db,
+  type MongoClientOptions,
+} from 'mongodb';
 
 export const defaultDatabaseName = 'feed';
 
@@ -17,19 +25,36 @@ export function databaseNameFromUri(uri: string): string {
   return path ? decodeURIComponent(path) : defaultDatabaseName;
 }
 
+/**
+ * How long an operation waits for a reachable server before it fails: when the database is gone,
+ * requests fail fast with SERVICE_UNAVAILABLE instead of hanging, and the driver reconnects by
+ * itself once it is back.
+ */
+export const serverSelectionTimeoutMs = 2000;
+
 export async function connectDatabase(uri: string, options: MongoClientOptions = {}): Promise<Database> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, ...options });
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: serverSelectionTimeoutMs, ...options });
   await client.connect();
   const db = client.db(databaseNameFromUri(uri));
   return { client, db, close: () => client.close() };
 }
 
-/** A round trip to the server, for health checks. */
-export async function pingDatabase(db: Db): Promise<boolean> {
+/** A round trip to the server, for health checks; false when it takes longer than `timeoutMs`. */
+export async function pingDatabase(db: Db, timeoutMs: number): Promise<boolean> {
   try {
-    await db.command({ ping: 1 });
+    await db.command({ ping: 1 }, { timeoutMS: timeoutMs });
     return true;
   } catch {
     return false;
   }
+}
+
+/** Errors that mean "the database cannot be reached right now", as opposed to a bad request or a bug. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoOperationTimeoutError
+  );
 }

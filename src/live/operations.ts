@@ -35,6 +35,7 @@ export function prepareOperation(
   schema: GraphQLSchema,
   payload: SubscribePayload,
   rules: readonly ValidationRule[],
+  options: { hideSchemaDetails: boolean },
 ): ExecutionArgs | GraphQLError[] {
   let document: DocumentNode;
   try {
@@ -44,7 +45,11 @@ export function prepareOperation(
     throw error;
   }
   const invalid = validate(schema, document, [...specifiedRules, ...rules]);
-  if (invalid.length > 0) return invalid.map((error) => withCode(error, 'GRAPHQL_VALIDATION_FAILED'));
+  if (invalid.length > 0) {
+    return invalid.map((error) =>
+      withCode(options.hideSchemaDetails ? withoutSuggestions(error) : error, 'GRAPHQL_VALIDATION_FAILED'),
+    );
+  }
   const operationName = payload.operationName ?? undefined;
   const operation = getOperationAST(document, operationName);
   if (!operation) {
@@ -54,6 +59,16 @@ export function prepareOperation(
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
   if (coerced.errors) return coerced.errors.map((error) => withCode(error, 'BAD_USER_INPUT'));
   return { schema, document, operationName, variableValues: variables };
+}
+
+/** As Apollo's hideSchemaDetailsFromClientErrors does over HTTP: no "Did you mean …?" hints. */
+function withoutSuggestions(error: GraphQLError): GraphQLError {
+  return new GraphQLError(error.message.replace(/ Did you mean .+\?$/, ''), {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: error.extensions,
+  });
 }
 
 /**

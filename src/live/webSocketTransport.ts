@@ -81,7 +81,7 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
           else closeSocket(ctx.extra.socket, LiveCloseCode.TooManyRequests, reason);
           return [new GraphQLError(reason, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
         }
-        const prepared = prepareOperation(schema, payload, validationRules);
+        const prepared = prepareOperation(schema, payload, validationRules, { hideSchemaDetails: config.isProduction });
         if (Array.isArray(prepared)) return prepared;
         const operation = getOperationAST(prepared.document, prepared.operationName);
         const refusal =
