@@ -53,6 +53,10 @@ const environmentSchema = z.object({
   LIVE_MAX_QUEUED_EVENTS: integer(1, 1_000_000).default(1000),
   MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
   REQUEST_TIMEOUT_SECONDS: integer(1, 3600).default(30),
+  RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS: integer(1, 1_000_000).default(100),
+  RATE_LIMIT_SIGNUPS_PER_ADDRESS: integer(1, 1_000_000).default(20),
+  RATE_LIMIT_POSTS_PER_MINUTE: integer(1, 1_000_000).default(60),
+  RATE_LIMIT_FOLLOWS_PER_MINUTE: integer(1, 1_000_000).default(120),
   GRAPHIQL: z.enum(['true', 'false']).optional(),
   FANOUT_BATCH: integer(1, 10_000).default(1000),
   FANOUT_WORKERS: integer(0, 64).default(2),
@@ -86,10 +90,21 @@ export interface Config {
   maxBodyBytes: number;
   /** Longest a client may take to send one request, headers and body. */
   requestTimeoutSeconds: number;
+  rateLimits: RateLimitOptions;
   /** Serve GraphiQL to browsers: on by default, off in production unless GRAPHIQL=true. */
   graphiql: boolean;
   live: LiveOptions;
   fanout: FanoutOptions;
+}
+
+/** Counted in MongoDB, so they hold across instances (see README, "Limits and abuse"). */
+export interface RateLimitOptions {
+  /** Failed log-ins from one client address per hour (any handles). */
+  loginFailuresPerAddressPerHour: number;
+  signUpsPerAddressPerHour: number;
+  postsPerAccountPerMinute: number;
+  /** Follows and unfollows together. */
+  followsPerAccountPerMinute: number;
 }
 
 /** The durable fanout queue and the push/pull split (see README, "Fanout"). */
@@ -185,6 +200,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     maxBodyBytes: env.MAX_BODY_BYTES,
     requestTimeoutSeconds: env.REQUEST_TIMEOUT_SECONDS,
+    rateLimits: {
+      loginFailuresPerAddressPerHour: env.RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS,
+      signUpsPerAddressPerHour: env.RATE_LIMIT_SIGNUPS_PER_ADDRESS,
+      postsPerAccountPerMinute: env.RATE_LIMIT_POSTS_PER_MINUTE,
+      followsPerAccountPerMinute: env.RATE_LIMIT_FOLLOWS_PER_MINUTE,
+    },
     graphiql: env.GRAPHIQL ? env.GRAPHIQL === 'true' : !isProduction,
     live: {
       events: env.LIVE_EVENTS,

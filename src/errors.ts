@@ -2,15 +2,22 @@
  * Error codes a client can rely on. They travel as `extensions.code` in GraphQL errors,
  * so the services can reject input without knowing about GraphQL.
  */
-export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT';
+export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMITED';
 
 export class AppError extends Error {
   override name = 'AppError';
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** More for the client (e.g. `retryAfterSeconds`); `http` sets the status and headers of an HTTP response. */
+    private readonly details: Record<string, unknown> = {},
   ) {
     super(message);
+  }
+
+  /** GraphQL copies an original error's extensions onto the error it reports. */
+  get extensions(): Record<string, unknown> {
+    return { code: this.code, ...this.details };
   }
 }
 

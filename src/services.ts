@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { AccountService } from './auth/accountService.js';
+import { RateLimits } from './auth/rateLimits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ContentService } from './content/contentService.js';
@@ -18,6 +19,7 @@ export interface Services {
   feed: FeedService;
   accounts: AccountService;
   tokens: TokenService;
+  rateLimits: RateLimits;
   timelineState: TimelineState;
   /** The durable fanout queue; `start` runs its workers in this process. */
   fanout: Fanout;
@@ -31,7 +33,8 @@ export function createServices(db: Db, config: Config): Services {
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
   const backend = createFeedBackend(config.feedStrategy, { db, content, options: config.timeline });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
-  const feed = new FeedService(graph, content, backend, fanout, config.fanout);
+  const rateLimits = new RateLimits(db, config.rateLimits);
+  const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits);
   const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
   feed.observe(live);
   return {
@@ -39,8 +42,9 @@ export function createServices(db: Db, config: Config): Services {
     graph,
     content,
     feed,
-    accounts: new AccountService(graph, tokens),
+    accounts: new AccountService(graph, tokens, rateLimits),
     tokens,
+    rateLimits,
     timelineState: new TimelineState(db, backend, content, config.timeline),
     fanout,
     live,
@@ -58,6 +62,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.feed.backend.ensureIndexes(),
     services.live.ensureIndexes(),
     services.fanout.ensureIndexes(),
+    services.rateLimits.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

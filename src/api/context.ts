@@ -14,6 +14,8 @@ export interface RequestContext {
   loaders: Loaders;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
   live: LiveClient | null;
+  /** The client's address as this server sees it, for per-address rate limits. */
+  clientAddress: string;
 }
 
 /** Built per HTTP request or per subscription operation, so loaders never leak across requests. */
@@ -21,6 +23,7 @@ export async function createRequestContext(
   services: Services,
   authorization: unknown,
   live: LiveClient | null = null,
+  clientAddress = 'unknown',
 ): Promise<RequestContext> {
   const authenticated = await services.accounts.authenticate(authorization).catch((error: unknown) => {
     // Apollo would answer a failed context with a 500: say what it is, as resolvers do.
@@ -30,7 +33,7 @@ export async function createRequestContext(
     });
   });
   const viewerId = authenticated === 'invalid' ? null : authenticated;
-  return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live };
+  return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live, clientAddress };
 }
 
 export function requireViewer(context: RequestContext): string {

@@ -49,8 +49,8 @@ export const resolvers: Resolvers = {
   },
 
   Mutation: {
-    signUp: (_parent, args, context) => context.services.accounts.signUp(args),
-    logIn: (_parent, args, context) => context.services.accounts.logIn(args),
+    signUp: (_parent, args, context) => context.services.accounts.signUp(args, context.clientAddress),
+    logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.feed.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.feed.unfollow(requireViewer(context), handle),
     createPost: (_parent, { text }, context) => context.services.feed.post(requireViewer(context), text),

@@ -89,7 +89,9 @@ export async function createApiServer(services: Services, config: Config, log: E
   app.use(
     graphqlPath,
     express.json({ limit: config.maxBodyBytes }),
-    expressMiddleware(apollo, { context: ({ req }) => createRequestContext(services, req.headers.authorization) }),
+    expressMiddleware(apollo, {
+      context: ({ req }) => createRequestContext(services, req.headers.authorization, null, req.socket.remoteAddress ?? 'unknown'),
+    }),
   );
   app.use(transportErrors);
 

@@ -2,6 +2,7 @@ import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { AppError, badInput } from '../errors.js';
 import { assertHandle, handlePattern, maxDisplayNameLength, type UserGraphService, type UserRecord } from '../graph/userGraphService.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
+import type { RateLimits } from './rateLimits.js';
 import type { TokenService } from './tokens.js';
 
 export const minPasswordLength = 8;
@@ -17,9 +18,11 @@ export class AccountService {
   constructor(
     private readonly graph: UserGraphService,
     private readonly tokens: TokenService,
+    private readonly rateLimits: RateLimits,
   ) {}
 
-  async signUp(input: { handle: string; password: string; displayName?: string | null }): Promise<Session> {
+  async signUp(input: { handle: string; password: string; displayName?: string | null }, clientAddress: string): Promise<Session> {
+    await this.rateLimits.signUp(clientAddress);
     assertHandle(input.handle);
     assertPassword(input.password);
     const displayName = input.displayName?.trim() || null;
@@ -38,11 +41,16 @@ export class AccountService {
   }
 
   /** Unknown handle and wrong password fail alike, in message and in time. */
-  async logIn(input: { handle: string; password: string }): Promise<Session> {
+  async logIn(input: { handle: string; password: string }, clientAddress: string): Promise<Session> {
+    await this.rateLimits.assertLoginAllowed(input.handle, clientAddress);
     const credentials = handlePattern.test(input.handle) ? await this.graph.getCredentials(input.handle) : null;
     const matches = await verifyPassword(input.password.slice(0, maxPasswordLength + 1), credentials?.passwordHash ?? decoyPasswordHash);
     const user = matches && credentials ? await this.graph.getUser(input.handle) : null;
-    if (!user) throw new AppError('UNAUTHENTICATED', 'Wrong handle or password');
+    if (!user) {
+      await this.rateLimits.loginFailed(input.handle, clientAddress);
+      throw new AppError('UNAUTHENTICATED', 'Wrong handle or password');
+    }
+    await this.rateLimits.loginSucceeded(input.handle);
     return { token: await this.tokenFor(user.handle), user };
   }
 

@@ -106,12 +106,12 @@ export class Fanout {
    * Starts FANOUT_WORKERS workers in this process. They also finish follows whose request died,
    * so they run under fanout on read too, where the queue itself stays empty.
    */
-  start(logger: Logger, repairFollows: () => Promise<unknown>): void {
-    if (this.workers) return;
+  start(logger: Logger, repairFollows: () => Promise<unknown>, workers = this.options.workers): void {
+    if (this.workers || workers === 0) return;
     this.workers = new TaskWorkers(
       this.queue,
       this.handlers,
-      { concurrency: this.options.workers, logger, periodic: repairFollows, periodicMs: 2000 },
+      { concurrency: workers, logger, periodic: repairFollows, periodicMs: 2000 },
     );
     this.workers.start();
   }

@@ -1,3 +1,4 @@
+import type { RateLimits } from '../auth/rateLimits.js';
 import type { FanoutOptions } from '../config.js';
 import { parsePostId, type ContentService, type PostRecord } from '../content/contentService.js';
 import type { Page, PageRequest } from '../content/position.js';
@@ -37,6 +38,7 @@ export class FeedService {
     readonly backend: FeedBackend,
     readonly fanout: Fanout,
     private readonly options: FanoutOptions,
+    private readonly rateLimits: RateLimits,
   ) {}
 
   observe(observer: FeedObserver): void {
@@ -49,6 +51,7 @@ export class FeedService {
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
   async post(authorId: string, text: string): Promise<PostRecord> {
+    await this.rateLimits.post(authorId);
     const author = await this.graph.getUser(authorId);
     if (!author) throw new AppError('UNAUTHENTICATED', 'Your account no longer exists');
     const pulled = this.backend.materialized && author.followerCount > this.options.pullThreshold;
@@ -99,12 +102,14 @@ export class FeedService {
 
   /** Returns the followed user with fresh counts. */
   async follow(followerId: string, followeeId: string): Promise<UserRecord> {
+    await this.rateLimits.follow(followerId);
     const { following } = await this.graph.follow(followerId, followeeId, this.backend);
     await this.notify((observer) => (following ? observer.followed : observer.unfollowed).call(observer, followerId, followeeId));
     return this.freshUser(followeeId);
   }
 
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
+    await this.rateLimits.follow(followerId);
     const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
     await this.notify((observer) => (following ? observer.followed : observer.unfollowed).call(observer, followerId, followeeId));
     return this.freshUser(followeeId);

@@ -89,7 +89,13 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
           checkOperation(schema, prepared.document, operation, payload.variables ?? {}, { signedIn: true, limits: config.limits });
         return refusal ? [refusal] : prepared;
       },
-      context: (ctx) => createRequestContext(services, ctx.connectionParams?.authorization, connections.get(ctx) ?? null),
+      context: (ctx) =>
+        createRequestContext(
+          services,
+          ctx.connectionParams?.authorization,
+          connections.get(ctx) ?? null,
+          ctx.extra.request.socket.remoteAddress ?? 'unknown',
+        ),
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: formatOperationErrors(result.errors, formatError) } : undefined,
       onError: (_ctx, _id, _payload, errors) => formatOperationErrors(errors, formatError),

@@ -1,0 +1,107 @@
+import type { Db } from 'mongodb';
+import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimitOptions } from '../config.js';
+import { AppError } from '../errors.js';
+
+const collectionName = 'rate_limits';
+const hour = 3600;
+
+/** Consecutive failed log-ins allowed before back-off starts. */
+export const freeLoginFailures = 5;
+/** The back-off doubles from this with each further failure, up to an hour. */
+const firstBackoffSeconds = 2;
+
+/**
+ * Rate limits kept in MongoDB (rate-limiter-flexible's RateLimiterMongo), so every instance counts
+ * against the same numbers. Log-in failures are counted per handle and per client address: after
+ * `freeLoginFailures` in a row for a handle, each further attempt must wait twice as long as the
+ * last (2 s, 4 s, … up to an hour), and a success starts over.
+ */
+export class RateLimits {
+  private readonly loginFailuresByHandle: RateLimiterMongo;
+  private readonly loginFailuresByAddress: RateLimiterMongo;
+  private readonly signUpsByAddress: RateLimiterMongo;
+  private readonly postsByAccount: RateLimiterMongo;
+  private readonly followsByAccount: RateLimiterMongo;
+  private readonly db: Db;
+
+  constructor(db: Db, options: RateLimitOptions) {
+    this.db = db;
+    const limiter = (keyPrefix: string, points: number, duration: number) =>
+      new RateLimiterMongo({ storeClient: db, tableName: collectionName, keyPrefix, points, duration, disableIndexesCreation: true });
+    this.loginFailuresByHandle = limiter('login-handle', 10_000, 24 * hour);
+    this.loginFailuresByAddress = limiter('login-address', options.loginFailuresPerAddressPerHour, hour);
+    this.signUpsByAddress = limiter('signup-address', options.signUpsPerAddressPerHour, hour);
+    this.postsByAccount = limiter('post-account', options.postsPerAccountPerMinute, 60);
+    this.followsByAccount = limiter('follow-account', options.followsPerAccountPerMinute, 60);
+  }
+
+  /** The limiter's own indexes: its documents expire by TTL, and keys are unique. */
+  async ensureIndexes(): Promise<void> {
+    const limits = this.db.collection(collectionName);
+    await limits.createIndexes([
+      { key: { expire: -1 }, name: 'expire_ttl', expireAfterSeconds: 0 },
+      { key: { key: 1 }, name: 'key_unique', unique: true },
+    ]);
+  }
+
+  /** Refuses a log-in attempt while the handle or the address is backing off. */
+  async assertLoginAllowed(handle: string, address: string): Promise<void> {
+    const [byHandle, byAddress] = await Promise.all([
+      this.loginFailuresByHandle.get(handle),
+      this.loginFailuresByAddress.get(address),
+    ]);
+    if (byHandle && byHandle.consumedPoints >= freeLoginFailures) {
+      const backoffMs = backoffSeconds(byHandle.consumedPoints) * 1000;
+      // The failure counter's expiry moves with every failure, so it dates the last one.
+      const lastFailureAt = Date.now() + byHandle.msBeforeNext - 24 * hour * 1000;
+      const waitMs = lastFailureAt + backoffMs - Date.now();
+      if (waitMs > 0) throw rateLimited('Too many failed log-ins for this handle; wait before trying again', waitMs);
+    }
+    if (byAddress && byAddress.remainingPoints <= 0) {
+      throw rateLimited('Too many failed log-ins from this address; wait before trying again', byAddress.msBeforeNext);
+    }
+  }
+
+  async loginFailed(handle: string, address: string): Promise<void> {
+    await Promise.all([
+      // Each failure renews the day-long window, so the count is of failures in a row.
+      this.loginFailuresByHandle.penalty(handle, 1).then((result) => this.loginFailuresByHandle.set(handle, result.consumedPoints, 24 * hour)),
+      this.loginFailuresByAddress.penalty(address, 1),
+    ]);
+  }
+
+  async loginSucceeded(handle: string): Promise<void> {
+    await this.loginFailuresByHandle.delete(handle);
+  }
+
+  signUp(address: string): Promise<void> {
+    return consume(this.signUpsByAddress, address, 'Too many sign-ups from this address; wait before trying again');
+  }
+
+  post(accountId: string): Promise<void> {
+    return consume(this.postsByAccount, accountId, 'Too many posts; wait before posting again');
+  }
+
+  follow(accountId: string): Promise<void> {
+    return consume(this.followsByAccount, accountId, 'Too many follows and unfollows; wait before trying again');
+  }
+}
+
+function backoffSeconds(failures: number): number {
+  return Math.min(firstBackoffSeconds * 2 ** (failures - freeLoginFailures), hour);
+}
+
+async function consume(limiter: RateLimiterMongo, key: string, message: string): Promise<void> {
+  try {
+    await limiter.consume(key);
+  } catch (refusal) {
+    if (refusal instanceof RateLimiterRes) throw rateLimited(message, refusal.msBeforeNext);
+    throw refusal;
+  }
+}
+
+function rateLimited(message: string, waitMs: number): AppError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new AppError('RATE_LIMITED', message, { retryAfterSeconds, http: { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) } });
+}

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+const realLimits = {
+  RATE_LIMIT_SIGNUPS_PER_ADDRESS: '20',
+  RATE_LIMIT_POSTS_PER_MINUTE: '60',
+  RATE_LIMIT_FOLLOWS_PER_MINUTE: '120',
+  RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS: '100',
+};
+
+/** Rate limits counted in MongoDB, as a brute-forcing or spamming client meets them. */
+describe('rate limits', () => {
+  let app: TestApp;
+  const logIn = (handle: string, password: string) =>
+    app.gql('mutation($h: String!, $p: String!) { logIn(handle: $h, password: $p) { token } }', { h: handle, p: password });
+
+  beforeAll(async () => {
+    app = await startTestApp(realLimits);
+    await app.signUp('victim', 'the right password');
+  });
+  afterAll(() => app?.stop());
+
+  it('throttles wrong passwords for a handle after five, with growing waits, and refuses even the right one meanwhile', async () => {
+    for (let i = 0; i < 5; i++) expect((await logIn('victim', `guess ${i}`)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    const throttled = await logIn('victim', 'guess 5');
+    expect(throttled.status).toBe(429);
+    expect(throttled.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 2 });
+    expect(throttled.errors?.[0]?.extensions).not.toHaveProperty('http');
+    const rightButTooSoon = await logIn('victim', 'the right password');
+    expect(rightButTooSoon.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+
+    // Each failure after the wait doubles it. (Waiting is simulated by moving the last failure back.)
+    const limits = app.database.db.collection<any>('rate_limits');
+    const back = async (seconds: number) => {
+      const doc = await limits.findOne({ key: 'login-handle:victim' });
+      await limits.updateOne({ key: 'login-handle:victim' }, { $set: { expire: new Date(doc.expire.getTime() - seconds * 1000) } });
+    };
+    await back(3);
+    expect((await logIn('victim', 'guess 6')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await logIn('victim', 'guess 7')).errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 4 });
+
+    // Once the wait is over, the right password works and the count starts over.
+    await back(5);
+    expect((await logIn('victim', 'the right password')).errors).toBeUndefined();
+    expect((await logIn('victim', 'one more typo')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('limits sign-ups per address and posts per account, counted across instances', async () => {
+    const second = await startTestApp({ ...realLimits, MONGODB_URI: app.mongodbUri });
+    try {
+      const signUp = (target: TestApp, i: number) =>
+        target.gql('mutation($h: String!) { signUp(handle: $h, password: "long enough") { token } }', { h: `spammer_${i}` });
+      const results = [];
+      for (let i = 0; i < 20; i++) results.push(await signUp(i % 2 ? app : second, i)); // 1 already counted in beforeAll
+      const refused = results.filter((result) => result.errors?.[0]?.extensions?.code === 'RATE_LIMITED');
+      expect(refused).toHaveLength(1);
+      expect(await app.database.db.collection('users').countDocuments({ _id: { $regex: '^spammer_' } as never })).toBe(19);
+
+      const token = results[0]!.data.signUp.token as string;
+      const posts = [];
+      for (let i = 0; i < 61; i++) posts.push(await (i % 2 ? app : second).gql(`mutation { createPost(text: "spam ${i}") { id } }`, {}, token));
+      const last = posts.at(-1)!;
+      expect(last.status).toBe(429);
+      expect(last.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED' });
+      expect(last.errors?.[0]?.extensions?.retryAfterSeconds).toBeGreaterThan(0);
+      expect(await app.database.db.collection('content').countDocuments({ _a: 'spammer_0' })).toBe(60);
+    } finally {
+      await second.stop();
+    }
+  });
+});
