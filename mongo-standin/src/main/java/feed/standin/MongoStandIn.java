@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
+import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
@@ -46,6 +47,7 @@ import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.backend.memory.index.MemoryUniqueIndex;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
@@ -590,6 +592,33 @@ public final class MongoStandIn {
         @Override
         protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
             return new IndexedMemoryCollection(this, collectionName, options, cursorRegistry);
+        }
+
+        @Override
+        protected Index<Integer> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+            return new MultikeySafeUniqueIndex(indexName, keys, sparse);
+        }
+    }
+
+    /**
+     * The library's unique index, fixed for documents that have no key in it. A multikey index over an empty array
+     * (say {@code {_u: 1, "_c._id": 1}} on a document with {@code _c: []}) yields no key for that document; the
+     * library's update check then looks up "the" position of the old document's keys and fails with "Expected one
+     * element but got zero", which reached clients as an error without a code, where MongoDB updates the document
+     * (or answers E11000 if the new keys belong to another document). Such an update is checked like an insert.
+     */
+    static final class MultikeySafeUniqueIndex extends MemoryUniqueIndex {
+        MultikeySafeUniqueIndex(String name, List<IndexKey> keys, boolean sparse) {
+            super(name, keys, sparse);
+        }
+
+        @Override
+        public synchronized void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Integer> collection) {
+            if (getKeyValues(oldDocument).isEmpty()) {
+                checkAdd(newDocument, collection);
+            } else {
+                super.checkUpdate(oldDocument, newDocument, collection);
+            }
         }
     }
 
