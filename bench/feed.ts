@@ -9,7 +9,7 @@ import cliProgress from 'cli-progress';
 import { ObjectId, type Db } from 'mongodb';
 import { startApp } from '../src/app.js';
 import { loadConfig, type FeedStrategyName, type TimelineContentMode } from '../src/config.js';
-import { connectDatabase } from '../src/db/connect.js';
+import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
 import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { rebuildTimelines } from '../src/feed/rebuild.js';
 import { quietLogger } from '../src/logger.js';
@@ -311,12 +311,6 @@ function progressBar(label: string): cliProgress.SingleBar {
   );
 }
 
-/** The server URI with its database (the path) replaced, keeping any options. */
-function withDatabaseName(serverUri: string, name: string): string {
-  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(serverUri);
-  if (!match) throw new Error(`Cannot parse MongoDB URI ${serverUri}`);
-  return `${match[1]}/${name}${match[3] ?? ''}`;
-}
 
 /** Host part only: the report must never print credentials. */
 function hostOf(uri: string): string {

@@ -32,6 +32,13 @@ export function databaseNameFromUri(uri: string): string {
  */
 export const serverSelectionTimeoutMs = 2000;
 
+/** The database server's URI with the database name (the path) replaced. */
+export function withDatabaseName(serverUri: string, name: string): string {
+  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(serverUri);
+  if (!match) throw new Error(`Cannot parse MongoDB URI ${serverUri}`);
+  return `${match[1]}/${name}${match[3] ?? ''}`;
+}
+
 export async function connectDatabase(uri: string, options: MongoClientOptions = {}): Promise<Database> {
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: serverSelectionTimeoutMs, ...options });
   await client.connect();

@@ -2,8 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
 import { inject } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
+import { withDatabaseName } from '../../src/db/connect.js';
 import { loadConfig } from '../../src/config.js';
 import { quietLogger } from '../../src/logger.js';
+
+export { withDatabaseName };
 
 export interface GraphQLResponse<T = any> {
   status: number;
@@ -22,13 +25,6 @@ export interface TestApp extends RunningApp {
   mongodbUri: string;
   /** Resolves once the fanout queue has no waiting or running sub-task: followers' timelines are up to date. */
   settled(timeoutMs?: number): Promise<void>;
-}
-
-/** The database server's URI with the database name (the path) replaced. */
-export function withDatabaseName(serverUri: string, name: string): string {
-  const match = /^(mongodb(?:\+srv)?:\/\/[^/?]+)\/?([^?]*)(\?.*)?$/.exec(serverUri);
-  if (!match) throw new Error(`Cannot parse MongoDB URI ${serverUri}`);
-  return `${match[1]}/${name}${match[3] ?? ''}`;
 }
 
 /** A fresh database name per app, so test files never see each other's data. */
