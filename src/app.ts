@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { MongoClientOptions } from 'mongodb';
 import { createApiServer } from './api/server.js';
+import { storedTokenSecret } from './auth/storedSecret.js';
 import type { Config } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import type { Logger } from './logger.js';
@@ -9,6 +10,8 @@ import { createServices, prepareDatabase, type Services } from './services.js';
 export interface RunningApp {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
   url: string;
+  /** The address and port the server listens on, as the operating system reports them. */
+  listeningOn: string;
   port: number;
   services: Services;
   database: Database;
@@ -22,7 +25,8 @@ export async function startApp(
 ): Promise<RunningApp> {
   const database = await connectDatabase(options.mongodbUri, options.mongoClientOptions);
   try {
-    const services = createServices(database.db, config);
+    const jwtSecret = config.jwtSecretIsEphemeral ? await storedTokenSecret(database.db) : config.jwtSecret;
+    const services = createServices(database.db, { ...config, jwtSecret });
     await prepareDatabase(services);
     await services.live.start(options.logger);
     services.fanout.start(options.logger, () => services.feed.repairFollows());
@@ -33,11 +37,14 @@ export async function startApp(
     });
     await new Promise<void>((resolve, reject) => {
       api.httpServer.once('error', reject);
-      api.httpServer.listen(config.port, () => resolve());
+      api.httpServer.listen(config.port, config.host, () => resolve());
     });
-    const { port } = api.httpServer.address() as AddressInfo;
+    const { port, address } = api.httpServer.address() as AddressInfo;
+    // A wildcard address serves every interface; this machine reaches it as localhost.
+    const host = address === '0.0.0.0' || address === '::' ? 'localhost' : address.includes(':') ? `[${address}]` : address;
     return {
-      url: `http://127.0.0.1:${port}/graphql`,
+      url: `http://${host}:${port}/graphql`,
+      listeningOn: `${address.includes(':') ? `[${address}]` : address}:${port}`,
       port,
       services,
       database,

@@ -23,6 +23,12 @@ const integer = (min: number, max: number) => z.coerce.number().int().min(min).m
 const environmentSchema = z.object({
   NODE_ENV: z.string().optional(),
   PORT: integer(0, 65535).default(4000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  CORS_ORIGINS: z
+    .string()
+    .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s]+\/?$/, 'must be origins such as https://app.example.com, comma-separated')))
+    .default([]),
   MONGODB_URI: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
@@ -75,11 +81,15 @@ export interface Config {
   isDevelopment: boolean;
   isProduction: boolean;
   port: number;
+  /** Interface to listen on: 127.0.0.1 by default, 0.0.0.0 (or ::) to serve other machines. */
+  host: string;
+  /** Web origins allowed to call the API from a browser; outside production, localhost pages too. */
+  corsOrigins: string[];
   /** Unset means "start the embedded MongoDB stand-in". */
   mongodbUri: string | undefined;
   mongoStandInPort: number;
   jwtSecret: Uint8Array;
-  /** True when no JWT_SECRET was given and tokens will not survive a restart. */
+  /** True when no JWT_SECRET was given: the app then generates one once and keeps it in the database. */
   jwtSecretIsEphemeral: boolean;
   jwtTtlSeconds: number;
   /** Issuer and audience of tokens; null means `feed-service/<database name>`, one per deployment. */
@@ -176,6 +186,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     isDevelopment: env.NODE_ENV === 'development',
     isProduction,
     port: env.PORT,
+    host: env.HOST,
+    corsOrigins: env.CORS_ORIGINS,
     mongodbUri: env.MONGODB_URI,
     mongoStandInPort: env.MONGO_STANDIN_PORT,
     jwtSecret: env.JWT_SECRET ? new TextEncoder().encode(env.JWT_SECRET) : randomBytes(32),

@@ -21,7 +21,7 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
 
 async function serve(config: Config): Promise<void> {
   if (config.jwtSecretIsEphemeral) {
-    logger.warn('JWT_SECRET is not set: using a random secret, so tokens stop working when the server restarts');
+    logger.warn('JWT_SECRET is not set: the token secret is generated once and kept in the database (set JWT_SECRET in production)');
   }
   let standIn: StandIn | undefined;
   let mongodbUri = config.mongodbUri;
@@ -35,7 +35,7 @@ async function serve(config: Config): Promise<void> {
     throw error;
   });
   logger.info(
-    `serving ${app.url} (open it in a browser for GraphiQL) with FEED_STRATEGY=${config.feedStrategy}, ` +
+    `listening on ${app.listeningOn}: ${app.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''} with FEED_STRATEGY=${config.feedStrategy}, ` +
       `database "${databaseNameFromUri(mongodbUri)}"`,
   );
   onShutdown(async () => {

@@ -6,6 +6,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import cors from 'cors';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import { pingDatabase } from '../db/connect.js';
@@ -14,6 +15,7 @@ import type { Services } from '../services.js';
 import { createRequestContext, type RequestContext } from './context.js';
 import { createErrorFormatter, type ErrorLogger } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
+import { originPolicy } from './origins.js';
 import { checkOperation, limitRules } from './requestLimits.js';
 import { buildSchema } from './schema.js';
 
@@ -40,7 +42,14 @@ export async function createApiServer(services: Services, config: Config, log: E
 
   const validationRules = limitRules(config.limits);
 
-  const webSocketServer = new WebSocketServer({ server: httpServer, path: graphqlPath, maxPayload: config.maxBodyBytes });
+  const allowedOrigin = originPolicy({ allowed: config.corsOrigins, allowLocalhost: !config.isProduction });
+  const webSocketServer = new WebSocketServer({
+    server: httpServer,
+    path: graphqlPath,
+    maxPayload: config.maxBodyBytes,
+    // Browsers send Origin with every WebSocket and enforce no CORS on it: the server must.
+    verifyClient: ({ origin }: { origin?: string }) => allowedOrigin(origin),
+  });
   const webSocketCleanup = serveLiveUpdates(webSocketServer, { schema, services, config, formatError, validationRules });
 
   const apollo = new ApolloServer<RequestContext>({
@@ -72,6 +81,9 @@ export async function createApiServer(services: Services, config: Config, log: E
   await apollo.start();
 
   app.disable('x-powered-by');
+  // Preflights from allowed origins are answered here, before Apollo's CSRF check, which still
+  // refuses simple (non-preflighted) requests that could come from any page.
+  app.use(cors({ origin: (origin, answer) => answer(null, allowedOrigin(origin)), maxAge: 600 }));
   app.get('/healthz', async (_request, response) => {
     const reachable = await pingDatabase(services.db, healthCheckTimeoutMs);
     response.status(reachable ? 200 : 503).json({ status: reachable ? 'ok' : 'unavailable', database: reachable });
