@@ -45,9 +45,11 @@ export function parsePostId(id: string): ObjectId | null {
 /** The system of record for posts: every timeline strategy reads or links back to this collection. */
 export class ContentService {
   readonly content: Collection<ContentDocument>;
+  private readonly tombstones: Collection<{ _id: ObjectId; at: Date }>;
 
   constructor(db: Db) {
     this.content = db.collection<ContentDocument>('content');
+    this.tombstones = db.collection<{ _id: ObjectId; at: Date }>('deleted_posts');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -57,6 +59,7 @@ export class ContentService {
       // Only pulled posts: the one extra query a page makes for every pulled author a reader follows.
       { key: { _p: 1, _a: 1, _d: -1, _id: -1 }, name: 'pulled_newest_first', partialFilterExpression: { _p: true } },
     ]);
+    await this.tombstones.createIndex({ at: 1 }, { name: 'tombstone_ttl', expireAfterSeconds: 24 * 3600 });
   }
 
   /**
@@ -89,8 +92,17 @@ export class ContentService {
   }
 
   /** True when this call removed the post. */
+  /**
+   * True when this call removed the post. A tombstone is written first and kept for a day, so
+   * background work can tell a deleted post from one whose request has not stored it yet.
+   */
   async deletePost(id: ObjectId): Promise<boolean> {
+    await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: new Date() } }, { upsert: true });
     return (await this.content.deleteOne({ _id: id })).deletedCount === 1;
+  }
+
+  async wasDeleted(id: ObjectId): Promise<boolean> {
+    return (await this.tombstones.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }
 
   /** One query for any number of ids; missing posts are simply absent from the result. */

@@ -167,7 +167,7 @@ export class Fanout {
 
   private async deliver(task: TaskDocument<RangePayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
-    if (!(await this.content.exists(post.id))) return this.unstored(task);
+    if (!(await this.content.exists(post.id))) return this.missing(task, post);
     const followers = await this.followerRange(task, run);
     const cutoff = new Date(Date.now() - this.options.activeReaderMs);
     const recipients = await this.graph.activeReadersAmong(followers, cutoff);
@@ -239,7 +239,9 @@ export class Fanout {
     return range.handles;
   }
 
-  private unstored(task: TaskDocument): void {
+  /** A deleted post has nothing to deliver; one not stored yet is waited for, a minute at most. */
+  private async missing(task: TaskDocument, post: PostRecord): Promise<void> {
+    if (await this.content.wasDeleted(post.id)) return;
     if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(200, 'the post is not stored yet');
   }
 }

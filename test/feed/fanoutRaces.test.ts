@@ -142,4 +142,20 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await copies('reader', stored.id.toHexString())).toBe(1);
     expect(await copies('reader', lost.id.toHexString())).toBe(0);
   });
+
+  it('finishes at once the delivery of a post deleted before it ran, delivering nothing', async () => {
+    await gql('reader', 'mutation { follow(handle: "author") { handle } }');
+    const gone = await post('author', 'deleted before its delivery ran');
+    await gql('author', `mutation { deletePost(id: "${gone}") }`);
+    const { queue } = app.services.fanout;
+    const delivery = (await queue.tasks.findOne({ kind: 'deliver', 'payload.post.id': new ObjectId(gone) }))!;
+    await queue.tasks.updateOne({ _id: delivery._id }, { $set: { runAt: new Date(0) } }); // ahead of the retraction
+    const claimed = (await queue.claim())!;
+    expect(claimed._id).toBe(delivery._id);
+    await app.services.fanout.handle(claimed, { attempt: 1, checkpoint: async () => {} }); // no "not stored yet" wait
+    await queue.complete(claimed);
+    await runQueued();
+    expect(await copies('reader', gone)).toBe(0);
+    expect(await queue.isDrained()).toBe(true);
+  });
 });
