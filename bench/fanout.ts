@@ -24,6 +24,7 @@ const rawBatch = 1000;
 const usage = `Usage: npm run bench:fanout -- [options]
   --strategies a,b   fanout-on-write strategies (default time-buckets,sized-buckets,cache)
   --audiences n,m    follower counts to deliver to (default 1000,10000,100000)
+  --post-audiences   follower counts for the createPost latency (default 10,1000,10000,100000)
   --processes n,m    worker processes (default 1,2), each with FANOUT_WORKERS=2
   --samples n        createPost calls per audience for the latency (default 20)
   --page-samples n   timeline pages per reader for the pulled-read comparison (default 200)`;
@@ -31,6 +32,7 @@ const usage = `Usage: npm run bench:fanout -- [options]
 interface Options {
   strategies: FeedStrategyName[];
   audiences: number[];
+  postAudiences: number[];
   processes: number[];
   samples: number;
   pageSamples: number;
@@ -58,6 +60,7 @@ function parseOptions(): Options | 'help' {
     options: {
       strategies: { type: 'string', default: 'time-buckets,sized-buckets,cache' },
       audiences: { type: 'string', default: '1000,10000,100000' },
+      'post-audiences': { type: 'string', default: '10,1000,10000,100000' },
       processes: { type: 'string', default: '1,2' },
       samples: { type: 'string', default: '20' },
       'page-samples': { type: 'string', default: '200' },
@@ -69,6 +72,7 @@ function parseOptions(): Options | 'help' {
   return {
     strategies: values.strategies.split(',').map((name) => name.trim() as FeedStrategyName),
     audiences: numbers(values.audiences),
+    postAudiences: numbers(values['post-audiences']),
     processes: numbers(values.processes),
     samples: Number(values.samples),
     pageSamples: Number(values['page-samples']),
@@ -121,14 +125,14 @@ async function runStrategy(serverUri: string, strategy: FeedStrategyName, option
   try {
     await db.dropDatabase();
     await startFresh(app);
-    const largest = Math.max(...options.audiences);
-    const authors = await loadAudiences(db, strategy, [10, ...options.audiences], largest);
+    const sizes = [...new Set([...options.postAudiences, ...options.audiences])].sort((a, b) => a - b);
+    const authors = await loadAudiences(db, strategy, sizes, Math.max(...sizes));
     const tokens = new Map<number, string>();
     for (const [size, handle] of authors) tokens.set(size, `Bearer ${await app.services.accounts.tokenFor(handle)}`);
 
     const createPost: Record<number, LatencySummary> = {};
-    const bar = progressBar(`${strategy} createPost`, authors.size * options.samples);
-    for (const [size] of authors) {
+    const bar = progressBar(`${strategy} createPost`, options.postAudiences.length * options.samples);
+    for (const size of options.postAudiences) {
       const latencies: number[] = [];
       for (let i = 0; i < options.samples; i++) {
         latencies.push((await graphql(app.url, tokens.get(size)!, JSON.stringify({ query: createPostMutation, variables: { text: `sample ${i}` } }))).ms);

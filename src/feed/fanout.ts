@@ -18,15 +18,14 @@ interface PostPayload {
 }
 
 /**
- * One sub-task: the author's followers after `after` (exclusive) up to `upTo` (inclusive). A new
- * sub-task has no `upTo`; its first run cuts the range at FANOUT_BATCH followers, records the cut,
- * and queues the next range as a sub-task of its own, so replays cover exactly the same followers
- * and the ranges of one post are worked on in parallel. `upTo: null` means "to the last follower".
+ * A post's first task has no `recipients`: it reads the author's followers once, in one streamed
+ * pass over the covered `{ _f, _t }` index, and queues them as sub-tasks of FANOUT_BATCH recipients
+ * each, all at once, so workers take them in parallel. A sub-task carries its recipients, so a replay
+ * reaches exactly the same followers, and no sub-task reads the follower list again.
  */
-interface RangePayload {
+interface FanoutPayload {
   post: PostPayload;
-  after: string | null;
-  upTo?: string | null;
+  recipients?: string[];
 }
 
 interface GapPayload {
@@ -74,8 +73,8 @@ export class Fanout {
   private readonly stats: Collection<StatsDocument>;
   private workers: TaskWorkers | null = null;
   private readonly handlers: Record<string, TaskHandler> = {
-    deliver: (task, run) => this.deliver(task as TaskDocument<RangePayload>, run),
-    retract: (task, run) => this.retract(task as TaskDocument<RangePayload>, run),
+    deliver: (task, run) => this.deliver(task as TaskDocument<FanoutPayload>, run),
+    retract: (task, run) => this.retract(task as TaskDocument<FanoutPayload>, run),
     'fill-gap': (task, run) => this.fillGap(task as TaskDocument<GapPayload>, run),
   };
 
@@ -123,12 +122,12 @@ export class Fanout {
 
   /** Queues the post's delivery to its followers; call before storing the post. */
   async enqueueDelivery(post: PostRecord): Promise<void> {
-    await this.enqueue([rangeTask('deliver', post, null)]);
+    await this.enqueue([rootTask('deliver', post)]);
   }
 
   /** Queues taking a deleted post out of its followers' timelines. */
   async enqueueRetraction(post: PostRecord): Promise<void> {
-    await this.enqueue([rangeTask('retract', post, null)]);
+    await this.enqueue([rootTask('retract', post)]);
   }
 
   /** Queues redelivering what fanout skipped while `userId` was inactive (the gap on their user document). */
@@ -165,10 +164,11 @@ export class Fanout {
     return handler(task, run);
   }
 
-  private async deliver(task: TaskDocument<RangePayload>, run: TaskRun): Promise<void> {
+  private async deliver(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
     if (!(await this.content.exists(post.id))) return this.missing(task, post);
-    const followers = await this.followerRange(task, run);
+    const { recipients: followers } = task.payload;
+    if (!followers) return this.split(task, run);
     const cutoff = new Date(Date.now() - this.options.activeReaderMs);
     const recipients = await this.graph.activeReadersAmong(followers, cutoff);
     await run.checkpoint();
@@ -187,18 +187,39 @@ export class Fanout {
    * The first sub-task of a retraction finishes the deletion itself: its request may have died
    * between queueing this task and deleting the post, and the delete was already promised.
    */
-  private async retract(task: TaskDocument<RangePayload>, run: TaskRun): Promise<void> {
+  private async retract(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
-    if (task.payload.after === null) {
+    const { recipients } = task.payload;
+    if (!recipients) {
       await this.content.deletePost(post.id);
       // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
-      // (they check after writing). Without this, a delivery finding no post could not tell a
-      // deleted post from one whose request has not stored it yet.
+      // (they check after writing).
       await this.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
+      return this.split(task, run);
     }
-    const followers = await this.followerRange(task, run);
     await run.checkpoint();
-    await this.backend.removeFrom(followers, post);
+    await this.backend.removeFrom(recipients, post);
+  }
+
+  /**
+   * Queues the post's followers as sub-tasks of FANOUT_BATCH, numbered in the order the index
+   * gives them, so a replay of this task queues the same ids again (and adds nothing already queued).
+   */
+  private async split(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
+    const post = fromPayload(task.payload.post);
+    const kind = task.kind as FanoutKind;
+    let pending: NewTask[] = [];
+    let index = 0;
+    for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
+      pending.push(subTask(kind, post, index++, recipients));
+      if (pending.length === splitInsertSize) {
+        await run.checkpoint();
+        await this.enqueue(pending);
+        pending = [];
+      }
+    }
+    await run.checkpoint();
+    await this.enqueue(pending);
   }
 
   private async fillGap(task: TaskDocument<GapPayload>, run: TaskRun): Promise<void> {
@@ -221,24 +242,6 @@ export class Fanout {
     await this.graph.closeTimelineGap(userId, gap.since);
   }
 
-  /** This sub-task's followers; on its first run, also cuts the range and queues the next one. */
-  private async followerRange(task: TaskDocument<RangePayload>, run: TaskRun): Promise<string[]> {
-    const { post, after } = task.payload;
-    const kind = task.kind as 'deliver' | 'retract';
-    if (task.payload.upTo !== undefined) {
-      const { upTo } = task.payload;
-      // Queued again in case the run that cut the range died before queueing it (same id: no double).
-      if (upTo !== null) await this.enqueue([rangeTask(kind, fromPayload(post), upTo)]);
-      return this.graph.followerRange(post.authorId, after, upTo);
-    }
-    const range = await this.graph.followerPage(post.authorId, after, this.options.batchSize);
-    const cut = range.hasMore ? range.handles.at(-1)! : null;
-    await run.checkpoint();
-    await this.queue.tasks.updateOne({ _id: task._id, claim: task.claim }, { $set: { 'payload.upTo': cut } });
-    if (cut !== null) await this.enqueue([rangeTask(kind, fromPayload(post), cut)]);
-    return range.handles;
-  }
-
   /** A deleted post has nothing to deliver; one not stored yet is waited for, a minute at most. */
   private async missing(task: TaskDocument, post: PostRecord): Promise<void> {
     if (await this.content.wasDeleted(post.id)) return;
@@ -246,8 +249,17 @@ export class Fanout {
   }
 }
 
-function rangeTask(kind: 'deliver' | 'retract', post: PostRecord, after: string | null): NewTask {
-  return { _id: `${kind}:${post.id.toHexString()}:${after ?? ''}`, kind, payload: { post: toPayload(post), after } };
+type FanoutKind = 'deliver' | 'retract';
+
+/** Sub-tasks queued per insert while a post's followers are split. */
+const splitInsertSize = 100;
+
+function rootTask(kind: FanoutKind, post: PostRecord): NewTask {
+  return { _id: `${kind}:${post.id.toHexString()}`, kind, payload: { post: toPayload(post) } };
+}
+
+function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[]): NewTask {
+  return { _id: `${kind}:${post.id.toHexString()}:${index}`, kind, payload: { post: toPayload(post), recipients } };
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);

@@ -172,10 +172,13 @@ export class UserGraphService {
     return edges.map((edge) => edge._t);
   }
 
-  /** Everyone following `handle`, in batches, so a large audience is never held in memory at once. */
+  /**
+   * Everyone following `handle`, in handle order (the covered `{ _f, _t }` index's own order), in
+   * batches, so a large audience is never held in memory at once.
+   */
   async *followerIdBatches(handle: string, batchSize: number): AsyncGenerator<string[]> {
     let batch: string[] = [];
-    for await (const edge of this.followers.find({ _f: handle }, { projection: idsOnly, batchSize })) {
+    for await (const edge of this.followers.find({ _f: handle }, { projection: idsOnly, batchSize }).sort({ _f: 1, _t: 1 })) {
       batch.push(edge._t);
       if (batch.length === batchSize) {
         yield batch;
@@ -183,19 +186,6 @@ export class UserGraphService {
       }
     }
     if (batch.length > 0) yield batch;
-  }
-
-  /** Up to `limit` followers of `handle` after `after`, in handle order: a new fanout sub-task's range. */
-  async followerPage(handle: string, after: string | null, limit: number): Promise<HandlePage> {
-    return this.listEdges(this.followers, handle, { after, limit });
-  }
-
-  /** Every follower of `handle` in (`after`, `upTo`]; `upTo` null means to the last one: a sub-task's recorded range. */
-  async followerRange(handle: string, after: string | null, upTo: string | null): Promise<string[]> {
-    const bounds = { ...(after !== null ? { $gt: after } : {}), ...(upTo !== null ? { $lte: upTo } : {}) };
-    const filter = Object.keys(bounds).length > 0 ? { _f: handle, _t: bounds } : { _f: handle };
-    const docs = await this.followers.find(filter, { projection: idsOnly }).toArray();
-    return docs.map((edge) => edge._t);
   }
 
   /**
