@@ -5,7 +5,6 @@
  * for the same bulk writes, and a timeline page for a reader of pulled authors. Progress on stderr,
  * markdown on stdout, JSON in bench/results/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
@@ -16,6 +15,7 @@ import { withDatabaseName } from '../src/db/connect.js';
 import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { quietLogger } from '../src/logger.js';
 import { countCommands, createPostMutation, graphql, summarize, type LatencySummary } from './measure.js';
+import { startWorkerProcess as startWorker } from '../test/support/workerProcess.js';
 import { describeEnvironment } from './report.js';
 
 const jwtSecret = 'bench-secret-that-is-at-least-32-characters';
@@ -276,22 +276,6 @@ async function comparePulledRead(app: RunningApp, strategy: FeedStrategyName, sa
   }
   void strategy;
   return result;
-}
-
-function startWorker(environment: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
-    env: { ...process.env, ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('fanout worker running')) resolve(child);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}:\n${output}`)));
-  });
 }
 
 const timelineCollection = (strategy: FeedStrategyName) =>

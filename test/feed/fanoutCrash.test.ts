@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFollowers } from '../support/bulkGraph.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { startWorkerProcess as startWorker } from '../support/workerProcess.js';
 
 const followerCount = 5000;
 const strategies = [
@@ -10,24 +11,6 @@ const strategies = [
   { strategy: 'sized-buckets', collection: 'sized_buckets', owner: (doc: any) => doc._u },
   { strategy: 'cache', collection: 'timeline_cache', owner: (doc: any) => doc._id },
 ] as const;
-
-/** `npm run worker` as a real child process, as an operator would run it beside the API. */
-function startWorker(environment: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
-    env: { ...process.env, ...environment },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('fanout worker running')) resolve(child);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code} before it ran:\n${output}`)));
-  });
-}
 
 describe.each(strategies)('kill -9 of a worker process mid-fanout to 5,000 followers: $strategy', ({ strategy, collection, owner }) => {
   let app: TestApp;
