@@ -15,6 +15,7 @@ const config: CodegenConfig = {
         mappers: {
           User: '../../graph/userGraphService.js#UserRecord',
           Post: '../../content/contentService.js#PostRecord',
+          PostEdge: '../connections.js#PostEdgeRecord',
           AuthPayload: '../../auth/accountService.js#Session',
         },
       },

@@ -5,7 +5,7 @@ import { storedTokenSecret } from './auth/storedSecret.js';
 import type { Config } from './config.js';
 import { connectDatabase, type Database } from './db/connect.js';
 import type { Logger } from './logger.js';
-import { createServices, prepareDatabase, type Services } from './services.js';
+import { createServices, prepareDatabase, startWorkers, type Services } from './services.js';
 
 export interface RunningApp {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
@@ -29,7 +29,7 @@ export async function startApp(
     const services = createServices(database.db, { ...config, jwtSecret });
     await prepareDatabase(services);
     await services.live.start(options.logger);
-    services.fanout.start(options.logger, () => services.feed.repairFollows());
+    startWorkers(services, options.logger);
     const api = await createApiServer(services, config, options.logger.error).catch(async (error: unknown) => {
       await services.fanout.stop();
       await services.live.stop();

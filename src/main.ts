@@ -9,7 +9,7 @@ import { connectDatabase, databaseNameFromUri, defaultDatabaseName } from './db/
 import { startStandIn, type StandIn } from './db/standIn.js';
 import { rebuildTimelines } from './feed/rebuild.js';
 import { consoleLogger as logger } from './logger.js';
-import { createServices, prepareDatabase } from './services.js';
+import { createServices, prepareDatabase, startWorkers } from './services.js';
 
 const commands: Record<string, (config: Config) => Promise<void>> = {
   serve,
@@ -57,7 +57,7 @@ async function worker(config: Config): Promise<void> {
   const services = createServices(database.db, config);
   await prepareDatabase(services);
   if (config.fanout.workers === 0) throw new ConfigError('npm run worker with FANOUT_WORKERS=0 would do nothing');
-  services.fanout.start(logger, () => services.feed.repairFollows());
+  startWorkers(services, logger);
   logger.info(`fanout worker running ${config.fanout.workers} workers for FEED_STRATEGY=${config.feedStrategy}`);
   onShutdown(async () => {
     await services.fanout.stop();

@@ -1,9 +1,13 @@
 import type { Db } from 'mongodb';
+import type { Logger } from './logger.js';
 import { AccountService } from './auth/accountService.js';
 import { RateLimits } from './auth/rateLimits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ContentService } from './content/contentService.js';
+import { Interactions } from './content/interactions.js';
+import { ReaderFilters } from './graph/readerFilters.js';
+import { AccountRemoval } from './feed/accountRemoval.js';
 import { Fanout } from './feed/fanout.js';
 import { createFeedBackend } from './feed/index.js';
 import { FeedService } from './feed/feedService.js';
@@ -25,6 +29,16 @@ export interface Services {
   fanout: Fanout;
   /** Live timeline updates; `start` it to deliver to subscribers (publishing works without). */
   live: LiveService;
+  accountRemoval: AccountRemoval;
+}
+
+/** Runs the fanout workers, which also finish whatever a dead request left half-done. */
+export function startWorkers(services: Services, logger: Logger, workers?: number): void {
+  services.fanout.start(
+    logger,
+    () => Promise.all([services.feed.repairStalled(), services.accountRemoval.requeueLost()]),
+    workers,
+  );
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -34,15 +48,23 @@ export function createServices(db: Db, config: Config): Services {
   const backend = createFeedBackend(config.feedStrategy, { db, content, options: config.timeline });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
   const rateLimits = new RateLimits(db, config.rateLimits);
-  const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits);
+  const interactions = {
+    likes: new Interactions(db, 'likes', content.counters, 'likes'),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts'),
+  };
+  const readerFilters = new ReaderFilters(db);
+  const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits, readerFilters, interactions);
   const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
   feed.observe(live);
+  live.showOnly({ added: (viewerId, post) => feed.showsLive(viewerId, post), removed: (viewerId, removal) => feed.showsLiveRemoval(viewerId, removal) });
+  const accountRemoval = new AccountRemoval(graph, content, feed, fanout);
   return {
     db,
     graph,
     content,
     feed,
-    accounts: new AccountService(graph, tokens, rateLimits),
+    accounts: new AccountService(graph, tokens, rateLimits, accountRemoval),
+    accountRemoval,
     tokens,
     rateLimits,
     timelineState: new TimelineState(db, backend, content, config.timeline),
@@ -63,6 +85,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.live.ensureIndexes(),
     services.fanout.ensureIndexes(),
     services.rateLimits.ensureIndexes(),
+    services.feed.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

@@ -1,5 +1,5 @@
 import type DataLoader from 'dataloader';
-import type { PostRecord } from '../content/contentService.js';
+import { shownPost, type PostRecord } from '../content/contentService.js';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../content/position.js';
 import { badInput } from '../errors.js';
 import type { TimelineEntry } from '../feed/feedBackend.js';
@@ -38,12 +38,24 @@ export function postPageRequest(args: PostPageArgs): PageRequest {
   return { direction: 'older', from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
 }
 
+/** An edge before its fields resolve: `repostedBy` is loaded only when asked for. */
+export interface PostEdgeRecord {
+  cursor: string;
+  node: PostRecord;
+  repostedById: string | null;
+}
+
+/** A timeline item as an edge: a repost shows its original, at the repost's place (its cursor). */
+export function toPostEdge(item: PostRecord): PostEdgeRecord {
+  return { cursor: encodeCursor(item), node: shownPost(item), repostedById: item.repostOf ? item.authorId : null };
+}
+
 /**
  * The far end of a page in its direction is exact (one extra row was read). The near end is
  * "there is something beyond the cursor you came from", which is true whenever a cursor was given.
  */
 export function toPostConnection(page: Page<PostRecord>, request: PageRequest): ResolversTypes['PostConnection'] {
-  const edges = page.items.map((post) => ({ cursor: encodeCursor(post), node: post }));
+  const edges = page.items.map(toPostEdge);
   const cameFromCursor = request.from !== null;
   return {
     edges,
@@ -65,10 +77,39 @@ export function hydrateEntries(
   posts: DataLoader<string, PostRecord | null>,
 ): Promise<(PostRecord | null)[]> {
   return Promise.all(
-    entries.map((entry) =>
-      entry.text === null ? posts.load(entry.id.toHexString()) : { pulled: false, ...entry, text: entry.text },
-    ),
+    entries.map(async (entry): Promise<PostRecord | null> => {
+      const embedded = { ...entry, pulled: false, counts: null };
+      if (entry.text !== null) return { ...embedded, text: entry.text };
+      // A linked repost takes its text from the original, which the page shows anyway.
+      const post = await posts.load((entry.repostOf?.id ?? entry.id).toHexString());
+      if (!post) return null;
+      return entry.repostOf ? { ...embedded, text: post.text } : post;
+    }),
   );
+}
+
+/** Which of `handles` are users, from the same per-request loader the authors resolve through. */
+export async function existingUsers(users: DataLoader<string, UserRecord | null>, handles: readonly string[]): Promise<Set<string>> {
+  const loaded = await users.loadMany(handles);
+  return new Set(handles.filter((_, index) => { const user = loaded[index]; return user !== null && !(user instanceof Error); }));
+}
+
+/** Replies are read oldest first, forward from `after`. */
+export function replyPageRequest(args: { first?: number | null; after?: string | null }) {
+  return { from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
+}
+
+export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): ResolversTypes['PostConnection'] {
+  const edges = page.items.map(toPostEdge);
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.hasMore,
+      hasPreviousPage: cameFromCursor,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
 }
 
 export function userPageRequest(args: { first?: number | null; after?: string | null }) {

@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { PostRecord } from '../content/contentService.js';
 import { ObjectId } from 'mongodb';
+import type { ReaderView } from '../graph/readerFilters.js';
 import type { UserRecord } from '../graph/userGraphService.js';
 import type { Services } from '../services.js';
 
@@ -13,6 +14,11 @@ export interface Loaders {
   /** Keyed by lowercase hex post id. */
   posts: DataLoader<string, PostRecord | null>;
   viewerFollows: DataLoader<string, boolean>;
+  /** Keyed by lowercase hex post id: one `likes` / `reposts` query per page (Weibo's existence checks). */
+  viewerLikes: DataLoader<string, boolean>;
+  viewerReposts: DataLoader<string, boolean>;
+  /** The viewer's mutes, blocks and keyword filters: one read per request. */
+  viewerFilters: DataLoader<string, ReaderView>;
 }
 
 export function createLoaders(services: Services, viewerId: string | null): Loaders {
@@ -27,7 +33,21 @@ export function createLoaders(services: Services, viewerId: string | null): Load
       return ids.map((id) => byId.get(id) ?? null);
     }),
     viewerFollows: createViewerFollowsLoader(services, viewerId),
+    viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.feed.viewerLikes(viewer, ids)),
+    viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.feed.viewerReposts(viewer, ids)),
+    viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.feed.readerFilters.of(handle)))),
   };
+}
+
+function viewerStateLoader(
+  viewerId: string | null,
+  among: (viewerId: string, postIds: ObjectId[]) => Promise<Set<string>>,
+): DataLoader<string, boolean> {
+  return new DataLoader(async (ids) => {
+    if (!viewerId) return ids.map(() => false);
+    const found = await among(viewerId, ids.map((id) => new ObjectId(id)));
+    return ids.map((id) => found.has(id));
+  });
 }
 
 /** "Does the viewer follow X" for a batch of handles; also built alone, per live event. */

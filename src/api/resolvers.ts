@@ -1,9 +1,18 @@
 import { GraphQLScalarType, Kind } from 'graphql';
-import { parsePostId, type PostRecord } from '../content/contentService.js';
-import { badInput, notFound } from '../errors.js';
+import { parsePostId, type PostCounts, type PostRecord } from '../content/contentService.js';
+import { AppError, badInput, notFound } from '../errors.js';
 import type { HandlePage, UserRecord } from '../graph/userGraphService.js';
 import { requireViewer, type RequestContext } from './context.js';
-import { hydrateEntries, postPageRequest, toPostConnection, toUserConnection, userPageRequest } from './connections.js';
+import {
+  existingUsers,
+  hydrateEntries,
+  postPageRequest,
+  replyPageRequest,
+  toPostConnection,
+  toReplyConnection,
+  toUserConnection,
+  userPageRequest,
+} from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
 
@@ -34,16 +43,14 @@ export const resolvers: Resolvers = {
   Query: {
     viewer: (_parent, _args, context) => (context.viewerId ? context.loaders.users.load(context.viewerId) : null),
     user: (_parent, { handle }, context) => context.loaders.users.load(handle),
-    post: (_parent, { id }, context) => {
-      const postId = parsePostId(id);
-      return postId ? context.loaders.posts.load(postId.toHexString()) : null;
-    },
+    post: (_parent, { id }, context) => loadPost(id, context),
     timeline: async (_parent, args, context) => {
       const viewerId = requireViewer(context);
       const request = postPageRequest(args);
-      const page = await context.services.feed.timeline(viewerId, request, (entries) =>
-        hydrateEntries(entries, context.loaders.posts),
-      );
+      const page = await context.services.feed.timeline(viewerId, request, {
+        posts: (entries) => hydrateEntries(entries, context.loaders.posts),
+        users: (handles) => existingUsers(context.loaders.users, handles),
+      });
       return toPostConnection(page, request);
     },
   },
@@ -53,8 +60,19 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.feed.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.feed.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text }, context) => context.services.feed.post(requireViewer(context), text),
+    createPost: (_parent, { text, replyTo }, context) => context.services.feed.post(requireViewer(context), text, replyTo ?? null),
     deletePost: (_parent, { id }, context) => context.services.feed.deletePost(requireViewer(context), id),
+    likePost: (_parent, { id }, context) => context.services.feed.likePost(requireViewer(context), id),
+    unlikePost: (_parent, { id }, context) => context.services.feed.unlikePost(requireViewer(context), id),
+    repost: (_parent, { id }, context) => context.services.feed.repost(requireViewer(context), id),
+    undoRepost: (_parent, { id }, context) => context.services.feed.undoRepost(requireViewer(context), id),
+    mute: (_parent, { handle }, context) => context.services.feed.mute(requireViewer(context), handle),
+    unmute: (_parent, { handle }, context) => context.services.feed.unmute(requireViewer(context), handle),
+    block: (_parent, { handle }, context) => context.services.feed.block(requireViewer(context), handle),
+    unblock: (_parent, { handle }, context) => context.services.feed.unblock(requireViewer(context), handle),
+    addKeywordFilter: (_parent, { phrase }, context) => context.services.feed.readerFilters.addKeywordFilter(requireViewer(context), phrase),
+    removeKeywordFilter: (_parent, { id }, context) => context.services.feed.readerFilters.removeKeywordFilter(requireViewer(context), id),
+    deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
   },
 
   Subscription: subscriptionResolvers,
@@ -67,7 +85,15 @@ export const resolvers: Resolvers = {
         : false,
     posts: async (user, args, context) => {
       const request = postPageRequest(args);
-      return toPostConnection(await context.services.content.pageByAuthors([user.handle], request), request);
+      return toPostConnection(await context.services.feed.postsOf(context.viewerId, user.handle, request), request);
+    },
+    viewerHasMuted: async (user, _args, context) =>
+      context.viewerId !== null && (await context.loaders.viewerFilters.load(context.viewerId)).muted.has(user.handle),
+    viewerHasBlocked: async (user, _args, context) =>
+      context.viewerId !== null && (await context.loaders.viewerFilters.load(context.viewerId)).blocked.has(user.handle),
+    keywordFilters: (user, _args, context) => {
+      if (requireViewer(context) !== user.handle) throw new AppError('FORBIDDEN', 'Keyword filters are visible only to their owner');
+      return context.services.feed.readerFilters.keywordFilters(user.handle);
     },
     followers: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
@@ -78,8 +104,35 @@ export const resolvers: Resolvers = {
   Post: {
     id: (post) => post.id.toHexString(),
     author: (post, _args, context) => author(post, context),
+    likeCount: async (post, _args, context) => (await counts(post, context)).likes,
+    repostCount: async (post, _args, context) => (await counts(post, context)).reposts,
+    replyCount: async (post, _args, context) => (await counts(post, context)).replies,
+    viewerHasLiked: (post, _args, context) => context.loaders.viewerLikes.load(post.id.toHexString()),
+    viewerHasReposted: (post, _args, context) => context.loaders.viewerReposts.load(post.id.toHexString()),
+    replyTo: (post, _args, context) => (post.replyTo ? loadPost(post.replyTo.id.toHexString(), context) : null),
+    replies: async (post, args, context) => {
+      const request = replyPageRequest(args);
+      return toReplyConnection(await context.services.content.replies(post.id, request), request.from !== null);
+    },
+  },
+
+  PostEdge: {
+    repostedBy: (edge, _args, context) => (edge.repostedById ? context.loaders.users.load(edge.repostedById) : null),
   },
 };
+
+/** A post by id; null for an unknown id, and for a repost's id, which the API never hands out. */
+async function loadPost(id: string, context: RequestContext): Promise<PostRecord | null> {
+  const postId = parsePostId(id);
+  const post = postId && (await context.loaders.posts.load(postId.toHexString()));
+  return post && !post.repostOf ? post : null;
+}
+
+/** Counts travel with a post read from `content`; an embedded entry's come from the same batched load. */
+async function counts(post: PostRecord, context: RequestContext): Promise<PostCounts> {
+  if (post.counts) return post.counts;
+  return (await context.loaders.posts.load(post.id.toHexString()))?.counts ?? { likes: 0, reposts: 0, replies: 0 };
+}
 
 /** One page of a follow list, its users loaded in one batch; the total is the count kept on the user. */
 async function userConnection(

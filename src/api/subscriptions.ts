@@ -1,10 +1,10 @@
-import { encodeCursor } from '../content/position.js';
 import { AppError } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
 import type { LiveEvent, PostAddedEvent, PostRemovedEvent } from '../live/liveEvents.js';
 import { requireViewer, type RequestContext } from './context.js';
 import type { SubscriptionResolvers } from './generated/graphql.js';
-import { createLoaders, createViewerFollowsLoader, type Loaders } from './loaders.js';
+import { toPostEdge } from './connections.js';
+import { createLoaders, type Loaders } from './loaders.js';
 
 /** Over HTTP, Apollo would run a subscription document as a query: say where subscriptions live. */
 function requireLiveClient(context: RequestContext): LiveClient {
@@ -30,7 +30,7 @@ function useEventLoaders(context: RequestContext, event: LiveEvent): void {
     shared = createLoaders(context.services, null);
     sharedLoaders.set(event, shared);
   }
-  context.loaders = { ...shared, viewerFollows: createViewerFollowsLoader(context.services, context.viewerId) };
+  context.loaders = { ...createLoaders(context.services, context.viewerId), users: shared.users, posts: shared.posts };
 }
 
 // Thin like the other resolvers: the live service does the filtering, these only map payloads.
@@ -40,7 +40,7 @@ export const subscriptionResolvers: SubscriptionResolvers = {
     resolve: (event: PostAddedEvent, _args: unknown, context: RequestContext) => {
       requireLiveClient(context);
       useEventLoaders(context, event);
-      return { cursor: encodeCursor(event.post), node: event.post };
+      return toPostEdge(event.post);
     },
   },
   timelinePostRemoved: {

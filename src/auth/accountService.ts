@@ -19,6 +19,7 @@ export class AccountService {
     private readonly graph: UserGraphService,
     private readonly tokens: TokenService,
     private readonly rateLimits: RateLimits,
+    private readonly removal: { remove(handle: string, accountId: string): Promise<void> },
   ) {}
 
   async signUp(input: { handle: string; password: string; displayName?: string | null }, clientAddress: string): Promise<Session> {
@@ -52,6 +53,22 @@ export class AccountService {
     }
     await this.rateLimits.loginSucceeded(input.handle);
     return { token: await this.tokenFor(user.handle), user };
+  }
+
+  /**
+   * Deletes the signed-in account once its password is confirmed (see AccountRemoval). Wrong
+   * passwords count against the same limits as failed log-ins.
+   */
+  async deleteAccount(handle: string, password: string, clientAddress: string): Promise<boolean> {
+    await this.rateLimits.assertLoginAllowed(handle, clientAddress);
+    const credentials = await this.graph.getCredentials(handle);
+    const matches = credentials && (await verifyPassword(password.slice(0, maxPasswordLength + 1), credentials.passwordHash));
+    if (!matches || !credentials.accountId) {
+      await this.rateLimits.loginFailed(handle, clientAddress);
+      throw new AppError('FORBIDDEN', 'Wrong password: the account is not deleted');
+    }
+    await this.removal.remove(handle, credentials.accountId);
+    return true;
   }
 
   /** A token for an existing account (also for tools that create users directly, such as the benchmarks). */

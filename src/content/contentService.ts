@@ -1,11 +1,28 @@
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { badInput } from '../errors.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
-import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
+import { PostCounters, staleChangeMs } from './postCounters.js';
+import { beyondFilter, sortFor, type Page, type PageRequest, type PostPosition } from './position.js';
 
 export const maxPostLength = 500;
 
-/** A post as stored: the reference layout's short field names, plus `_d`, the creation time. */
+/** Another post, named by id and author: what a reply answers. */
+export interface PostRefDocument {
+  _id: ObjectId;
+  _a: string;
+}
+
+/** The post a repost brings into timelines; the repost's `_m` is a copy of the original's text. */
+export interface RepostOfDocument extends PostRefDocument {
+  _d: Date;
+  _r?: PostRefDocument;
+}
+
+/**
+ * A post as stored: the reference layout's short field names, plus `_d`, the creation time.
+ * A repost is a document of its own (author: the reposter, time: the repost), so every timeline
+ * strategy carries reposts exactly as it carries posts: fanout, pull, refills and rebuilds alike.
+ */
 export interface ContentDocument {
   _id: ObjectId;
   /** Author handle. */
@@ -18,16 +35,61 @@ export interface ContentDocument {
    * is not pushed into followers' timelines; readers pull it from here (the author's outbox).
    */
   _p?: true;
+  /** Reply to this post. */
+  _r?: PostRefDocument;
+  /** Repost of this post. */
+  _o?: RepostOfDocument;
+  /** Counts kept on the post (the counter service): likes, reposts, replies. Absent means 0. */
+  n?: { l?: number; r?: number; y?: number };
+  /** Tokens of count changes under way (see PostCounters); empty or absent at rest. */
+  pc?: string[];
+  /** A reply not yet counted on its parent; cleared once it is. */
+  _cq?: true;
+}
+
+/**
+ * Kept a day after a post is deleted. `uncount` is the intent to take a deleted reply off its
+ * parent's count, recorded before the reply is deleted; `applying` once someone has claimed it.
+ */
+interface TombstoneDocument {
+  _id: ObjectId;
+  at: Date;
+  uncount?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
+}
+
+export interface PostRef {
+  id: ObjectId;
+  authorId: string;
+}
+
+export interface RepostOf extends PostRef {
+  createdAt: Date;
+  replyTo: PostRef | null;
+}
+
+export interface PostCounts {
+  likes: number;
+  reposts: number;
+  replies: number;
 }
 
 export interface PostRecord {
   id: ObjectId;
   authorId: string;
+  /** For a repost, the original's text. */
   text: string;
   createdAt: Date;
   /** Delivered by pull at read time instead of by fanout. */
   pulled: boolean;
+  replyTo: PostRef | null;
+  /** Set on a repost: the post it brings into timelines. */
+  repostOf: RepostOf | null;
+  /** Null when the record did not come from `content` (an embedded entry, a live event). */
+  counts: PostCounts | null;
 }
+
+const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
+const fromRef = (ref: PostRef): PostRefDocument => ({ _id: ref.id, _a: ref.authorId });
 
 export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   id: doc._id,
@@ -35,7 +97,29 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   text: doc._m,
   createdAt: doc._d,
   pulled: doc._p === true,
+  replyTo: toRef(doc._r),
+  repostOf: doc._o ? { id: doc._o._id, authorId: doc._o._a, createdAt: doc._o._d, replyTo: toRef(doc._o._r) } : null,
+  counts: { likes: Math.max(0, doc.n?.l ?? 0), reposts: Math.max(0, doc.n?.r ?? 0), replies: Math.max(0, doc.n?.y ?? 0) },
 });
+
+/** The stored shape of a post; also how fanout tasks and live events carry one. */
+export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocument {
+  const doc: ContentDocument = { _id: post.id, _a: post.authorId, _m: post.text, _d: post.createdAt };
+  if (post.pulled) doc._p = true;
+  if (post.replyTo) doc._r = fromRef(post.replyTo);
+  if (post.repostOf) {
+    const { id, authorId, createdAt, replyTo } = post.repostOf;
+    doc._o = { _id: id, _a: authorId, _d: createdAt, ...(replyTo ? { _r: fromRef(replyTo) } : {}) };
+  }
+  return doc;
+}
+
+/** What a reader sees for a timeline item: the original for a repost, the post itself otherwise. */
+export function shownPost(post: PostRecord): PostRecord {
+  if (!post.repostOf) return post;
+  const { id, authorId, createdAt, replyTo } = post.repostOf;
+  return { id, authorId, createdAt, replyTo, text: post.text, pulled: false, repostOf: null, counts: null };
+}
 
 /** Parses a client-supplied post id; a malformed id names no post, so it yields null. */
 export function parsePostId(id: string): ObjectId | null {
@@ -45,11 +129,13 @@ export function parsePostId(id: string): ObjectId | null {
 /** The system of record for posts: every timeline strategy reads or links back to this collection. */
 export class ContentService {
   readonly content: Collection<ContentDocument>;
-  private readonly tombstones: Collection<{ _id: ObjectId; at: Date }>;
+  readonly counters: PostCounters;
+  private readonly tombstones: Collection<TombstoneDocument>;
 
   constructor(db: Db) {
     this.content = db.collection<ContentDocument>('content');
-    this.tombstones = db.collection<{ _id: ObjectId; at: Date }>('deleted_posts');
+    this.counters = new PostCounters(this.content);
+    this.tombstones = db.collection<TombstoneDocument>('deleted_posts');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -59,46 +145,169 @@ export class ContentService {
       // Only pulled posts: the one extra query a page makes for every pulled author a reader follows.
       { key: { _p: 1, _a: 1, _d: -1, _id: -1 }, name: 'pulled_newest_first', partialFilterExpression: { _p: true } },
     ]);
-    await this.tombstones.createIndex({ at: 1 }, { name: 'tombstone_ttl', expireAfterSeconds: 24 * 3600 });
+    await this.content.createIndexes([
+      // Replies of a post, oldest first.
+      { key: { '_r._id': 1, _d: 1, _id: 1 }, name: 'replies_oldest_first', partialFilterExpression: { '_r._id': { $exists: true } } },
+      // Who reposted a post: the at-most-once check of a timeline page, and deleting an original.
+      { key: { '_o._id': 1, _a: 1 }, name: 'reposts_of', partialFilterExpression: { '_o._id': { $exists: true } } },
+      // Reposts of an author's posts, for deleting an account.
+      { key: { '_o._a': 1 }, name: 'reposts_of_author', partialFilterExpression: { '_o._a': { $exists: true } } },
+    ]);
+    await this.content.createIndex({ _cq: 1, _d: 1 }, { name: 'replies_not_counted', partialFilterExpression: { _cq: true } });
+    await this.tombstones.createIndexes([
+      { key: { at: 1 }, name: 'tombstone_ttl', expireAfterSeconds: 24 * 3600 },
+      { key: { 'uncount.at': 1 }, name: 'replies_not_uncounted', partialFilterExpression: { 'uncount.at': { $exists: true } } },
+    ]);
   }
 
   /**
    * Checks the text and builds the post without storing it, so that its fanout can be queued
    * under the post's id before the post exists (see FeedService.post).
    */
-  preparePost(authorId: string, text: string, options: { pulled: boolean }): PostRecord {
+  preparePost(authorId: string, text: string, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
     const message = text.trim();
     const length = graphemeLength(message);
     if (length < 1 || length > maxPostLength) {
       throw badInput(`Post text must be 1 to ${maxPostLength} characters after trimming`);
     }
     assertDisplayableText(message, 'Post text', { multiline: true });
-    return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled };
+    const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
+    return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null };
   }
 
+  /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
+  prepareRepost(reposterId: string, original: PostRecord, at: { id: ObjectId; createdAt: Date }, options: { pulled: boolean }): PostRecord {
+    const { authorId, createdAt, replyTo } = original;
+    return {
+      id: at.id,
+      authorId: reposterId,
+      text: original.text,
+      createdAt: at.createdAt,
+      pulled: options.pulled,
+      replyTo: null,
+      repostOf: { id: original.id, authorId, createdAt, replyTo },
+      counts: null,
+    };
+  }
+
+  /**
+   * Idempotent: storing the same post twice (a replayed repost) keeps the first. A reply is
+   * stored marked as not yet counted, then counted on its parent exactly once.
+   */
   async storePost(post: PostRecord): Promise<void> {
-    const doc: ContentDocument = { _id: post.id, _a: post.authorId, _m: post.text, _d: post.createdAt };
-    if (post.pulled) doc._p = true;
-    await this.content.insertOne(doc);
+    const { _id, ...fields } = toContentDocument(post);
+    if (post.replyTo) fields._cq = true;
+    await this.content.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true });
+    if (post.replyTo) await this.countReply(post.id, post.replyTo.id);
+  }
+
+  private countReply(replyId: ObjectId, parentId: ObjectId): Promise<void> {
+    return this.counters.change(parentId, 'replies', 1, `reply:${replyId.toHexString()}`, () =>
+      this.content.updateOne({ _id: replyId }, { $unset: { _cq: '' } }),
+    );
+  }
+
+  /** Replies to a post, oldest first, after a cursor. */
+  async replies(parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>> {
+    const docs = await this.content
+      .find({ '_r._id': parentId, ...beyondFilter<ContentDocument>('newer', request.from, '_d', '_id') })
+      .sort({ _d: 1, _id: 1 })
+      .limit(request.limit + 1)
+      .toArray();
+    return { items: docs.slice(0, request.limit).map(toPostRecord), hasMore: docs.length > request.limit };
+  }
+
+  /**
+   * Which of `originalIds` are still stored, and their reposts by any of `reposterIds`: one query,
+   * without the texts.
+   */
+  async originalsAndReposts(
+    originalIds: readonly ObjectId[],
+    reposterIds: readonly string[],
+  ): Promise<{ originals: Set<string>; reposts: PostRecord[] }> {
+    const ids = [...originalIds];
+    const docs = await this.content
+      .find({ $or: [{ _id: { $in: ids } }, { '_o._id': { $in: ids }, _a: { $in: [...reposterIds] } }] }, { projection: { _m: 0 } })
+      .toArray();
+    const records = docs.map((doc) => toPostRecord({ ...doc, _m: '' }));
+    return {
+      originals: new Set(records.filter((post) => !post.repostOf).map((post) => post.id.toHexString())),
+      reposts: records.filter((post) => post.repostOf),
+    };
+  }
+
+  /** Every repost of a post, for taking them back with it. */
+  async allRepostsOf(originalId: ObjectId): Promise<PostRecord[]> {
+    return (await this.content.find({ '_o._id': originalId }).toArray()).map(toPostRecord);
+  }
+
+  /** Reposts by anyone of this author's posts, for deleting the account. */
+  async repostsOfAuthor(authorId: string, limit: number): Promise<PostRecord[]> {
+    return (await this.content.find({ '_o._a': authorId }).limit(limit).toArray()).map(toPostRecord);
+  }
+
+  /** The author's newest posts and reposts, for deleting the account. */
+  async postsBy(authorId: string, limit: number): Promise<PostRecord[]> {
+    return (await this.content.find({ _a: authorId }).limit(limit).toArray()).map(toPostRecord);
   }
 
   async exists(id: ObjectId): Promise<boolean> {
     return (await this.content.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }
 
+  /** A post, not a repost: reposts have no id of their own in the API. */
   async getPost(id: ObjectId): Promise<PostRecord | null> {
+    const doc = await this.content.findOne({ _id: id, _o: { $exists: false } });
+    return doc && toPostRecord(doc);
+  }
+
+  /** A post or a repost. */
+  async getEntry(id: ObjectId): Promise<PostRecord | null> {
     const doc = await this.content.findOne({ _id: id });
     return doc && toPostRecord(doc);
   }
 
-  /** True when this call removed the post. */
   /**
    * True when this call removed the post. A tombstone is written first and kept for a day, so
    * background work can tell a deleted post from one whose request has not stored it yet.
    */
   async deletePost(id: ObjectId): Promise<boolean> {
-    await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: new Date() } }, { upsert: true });
-    return (await this.content.deleteOne({ _id: id })).deletedCount === 1;
+    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1 } });
+    const now = new Date();
+    const intent = doc?._r ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
+    await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent } }, { upsert: true });
+    const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
+    await this.uncountReply({ _id: id, 'uncount.state': 'pending' });
+    return deleted;
+  }
+
+  /** Takes a deleted reply off its parent's count, if this caller claims the intent. */
+  private async uncountReply(claim: Filter<TombstoneDocument>): Promise<void> {
+    const tombstone = await this.tombstones.findOneAndUpdate(
+      claim,
+      { $set: { 'uncount.state': 'applying', 'uncount.at': new Date() } },
+      { returnDocument: 'after' },
+    );
+    if (!tombstone?.uncount) return;
+    await this.counters.change(tombstone.uncount.p, 'replies', -1, `unreply:${tombstone._id.toHexString()}`, () =>
+      this.tombstones.updateOne({ _id: tombstone._id }, { $unset: { uncount: '' } }),
+    );
+  }
+
+  /** Finishes reply counts whose request died. Returns how many it finished. */
+  async repairStalled(limit = 100): Promise<number> {
+    const before = new Date(Date.now() - staleChangeMs);
+    const [uncounted, tombstones] = await Promise.all([
+      this.content.find({ _cq: true, _d: { $lt: before } }, { projection: { _r: 1 } }).limit(limit).toArray(),
+      this.tombstones.find({ 'uncount.at': { $lt: before } }).limit(limit).toArray(),
+    ]);
+    for (const reply of uncounted) if (reply._r) await this.countReply(reply._id, reply._r._id);
+    for (const tombstone of tombstones) {
+      // A reply deleted only in intent (its request died first) is deleted by its retraction.
+      if (await this.exists(tombstone._id)) continue;
+      await this.uncountReply({ _id: tombstone._id, 'uncount.at': tombstone.uncount!.at });
+    }
+    return uncounted.length + tombstones.length;
   }
 
   async wasDeleted(id: ObjectId): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
-import type { PostRecord } from '../content/contentService.js';
+import { toContentDocument, toPostRecord, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../content/contentService.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest } from '../content/position.js';
 import { isDuplicateKeyError } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
@@ -16,20 +16,24 @@ export interface EntryDocument {
   _a: string;
   _d: Date;
   _m?: string;
+  /** As in `content`: the post replied to, the post reposted. Small, so both modes keep them. */
+  _r?: PostRefDocument;
+  _o?: RepostOfDocument;
 }
 
 export function toEntryDocument(post: PostRecord, mode: TimelineContentMode): EntryDocument {
-  const entry: EntryDocument = { _id: post.id, _a: post.authorId, _d: post.createdAt };
-  if (mode === 'embed') entry._m = post.text;
+  const { _id, _a, _d, _m, _r, _o } = toContentDocument(post);
+  const entry: EntryDocument = { _id, _a, _d };
+  if (mode === 'embed') entry._m = _m;
+  if (_r) entry._r = _r;
+  if (_o) entry._o = _o;
   return entry;
 }
 
-export const fromEntryDocument = (entry: EntryDocument): TimelineEntry => ({
-  id: entry._id,
-  authorId: entry._a,
-  createdAt: entry._d,
-  text: entry._m ?? null,
-});
+export function fromEntryDocument(entry: EntryDocument): TimelineEntry {
+  const { id, authorId, createdAt, replyTo, repostOf } = toPostRecord({ ...entry, _m: '' });
+  return { id, authorId, createdAt, replyTo, repostOf, text: entry._m ?? null };
+}
 
 /** The author's own timeline, then every follower, in batches of at most `batchSize`. */
 export async function* recipientBatches(graph: UserGraphService, authorId: string, batchSize: number): AsyncGenerator<string[]> {

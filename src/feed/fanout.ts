@@ -10,12 +10,7 @@ import type { FeedBackend } from './feedBackend.js';
 export const fanoutCollection = 'fanout_tasks';
 
 /** A post as a task carries it: enough to write embedded entries without reading `content`. */
-interface PostPayload {
-  id: PostRecord['id'];
-  authorId: string;
-  text: string;
-  createdAt: Date;
-}
+type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
 
 /**
  * A post's first task has no `recipients`: it reads the author's followers once, in one streamed
@@ -51,13 +46,21 @@ export interface FanoutStatus extends QueueStatus {
 /** A post missing from `content` this long after its task was queued was never stored (its request died). */
 const unstoredGraceMs = 60_000;
 
-const toPayload = (post: PostRecord): PostPayload => ({
-  id: post.id,
-  authorId: post.authorId,
-  text: post.text,
-  createdAt: post.createdAt,
+const toPayload = ({ id, authorId, text, createdAt, replyTo, repostOf }: PostRecord): PostPayload => ({
+  id,
+  authorId,
+  text,
+  createdAt,
+  replyTo,
+  repostOf,
 });
-const fromPayload = (post: PostPayload): PostRecord => ({ ...post, pulled: false });
+const fromPayload = (post: PostPayload): PostRecord => ({
+  ...post,
+  replyTo: post.replyTo ?? null,
+  repostOf: post.repostOf ?? null,
+  pulled: false,
+  counts: null,
+});
 
 /**
  * Fanout on write through the durable queue (the push part of push/pull): publishing queues one
@@ -102,15 +105,15 @@ export class Fanout {
   }
 
   /**
-   * Starts FANOUT_WORKERS workers in this process. They also finish follows whose request died,
-   * so they run under fanout on read too, where the queue itself stays empty.
+   * Starts FANOUT_WORKERS workers in this process. They also finish follows, likes and reposts
+   * whose request died, so they run under fanout on read too, where the queue itself stays empty.
    */
-  start(logger: Logger, repairFollows: () => Promise<unknown>, workers = this.options.workers): void {
+  start(logger: Logger, repairStalled: () => Promise<unknown>, workers = this.options.workers): void {
     if (this.workers || workers === 0) return;
     this.workers = new TaskWorkers(
       this.queue,
       this.handlers,
-      { concurrency: workers, logger, periodic: repairFollows, periodicMs: 2000 },
+      { concurrency: workers, logger, periodic: repairStalled, periodicMs: 2000 },
     );
     this.workers.start();
   }
@@ -118,6 +121,17 @@ export class Fanout {
   async stop(): Promise<void> {
     await this.workers?.stop();
     this.workers = null;
+  }
+
+  /** Other durable background work rides the same queue and workers (account deletion). */
+  register(kind: string, handler: TaskHandler): void {
+    this.handlers[kind] = handler;
+  }
+
+  /** Queues such work whatever the strategy: fanout on read delivers nothing, but deletes accounts too. */
+  async enqueueWork(tasks: NewTask[]): Promise<void> {
+    await this.queue.enqueue(tasks);
+    this.workers?.wake();
   }
 
   /** Queues the post's delivery to its followers; call before storing the post. */

@@ -27,6 +27,8 @@ export class FanoutOnRead implements FeedBackend {
 
   async readerReturned(): Promise<void> {}
 
+  async dropTimeline(): Promise<void> {}
+
   timeline(_userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
     return this.content.pageByAuthors(authorIds, request);
   }

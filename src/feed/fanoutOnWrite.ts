@@ -1,4 +1,4 @@
-import type { Collection, Db, Document } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 
@@ -19,6 +19,13 @@ export abstract class FanoutOnWrite<T extends Document> {
   async clear(): Promise<void> {
     await this.timelines.deleteMany({});
   }
+
+  async dropTimeline(userId: string): Promise<void> {
+    await this.timelines.deleteMany(this.ownedBy(userId));
+  }
+
+  /** Selects every document of one user's timeline. */
+  protected abstract ownedBy(userId: string): Filter<T>;
 
   /**
    * The followee's newest posts, newest first, less the pulled ones: those live only in

@@ -1,4 +1,4 @@
-import type { PostRecord } from '../content/contentService.js';
+import type { PostRecord, PostRef, RepostOf } from '../content/contentService.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
 
@@ -7,8 +7,11 @@ import type { FeedStrategyName } from '../config.js';
  * embedding it; the API then hydrates the page's posts in one batched content query.
  */
 export interface TimelineEntry extends PostPosition {
+  /** The author, or for a repost the reposter. */
   authorId: string;
   text: string | null;
+  replyTo: PostRef | null;
+  repostOf: RepostOf | null;
 }
 
 /**
@@ -51,6 +54,8 @@ export interface FeedBackend {
    * they hold and rebuild on the read; `redeliver` ones are refilled through the queue.
    */
   readerReturned(userId: string): Promise<void>;
+  /** Deletes the user's whole timeline: their account is gone. */
+  dropTimeline(userId: string): Promise<void>;
 }
 
 /**

@@ -56,6 +56,10 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument> implements 
   }
 
   /** Buckets are refilled by redelivering what fanout skipped (see FeedService). */
+  protected ownedBy(userId: string): Filter<SizedBucketDocument> {
+    return { _u: userId } as Filter<SizedBucketDocument>;
+  }
+
   async readerReturned(): Promise<void> {}
 
   async unfollowed(followerId: string, followeeId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
@@ -42,6 +42,10 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements F
   }
 
   /** Buckets are refilled by redelivering what fanout skipped (see FeedService). */
+  protected ownedBy(userId: string): Filter<TimedBucketDocument> {
+    return { '_id._u': userId } as Filter<TimedBucketDocument>;
+  }
+
   async readerReturned(): Promise<void> {}
 
   timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
@@ -48,6 +48,10 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   }
 
   /** Deliveries skipped this reader while away: the cache is stale, so it goes and the read rebuilds it. */
+  protected ownedBy(userId: string): Filter<CacheDocument> {
+    return { _id: userId } as Filter<CacheDocument>;
+  }
+
   async readerReturned(userId: string): Promise<void> {
     await this.timelines.deleteOne({ _id: userId });
   }

@@ -68,7 +68,17 @@ export class FollowPairs {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.pairs.createIndex({ dirty: 1, updatedAt: 1 }, { name: 'dirty_since' });
+    await this.pairs.createIndexes([
+      { key: { dirty: 1, updatedAt: 1 }, name: 'dirty_since' },
+      // Every pair of a deleted account, either side.
+      { key: { f: 1 }, name: 'follower' },
+      { key: { t: 1 }, name: 'followee' },
+    ]);
+  }
+
+  /** Forgets the finished pairs of a deleted account, so a new account under the handle starts clean. */
+  async forget(handle: string): Promise<void> {
+    await this.pairs.deleteMany({ $or: [{ f: handle }, { t: handle }], dirty: false });
   }
 
   /** Records the wish and returns once it, or a newer wish for the pair, is fully applied. */

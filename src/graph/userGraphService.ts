@@ -25,7 +25,14 @@ export interface UserDocument {
    * inactive: the posts from `from` on are being redelivered, and reads are served from content.
    */
   timelineGap?: { from: Date; since: Date };
+  /**
+   * Set when the account is being deleted: from then on it is gone for reads, sign-in and tokens;
+   * the document itself (and with it the handle) goes once everything else is removed.
+   */
+  deletedAt?: Date;
 }
+
+const live = { deletedAt: { $exists: false } } as const;
 
 /**
  * One directed edge. In `followers`, `_f` is the followed user and `_t` one of their followers;
@@ -54,7 +61,7 @@ export interface HandlePage {
 export const handlePattern = /^[a-z0-9_]{3,30}$/;
 export const maxDisplayNameLength = 50;
 
-const publicFields = { passwordHash: 0, accountId: 0, pendingCounts: 0 } as const;
+const publicFields = { passwordHash: 0, accountId: 0, pendingCounts: 0, deletedAt: 0 } as const;
 
 const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
   handle: doc._id,
@@ -95,6 +102,7 @@ export class UserGraphService {
       this.followers.createIndexes([edgeIndex]),
       this.following.createIndexes([edgeIndex]),
       this.users.createIndex({ readAt: 1 }, { name: 'read_at' }),
+      this.users.createIndex({ deletedAt: 1 }, { name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } }),
       this.pairs.ensureIndexes(),
     ]);
   }
@@ -114,38 +122,62 @@ export class UserGraphService {
     try {
       await this.users.insertOne(doc);
     } catch (error) {
-      if (isDuplicateKeyError(error)) throw new AppError('CONFLICT', `The handle "${input.handle}" is taken`);
+      if (isDuplicateKeyError(error)) {
+        const going = await this.users.countDocuments({ _id: input.handle, deletedAt: { $exists: true } }, { limit: 1 });
+        throw new AppError('CONFLICT', going ? `The handle "${input.handle}" is being freed; try again in a minute` : `The handle "${input.handle}" is taken`);
+      }
       throw error;
     }
     return toUserRecord(doc);
   }
 
   async getUser(handle: string): Promise<UserRecord | null> {
-    const doc = await this.users.findOne({ _id: handle }, { projection: publicFields });
+    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: publicFields });
     return doc && toUserRecord(doc);
   }
 
   /** One query for any number of handles; unknown handles are absent from the result. */
   async getUsers(handles: readonly string[]): Promise<UserRecord[]> {
     if (handles.length === 0) return [];
-    const docs = await this.users.find({ _id: { $in: [...handles] } }, { projection: publicFields }).toArray();
+    const docs = await this.users.find({ _id: { $in: [...handles] }, ...live }, { projection: publicFields }).toArray();
     return docs.map(toUserRecord);
   }
 
   async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {
-    const doc = await this.users.findOne({ _id: handle }, { projection: { passwordHash: 1, accountId: 1 } });
+    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: { passwordHash: 1, accountId: 1 } });
     return doc && { passwordHash: doc.passwordHash, accountId: doc.accountId ?? null };
   }
 
   /** The account id of `handle`, given one first if an older version created the user without. */
   async accountIdOf(handle: string): Promise<string | null> {
     await this.users.updateOne({ _id: handle, accountId: { $exists: false } }, { $set: { accountId: randomUUID() } });
-    return (await this.users.findOne({ _id: handle }, { projection: { accountId: 1 } }))?.accountId ?? null;
+    return (await this.users.findOne({ _id: handle, ...live }, { projection: { accountId: 1 } }))?.accountId ?? null;
   }
 
   /** Whether the account a token names still exists under that handle: one `_id` lookup. */
   async accountExists(handle: string, accountId: string): Promise<boolean> {
-    return (await this.users.countDocuments({ _id: handle, accountId }, { limit: 1 })) > 0;
+    return (await this.users.countDocuments({ _id: handle, accountId, ...live }, { limit: 1 })) > 0;
+  }
+
+  /** Starts deleting the account: true when this call did, false when it was gone or going already. */
+  async markDeleted(handle: string, accountId: string): Promise<boolean> {
+    const result = await this.users.updateOne({ _id: handle, accountId, ...live }, { $set: { deletedAt: new Date() } });
+    return result.modifiedCount === 1;
+  }
+
+  async isBeingDeleted(handle: string, accountId: string): Promise<boolean> {
+    return (await this.users.countDocuments({ _id: handle, accountId, deletedAt: { $exists: true } }, { limit: 1 })) > 0;
+  }
+
+  /** Accounts whose deletion started before `before` and is not finished. */
+  async deletionsStartedBefore(before: Date, limit: number): Promise<{ handle: string; accountId: string }[]> {
+    const docs = await this.users.find({ deletedAt: { $lt: before } }, { projection: { accountId: 1 } }).limit(limit).toArray();
+    return docs.map((doc) => ({ handle: doc._id, accountId: doc.accountId }));
+  }
+
+  /** The last step of deleting an account: the handle is free again. */
+  async removeDeletedUser(handle: string, accountId: string): Promise<void> {
+    await this.users.deleteOne({ _id: handle, accountId, deletedAt: { $exists: true } });
   }
 
   /**
@@ -252,7 +284,7 @@ export class UserGraphService {
 
   private async assertUserExists(handle: string): Promise<void> {
     assertHandle(handle);
-    const exists = await this.users.findOne({ _id: handle }, { projection: { _id: 1 } });
+    const exists = await this.users.findOne({ _id: handle, ...live }, { projection: { _id: 1 } });
     if (!exists) throw notFound(`No user with handle "${handle}"`);
   }
 }

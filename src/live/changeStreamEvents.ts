@@ -1,5 +1,6 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
+import { toContentDocument, toPostRecord, type ContentDocument } from '../content/contentService.js';
 import type { Logger } from '../logger.js';
 import { Listeners, type LiveEvent, type LiveEventListener, type LiveEventSource } from './liveEvents.js';
 
@@ -10,19 +11,17 @@ export const liveEventsCollection = 'live_events';
  * instance has to read it back, and a delete still names the author after the post is gone.
  */
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
-  | { kind: 'postAdded'; postId: ObjectId; authorId: string; text: string; createdAt: Date }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string }
+  | { kind: 'postAdded'; post: ContentDocument }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
 );
 
 export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument {
   switch (event.kind) {
-    case 'postAdded': {
-      const { id, authorId, text, createdAt } = event.post;
-      return { at, kind: event.kind, postId: id, authorId, text, createdAt };
-    }
+    case 'postAdded':
+      return { at, kind: event.kind, post: toContentDocument(event.post) };
     case 'postRemoved':
-      return { at, kind: event.kind, postId: event.postId, authorId: event.authorId };
+      return { at, kind: event.kind, postId: event.postId, authorId: event.authorId, originalAuthorId: event.originalAuthorId };
     case 'followed':
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
@@ -33,9 +32,9 @@ export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument
 export function fromDocument(doc: LiveEventDocument): LiveEvent | null {
   switch (doc.kind) {
     case 'postAdded':
-      return { kind: 'postAdded', post: { id: doc.postId, authorId: doc.authorId, text: doc.text, createdAt: doc.createdAt, pulled: false } };
+      return { kind: 'postAdded', post: { ...toPostRecord(doc.post), counts: null } };
     case 'postRemoved':
-      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId };
+      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };

@@ -73,3 +73,32 @@ export class EventQueue<T> implements AsyncIterableIterator<T> {
     return this;
   }
 }
+
+/**
+ * The events of `source` for which `keep` resolves true, in order. A failing check drops its event
+ * rather than the subscription: the client catches up from the timeline query.
+ */
+export function keepOnly<T>(
+  source: AsyncIterableIterator<T>,
+  keep: (item: T) => Promise<boolean>,
+  onCheckFailed: (error: unknown) => void,
+): AsyncIterableIterator<T> {
+  return {
+    async next() {
+      for (;;) {
+        const result = await source.next();
+        if (result.done) return result;
+        const kept = await keep(result.value).catch((error: unknown) => {
+          onCheckFailed(error);
+          return false;
+        });
+        if (kept) return result;
+      }
+    },
+    return: () => source.return!(),
+    throw: (error?: unknown) => source.throw!(error),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js';
  */
 export type LiveEvent =
   | { kind: 'postAdded'; post: PostRecord }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId: string | null }
   | { kind: 'followed'; followerId: string; followeeId: string }
   | { kind: 'unfollowed'; followerId: string; followeeId: string };
 

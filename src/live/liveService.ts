@@ -5,6 +5,7 @@ import type { FeedObserver } from '../feed/feedBackend.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { quietLogger, type Logger } from '../logger.js';
 import { ChangeStreamEventSource } from './changeStreamEvents.js';
+import { keepOnly } from './eventQueue.js';
 import { closeReasons, LiveCloseCode, LiveConnections, type LiveClient } from './liveConnections.js';
 import { LocalEventSource, type LiveEvent, type LiveEventSource } from './liveEvents.js';
 import { TimelineSubscriptions, type TimelineEvent, type TimelineEventKind } from './timelineSubscriptions.js';
@@ -24,6 +25,12 @@ export interface LiveStats {
   sourceRestarts: number;
 }
 
+/** Per-viewer rules a live event must pass, the same as the timeline's (mutes, blocks, filters, reposts). */
+export interface LiveVisibility {
+  added(viewerId: string, post: PostRecord): Promise<boolean>;
+  removed(viewerId: string, removal: { authorId: string; originalAuthorId: string | null }): Promise<boolean>;
+}
+
 export function createLiveEventSource(db: Db, options: LiveOptions): LiveEventSource {
   return options.events === 'local' ? new LocalEventSource() : new ChangeStreamEventSource(db, options.eventTtlSeconds);
 }
@@ -39,6 +46,7 @@ export class LiveService implements FeedObserver {
   private logger: Logger = quietLogger;
   private unlisten: (() => void) | null = null;
   private countWebSockets: () => number = () => 0;
+  private visibility: LiveVisibility = { added: async () => true, removed: async () => true };
 
   constructor(
     private readonly source: LiveEventSource,
@@ -73,6 +81,11 @@ export class LiveService implements FeedObserver {
     this.timelines.endAll();
   }
 
+  /** Set once by the feed, which owns the rules. */
+  showOnly(visibility: LiveVisibility): void {
+    this.visibility = visibility;
+  }
+
   /** Lets `stats()` report the transport's open sockets. */
   countWebSocketsWith(count: () => number): void {
     this.countWebSockets = count;
@@ -91,21 +104,27 @@ export class LiveService implements FeedObserver {
   }
 
   /** The viewer's new timeline posts, from now until the client stops or the connection closes. */
-  timelinePostAdded(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postAdded'>>> {
-    return this.subscribe(client, 'postAdded');
+  async timelinePostAdded(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postAdded'>>> {
+    const events = await this.subscribe(client, 'postAdded');
+    return keepOnly(events, (event) => this.visibility.added(client.viewerId, event.post), this.checkFailed);
   }
 
   /** Deletions of posts in the viewer's timeline. */
-  timelinePostRemoved(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postRemoved'>>> {
-    return this.subscribe(client, 'postRemoved');
+  async timelinePostRemoved(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postRemoved'>>> {
+    const events = await this.subscribe(client, 'postRemoved');
+    return keepOnly(events, (event) => this.visibility.removed(client.viewerId, event), this.checkFailed);
   }
+
+  private readonly checkFailed = (error: unknown) => this.logger.error('live events: could not check an event for a subscriber; it is skipped', error);
 
   postCreated(post: PostRecord): Promise<void> {
     return this.publish({ kind: 'postAdded', post });
   }
 
   postDeleted(post: PostRecord): Promise<void> {
-    return this.publish({ kind: 'postRemoved', postId: post.id, authorId: post.authorId });
+    // Clients know a repost by its original's id, which is what they must remove.
+    const { repostOf } = post;
+    return this.publish({ kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null });
   }
 
   followed(followerId: string, followeeId: string): Promise<void> {

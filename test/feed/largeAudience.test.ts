@@ -1,3 +1,4 @@
+import { startWorkers } from '../../src/services.js';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
@@ -46,7 +47,7 @@ describe.each(combinations)('a user with 5,000 followers posts: $strategy, $cont
     expect(requestWrites.reduce((sum, write) => sum + write.command.updates.length, 0)).toBe(collection ? 1 : 0);
 
     const fanoutCommands = await app.commandsDuring(async () => {
-      app.services.fanout.start(quietLogger, () => app.services.feed.repairFollows(), 2);
+      startWorkers(app.services, quietLogger, 2);
       await app.settled();
     });
     for (const handle of readers) {

@@ -2,6 +2,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { UserRecord } from '../../graph/userGraphService.js';
 import type { PostRecord } from '../../content/contentService.js';
+import type { PostEdgeRecord } from '../connections.js';
 import type { Session } from '../../auth/accountService.js';
 import type { RequestContext } from '../context.js';
 export type Maybe<T> = T | null;
@@ -26,22 +27,75 @@ export type AuthPayload = {
   user: User;
 };
 
+/** A phrase whose posts the viewer's timeline hides. */
+export type KeywordFilter = {
+  __typename?: 'KeywordFilter';
+  id: Scalars['ID']['output'];
+  phrase: Scalars['String']['output'];
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Hides posts containing this phrase (whole words, case-insensitive) from the viewer's timeline. 1 to 100 characters, at most 100 filters. */
+  addKeywordFilter: KeywordFilter;
+  /**
+   * Removes follows both ways, refuses new ones either way, and hides each user's posts from the
+   * other's timeline, `User.posts` and live updates. Idempotent.
+   */
+  block: User;
+  /** Posts as the viewer; with `replyTo`, a reply to that post (NOT_FOUND when it does not exist). */
   createPost: Post;
+  /**
+   * Deletes the viewer's account: their posts leave every timeline, their follows, likes and reposts
+   * are undone, their tokens stop working and the handle becomes free. Needs the password.
+   */
+  deleteAccount: Scalars['Boolean']['output'];
   /** Deletes one of the viewer's posts everywhere: content and every timeline. True when deleted. */
   deletePost: Scalars['Boolean']['output'];
   /** Follows a user and returns them. Following someone already followed changes nothing. */
   follow: User;
+  /** Likes a post and returns it. Liking a post already liked changes nothing. */
+  likePost: Post;
   logIn: AuthPayload;
+  /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
+  mute: User;
+  /** True when the filter existed and is removed. */
+  removeKeywordFilter: Scalars['Boolean']['output'];
+  /**
+   * Brings someone else's post into the viewer's followers' timelines, at the time of the repost.
+   * Returns the original post. Reposting a post already reposted changes nothing.
+   */
+  repost: Post;
   signUp: AuthPayload;
+  unblock: User;
+  /** Takes the viewer's repost back and returns the original post. Idempotent. */
+  undoRepost: Post;
   /** Stops following a user and returns them. Unfollowing someone not followed changes nothing. */
   unfollow: User;
+  /** Takes the viewer's like back and returns the post. Idempotent. */
+  unlikePost: Post;
+  unmute: User;
+};
+
+
+export type MutationAddKeywordFilterArgs = {
+  phrase: Scalars['String']['input'];
+};
+
+
+export type MutationBlockArgs = {
+  handle: Scalars['String']['input'];
 };
 
 
 export type MutationCreatePostArgs = {
+  replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteAccountArgs = {
+  password: Scalars['String']['input'];
 };
 
 
@@ -55,9 +109,29 @@ export type MutationFollowArgs = {
 };
 
 
+export type MutationLikePostArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
 export type MutationLogInArgs = {
   handle: Scalars['String']['input'];
   password: Scalars['String']['input'];
+};
+
+
+export type MutationMuteArgs = {
+  handle: Scalars['String']['input'];
+};
+
+
+export type MutationRemoveKeywordFilterArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRepostArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -68,7 +142,27 @@ export type MutationSignUpArgs = {
 };
 
 
+export type MutationUnblockArgs = {
+  handle: Scalars['String']['input'];
+};
+
+
+export type MutationUndoRepostArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
 export type MutationUnfollowArgs = {
+  handle: Scalars['String']['input'];
+};
+
+
+export type MutationUnlikePostArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationUnmuteArgs = {
   handle: Scalars['String']['input'];
 };
 
@@ -85,7 +179,25 @@ export type Post = {
   author: User;
   createdAt: Scalars['DateTime']['output'];
   id: Scalars['ID']['output'];
+  /** Kept on the post and exact; never counted at read time. */
+  likeCount: Scalars['Int']['output'];
+  /** Replies to this post, oldest first. */
+  replies: PostConnection;
+  replyCount: Scalars['Int']['output'];
+  /** The post this one replies to; null for a top-level post or when the parent was deleted. */
+  replyTo?: Maybe<Post>;
+  repostCount: Scalars['Int']['output'];
   text: Scalars['String']['output'];
+  /** False when nobody is signed in. */
+  viewerHasLiked: Scalars['Boolean']['output'];
+  /** False when nobody is signed in. */
+  viewerHasReposted: Scalars['Boolean']['output'];
+};
+
+
+export type PostRepliesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type PostConnection = {
@@ -98,6 +210,8 @@ export type PostEdge = {
   __typename?: 'PostEdge';
   cursor: Scalars['String']['output'];
   node: Post;
+  /** Who brought this post into the timeline by reposting it; null when it is there directly. */
+  repostedBy?: Maybe<User>;
 };
 
 export type Query = {
@@ -163,8 +277,14 @@ export type User = {
   handle: Scalars['String']['output'];
   /** The same as the handle: handles are permanent. */
   id: Scalars['ID']['output'];
+  /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
+  keywordFilters: Array<KeywordFilter>;
   /** This user's own posts, newest first, paged like the timeline. */
   posts: PostConnection;
+  /** False when nobody is signed in. */
+  viewerHasBlocked: Scalars['Boolean']['output'];
+  /** False when nobody is signed in. */
+  viewerHasMuted: Scalars['Boolean']['output'];
   /** False when nobody is signed in. */
   viewerIsFollowing: Scalars['Boolean']['output'];
 };
@@ -280,11 +400,12 @@ export type ResolversTypes = {
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Post: ResolverTypeWrapper<PostRecord>;
   PostConnection: ResolverTypeWrapper<Omit<PostConnection, 'edges'> & { edges: Array<ResolversTypes['PostEdge']> }>;
-  PostEdge: ResolverTypeWrapper<Omit<PostEdge, 'node'> & { node: ResolversTypes['Post'] }>;
+  PostEdge: ResolverTypeWrapper<PostEdgeRecord>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -300,11 +421,12 @@ export type ResolversParentTypes = {
   DateTime: Scalars['DateTime']['output'];
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
+  KeywordFilter: KeywordFilter;
   Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   Post: PostRecord;
   PostConnection: Omit<PostConnection, 'edges'> & { edges: Array<ResolversParentTypes['PostEdge']> };
-  PostEdge: Omit<PostEdge, 'node'> & { node: ResolversParentTypes['Post'] };
+  PostEdge: PostEdgeRecord;
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
@@ -322,13 +444,29 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
   name: 'DateTime';
 }
 
+export type KeywordFilterResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['KeywordFilter'] = ResolversParentTypes['KeywordFilter']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  phrase?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  addKeywordFilter?: Resolver<ResolversTypes['KeywordFilter'], ParentType, ContextType, RequireFields<MutationAddKeywordFilterArgs, 'phrase'>>;
+  block?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationBlockArgs, 'handle'>>;
   createPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'text'>>;
+  deleteAccount?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountArgs, 'password'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
+  likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
+  mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
+  removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
+  repost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationRepostArgs, 'id'>>;
   signUp?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationSignUpArgs, 'handle' | 'password'>>;
+  unblock?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnblockArgs, 'handle'>>;
+  undoRepost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUndoRepostArgs, 'id'>>;
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
+  unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
+  unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
 };
 
 export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -342,7 +480,14 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   author?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  likeCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  replies?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostRepliesArgs>>;
+  replyCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  replyTo?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  repostCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  viewerHasLiked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  viewerHasReposted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type PostConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostConnection'] = ResolversParentTypes['PostConnection']> = {
@@ -353,6 +498,7 @@ export type PostConnectionResolvers<ContextType = RequestContext, ParentType ext
 export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostEdge'] = ResolversParentTypes['PostEdge']> = {
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   node?: Resolver<ResolversTypes['Post'], ParentType, ContextType>;
+  repostedBy?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
@@ -376,7 +522,10 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   followingCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   handle?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  keywordFilters?: Resolver<Array<ResolversTypes['KeywordFilter']>, ParentType, ContextType>;
   posts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<UserPostsArgs>>;
+  viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  viewerHasMuted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerIsFollowing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
@@ -394,6 +543,7 @@ export type UserEdgeResolvers<ContextType = RequestContext, ParentType extends R
 export type Resolvers<ContextType = RequestContext> = {
   AuthPayload?: AuthPayloadResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  KeywordFilter?: KeywordFilterResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;

@@ -1,0 +1,109 @@
+import type { ContentService } from '../content/contentService.js';
+import { AppError } from '../errors.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import type { TaskDocument } from '../queue/taskQueue.js';
+import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
+import type { Fanout } from './fanout.js';
+import type { FeedService } from './feedService.js';
+
+interface AccountPayload {
+  handle: string;
+  accountId: string;
+  /** Set on a sub-task: followers whose follow it ends. */
+  followers?: string[];
+}
+
+/** How long `deleteAccount` waits for a small account to be gone before answering anyway. */
+const answerWithinMs = 10_000;
+/** An account marked deleted this long without its task lost its request; the sweep queues it again. */
+const lostRequestMs = 60_000;
+/** Follows ended at once within one sub-task. */
+const followConcurrency = 8;
+/** Posts and interactions read per step, between checkpoints. */
+const stepSize = 100;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Deleting an account, through the same durable queue and workers as fanout, in steps that can
+ * all be repeated, so a crash anywhere is finished by the next run of the task:
+ *
+ * 1. the request marks the user deleted (from then on the account is gone for sign-in, tokens and
+ *    reads) and queues the task;
+ * 2. the task removes the user's posts and reposts from `content` and every timeline (followers
+ *    hear `timelinePostRemoved`), and takes back their likes and reposts (counts fixed);
+ * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
+ *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
+ * 4. it removes the user's filters, timeline and pair records, and last the user document: the
+ *    handle is free again.
+ */
+export class AccountRemoval {
+  constructor(
+    private readonly graph: UserGraphService,
+    private readonly content: ContentService,
+    private readonly feed: FeedService,
+    private readonly fanout: Fanout,
+  ) {
+    fanout.register('remove-account', (task, run) => this.run(task as TaskDocument<AccountPayload>, run));
+  }
+
+  /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
+  async remove(handle: string, accountId: string): Promise<void> {
+    if (!(await this.graph.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
+    await this.enqueue(handle, accountId);
+    const deadline = Date.now() + answerWithinMs;
+    while (Date.now() < deadline && (await this.graph.isBeingDeleted(handle, accountId))) await sleep(20);
+  }
+
+  /** Queues the deletions whose request died between marking the user and queueing the task. */
+  async requeueLost(): Promise<number> {
+    const lost = await this.graph.deletionsStartedBefore(new Date(Date.now() - lostRequestMs), 10);
+    for (const { handle, accountId } of lost) await this.enqueue(handle, accountId);
+    return lost.length;
+  }
+
+  private enqueue(handle: string, accountId: string): Promise<void> {
+    return this.fanout.enqueueWork([{ _id: rootId(handle, accountId), kind: 'remove-account', payload: { handle, accountId } }]);
+  }
+
+  private async run(task: TaskDocument<AccountPayload>, run: TaskRun): Promise<void> {
+    const { handle, accountId, followers } = task.payload;
+    if (!(await this.graph.isBeingDeleted(handle, accountId))) return;
+    if (followers) return this.endFollows(followers, handle, run);
+
+    for (let posts = await this.content.postsBy(handle, stepSize); posts.length > 0; posts = await this.content.postsBy(handle, stepSize)) {
+      await run.checkpoint();
+      for (const post of posts) await this.feed.removeAuthored(post);
+    }
+    while ((await this.feed.undoInteractionsOf(handle, stepSize)) > 0) await run.checkpoint();
+
+    let index = 0;
+    for await (const batch of this.graph.followerIdBatches(handle, this.fanout.options.batchSize)) {
+      await run.checkpoint();
+      await this.fanout.enqueueWork([
+        { _id: `${rootId(handle, accountId)}:${index++}`, kind: 'remove-account', payload: { handle, accountId, followers: batch } },
+      ]);
+    }
+    await this.endFollows(await this.graph.followingIds(handle), handle, run, true);
+    const pending = await this.fanout.queue.tasks.countDocuments({ _id: { $regex: `^${escapeRegex(rootId(handle, accountId))}:` } }, { limit: 1 });
+    if (pending > 0) throw new RetryLater(200, 'followers are still being removed');
+
+    await this.feed.forgetReader(handle);
+    await this.graph.removeDeletedUser(handle, accountId);
+  }
+
+  /** `handle`'s follows with these users end, `ownFollows` telling which way they point. */
+  private async endFollows(users: readonly string[], handle: string, run: TaskRun, ownFollows = false): Promise<void> {
+    for (let start = 0; start < users.length; start += followConcurrency) {
+      await run.checkpoint();
+      await Promise.all(
+        users
+          .slice(start, start + followConcurrency)
+          .map((other) => (ownFollows ? this.feed.endFollow(handle, other) : this.feed.endFollow(other, handle))),
+      );
+    }
+  }
+}
+
+const rootId = (handle: string, accountId: string) => `remove-account:${handle}:${accountId}`;
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,0 +1,181 @@
+import { ObjectId, type Collection, type Db } from 'mongodb';
+import { assertDisplayableText, graphemeLength } from '../content/text.js';
+import { AppError, badInput, isDuplicateKeyError } from '../errors.js';
+
+export const maxKeywordFilters = 100;
+export const maxKeywordLength = 100;
+/** Mutes and blocks each: the whole list is read with every page, so it stays bounded. */
+export const maxMutedOrBlocked = 5_000;
+
+export interface KeywordFilterRecord {
+  id: string;
+  phrase: string;
+}
+
+/**
+ * What one reader hides, in one document read once per timeline page: whom they mute, whom they
+ * block, who blocks them, and their keyword filters. A block is written on both users' documents
+ * (`blocked` on the blocker, `blockedBy` on the other), so each side's pages need only their own.
+ */
+export interface ReaderFiltersDocument {
+  /** The reader's handle. */
+  _id: string;
+  muted?: string[];
+  blocked?: string[];
+  blockedBy?: string[];
+  keywords?: { _id: ObjectId; phrase: string }[];
+}
+
+/** A reader's filters, ready to apply to timeline entries and live events. */
+export class ReaderView {
+  readonly muted: ReadonlySet<string>;
+  readonly blocked: ReadonlySet<string>;
+  readonly blockedBy: ReadonlySet<string>;
+  /** Muted, blocked, or blocking the reader: none of their posts or reposts show. */
+  private readonly hidden: ReadonlySet<string>;
+  private readonly keywords: RegExp | null;
+
+  constructor(doc: ReaderFiltersDocument | null) {
+    this.muted = new Set(doc?.muted ?? []);
+    this.blocked = new Set(doc?.blocked ?? []);
+    this.blockedBy = new Set(doc?.blockedBy ?? []);
+    this.hidden = new Set([...this.muted, ...this.blocked, ...this.blockedBy]);
+    this.keywords = keywordPattern((doc?.keywords ?? []).map((keyword) => keyword.phrase));
+  }
+
+  hides(handle: string): boolean {
+    return this.hidden.has(handle);
+  }
+
+  isBlockedEitherWay(handle: string): boolean {
+    return this.blocked.has(handle) || this.blockedBy.has(handle);
+  }
+
+  matchesKeyword(text: string): boolean {
+    return this.keywords !== null && this.keywords.test(text);
+  }
+}
+
+/**
+ * Whole words, case-insensitive, in any script: a phrase matches where it is not part of a longer
+ * word, and any run of spaces in it matches any run of white space in the post.
+ */
+export function keywordPattern(phrases: readonly string[]): RegExp | null {
+  if (phrases.length === 0) return null;
+  const alternatives = phrases.map((phrase) =>
+    phrase.split(/\s+/u).map((word) => word.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')).join('\\s+'),
+  );
+  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}_])(?:${alternatives.join('|')})(?![\\p{L}\\p{N}\\p{M}_])`, 'iu');
+}
+
+/** Mutes, blocks and keyword filters, stored per reader (see ReaderFiltersDocument). */
+export class ReaderFilters {
+  readonly filters: Collection<ReaderFiltersDocument>;
+
+  constructor(db: Db) {
+    this.filters = db.collection<ReaderFiltersDocument>('reader_filters');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    // Who mutes or blocks a handle: for taking a deleted account out of everyone's lists.
+    await this.filters.createIndexes([
+      { key: { muted: 1 }, name: 'muted' },
+      { key: { blocked: 1 }, name: 'blocked' },
+      { key: { blockedBy: 1 }, name: 'blocked_by' },
+    ]);
+  }
+
+  async of(readerId: string): Promise<ReaderView> {
+    return new ReaderView(await this.filters.findOne({ _id: readerId }));
+  }
+
+  async mute(readerId: string, handle: string): Promise<void> {
+    await this.assertRoomIn(readerId, 'muted', handle);
+    await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: readerId }, { $addToSet: { muted: handle } }, { upsert: true }));
+  }
+
+  async unmute(readerId: string, handle: string): Promise<void> {
+    await this.filters.updateOne({ _id: readerId }, { $pull: { muted: handle } });
+  }
+
+  /** The blocked side first: a crash in between leaves a block that hides more, never less. */
+  async block(readerId: string, handle: string): Promise<void> {
+    await this.assertRoomIn(readerId, 'blocked', handle);
+    await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: handle }, { $addToSet: { blockedBy: readerId } }, { upsert: true }));
+    await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: readerId }, { $addToSet: { blocked: handle } }, { upsert: true }));
+  }
+
+  async unblock(readerId: string, handle: string): Promise<void> {
+    await this.filters.updateOne({ _id: readerId }, { $pull: { blocked: handle } });
+    await this.filters.updateOne({ _id: handle }, { $pull: { blockedBy: readerId } });
+  }
+
+  async keywordFilters(readerId: string): Promise<KeywordFilterRecord[]> {
+    const doc = await this.filters.findOne({ _id: readerId }, { projection: { keywords: 1 } });
+    return (doc?.keywords ?? []).map((keyword) => ({ id: keyword._id.toHexString(), phrase: keyword.phrase }));
+  }
+
+  /** Adding a phrase the reader already filters (in any case) returns the existing filter. */
+  async addKeywordFilter(readerId: string, phrase: string): Promise<KeywordFilterRecord> {
+    const normalized = phrase.trim().replace(/\s+/gu, ' ');
+    const length = graphemeLength(normalized);
+    if (length < 1 || length > maxKeywordLength) {
+      throw badInput(`A keyword filter must be 1 to ${maxKeywordLength} characters after trimming`);
+    }
+    assertDisplayableText(normalized, 'A keyword filter', { multiline: false });
+    await this.ensureKeywordList(readerId);
+    const keyword = { _id: new ObjectId(), phrase: normalized };
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const existing = await this.keywordFilters(readerId);
+      const same = existing.find((filter) => filter.phrase.toLocaleLowerCase() === normalized.toLocaleLowerCase());
+      if (same) return same;
+      if (existing.length >= maxKeywordFilters) {
+        throw badInput(`You can have at most ${maxKeywordFilters} keyword filters`);
+      }
+      // Written only if the list is still as read: racing adds cannot pass the limit or add a phrase twice.
+      const written = await this.filters.updateOne(
+        { _id: readerId, keywords: { $size: existing.length } },
+        { $push: { keywords: keyword } },
+      );
+      if (written.modifiedCount === 1) return { id: keyword._id.toHexString(), phrase: normalized };
+    }
+    throw new AppError('CONFLICT', 'Your keyword filters changed while adding this one; try again');
+  }
+
+  private async ensureKeywordList(readerId: string): Promise<void> {
+    await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: readerId }, { $setOnInsert: { keywords: [] } }, { upsert: true }));
+    await this.filters.updateOne({ _id: readerId, keywords: { $exists: false } }, { $set: { keywords: [] } });
+  }
+
+  async removeKeywordFilter(readerId: string, id: string): Promise<boolean> {
+    if (!/^[0-9a-f]{24}$/i.test(id)) return false;
+    const result = await this.filters.updateOne({ _id: readerId }, { $pull: { keywords: { _id: new ObjectId(id) } } });
+    return result.modifiedCount === 1;
+  }
+
+  /** Takes a deleted account out of every list and drops its own filters. */
+  async forget(handle: string): Promise<void> {
+    await this.filters.updateMany(
+      { $or: [{ muted: handle }, { blocked: handle }, { blockedBy: handle }] },
+      { $pull: { muted: handle, blocked: handle, blockedBy: handle } },
+    );
+    await this.filters.deleteOne({ _id: handle });
+  }
+
+  private async assertRoomIn(readerId: string, list: 'muted' | 'blocked', handle: string): Promise<void> {
+    const view = await this.of(readerId);
+    if (!view[list].has(handle) && view[list].size >= maxMutedOrBlocked) {
+      throw badInput(`You can ${list === 'muted' ? 'mute' : 'block'} at most ${maxMutedOrBlocked} users`);
+    }
+  }
+}
+
+/** Two first writes for one `_id` upsert at once: one inserts, the other fails and is sent again as an update. */
+async function upsertRetryingDuplicate(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    await write();
+  }
+}
