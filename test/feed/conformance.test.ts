@@ -27,12 +27,12 @@ const timelineCollection: Record<string, string | null> = {
 
 const pageQuery = `query($first: Int, $after: String, $last: Int, $before: String) {
   timeline(first: $first, after: $after, last: $last, before: $before) {
-    edges { cursor node { id text author { handle } } }
+    edges { cursor repostedBy { handle } node { id text author { handle } } }
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
   } }`;
 
 interface Page {
-  edges: { cursor: string; node: { id: string; text: string; author: { handle: string } } }[];
+  edges: { cursor: string; repostedBy: { handle: string } | null; node: { id: string; text: string; author: { handle: string } } }[];
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
 }
 
@@ -54,25 +54,59 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     return (await gql(pageQuery, variables, handle)).timeline;
   };
 
-  /** What the timeline must be: the viewer's and followees' posts, newest first by (time, id). */
-  async function oracle(handle: string): Promise<string[]> {
+  /**
+   * What the timeline must be, straight from the stored documents: the viewer's and followees'
+   * posts and reposts, newest first by (time, id), less what the viewer hides (muted or blocked
+   * authors and reposted authors, single-word keyword filters), replies between people the viewer
+   * does not both follow, and every occurrence of a reposted post but the first. Each item is the
+   * shown post's id, and who reposted it.
+   */
+  async function oracle(handle: string): Promise<{ id: string; repostedBy: string | null }[]> {
     const db = app.database.db;
-    const followees = (await db.collection('following').find({ _f: handle }).toArray()).map((edge) => edge._t);
-    const posts = await db.collection('content').find({ _a: { $in: [handle, ...followees] } }).toArray();
-    return posts
-      .sort((a, b) => b._d.getTime() - a._d.getTime() || b._id.toHexString().localeCompare(a._id.toHexString()))
-      .map((doc) => doc._id.toHexString());
+    const follows = new Set([handle, ...(await db.collection('following').find({ _f: handle }).toArray()).map((edge) => edge._t)]);
+    const filters = await db.collection<any>('reader_filters').findOne({ _id: handle });
+    const hidden = new Set<string>([...(filters?.muted ?? []), ...(filters?.blocked ?? []), ...(filters?.blockedBy ?? [])]);
+    const words = new Set<string>((filters?.keywords ?? []).map((keyword: { phrase: string }) => keyword.phrase.toLowerCase()));
+    const filtered = (text: string) => text.toLowerCase().split(/[^a-z0-9_]+/).some((word) => words.has(word));
+    const replyShows = (author: string, replyTo: { _a: string } | undefined) =>
+      !replyTo || author === handle || replyTo._a === handle || (follows.has(replyTo._a) && !hidden.has(replyTo._a));
+    const posts = (await db.collection<any>('content').find({ _a: { $in: [...follows] } }).toArray()).sort(
+      (a, b) => b._d.getTime() - a._d.getTime() || b._id.toHexString().localeCompare(a._id.toHexString()),
+    );
+    const originalsStored = new Set(
+      (await db.collection('content').find({ _id: { $in: posts.filter((doc) => doc._o).map((doc) => doc._o._id) } }).toArray()).map((doc) => doc._id.toHexString()),
+    );
+    const shown: { id: string; repostedBy: string | null }[] = [];
+    for (const doc of [...posts].reverse()) {
+      if (hidden.has(doc._a) || filtered(doc._m)) continue;
+      if (!doc._o) {
+        if (replyShows(doc._a, doc._r)) shown.push({ id: doc._id.toHexString(), repostedBy: null });
+        continue;
+      }
+      const original = doc._o;
+      const seenBefore = shown.some((item) => item.id === original._id.toHexString());
+      const originalShows = follows.has(original._a) && replyShows(original._a, original._r);
+      if (!hidden.has(original._a) && originalsStored.has(original._id.toHexString()) && !originalShows && !seenBefore) {
+        shown.push({ id: original._id.toHexString(), repostedBy: doc._a });
+      }
+    }
+    return shown.reverse();
   }
 
   /** Scrolls the whole timeline back with `first`, then forward again with `last`, checking both. */
   async function expectTimelineMatchesOracle(handle: string, pageSize: number) {
-    const expected = await oracle(handle);
+    const expectedItems = await oracle(handle);
+    const expected = expectedItems.map((item) => item.id);
     const scrolled: string[] = [];
+    const repostedBy: (string | null)[] = [];
     let after: string | null = null;
     let oldest: Page | null = null;
     for (;;) {
       const current: Page = await page(handle, { first: pageSize, after });
+      // Never short, never empty while more exist.
+      if (current.pageInfo.hasNextPage) expect(current.edges).toHaveLength(pageSize);
       scrolled.push(...current.edges.map((edge) => edge.node.id));
+      repostedBy.push(...current.edges.map((edge) => edge.repostedBy?.handle ?? null));
       expect(current.pageInfo.hasPreviousPage).toBe(after !== null);
       oldest = current;
       if (!current.pageInfo.hasNextPage) break;
@@ -80,11 +114,13 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
       expect(scrolled.length).toBeLessThanOrEqual(expected.length);
     }
     expect(scrolled).toEqual(expected);
+    expect(repostedBy).toEqual(expectedItems.map((item) => item.repostedBy));
 
     const refreshed: string[] = [];
     let before = oldest?.pageInfo.endCursor ?? null;
     while (before) {
       const current: Page = await page(handle, { last: pageSize, before });
+      if (current.pageInfo.hasPreviousPage) expect(current.edges).toHaveLength(pageSize);
       refreshed.unshift(...current.edges.map((edge) => edge.node.id));
       before = current.pageInfo.hasPreviousPage ? current.pageInfo.startCursor : null;
     }
@@ -94,7 +130,8 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
 
   beforeAll(async () => {
     app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content, ...smallSizes });
-    for (const handle of ['viewer', 'ann', 'ben', 'cat', 'dan', 'eve', 'outsider', 'sleeper', 'napper']) tokens[handle] = await app.signUp(handle);
+    for (const handle of ['viewer', 'ann', 'ben', 'cat', 'dan', 'eve', 'outsider', 'sleeper', 'napper', 'rex', 'sam', 'tia', 'uma', 'reader'])
+      tokens[handle] = await app.signUp(handle);
   });
   afterAll(() => app?.stop());
 
@@ -243,5 +280,61 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
       expect((await db.collection<any>('users').findOne({ _id: 'sleeper' }))?.timelineGap).toBeUndefined();
     }
     await expectTimelineMatchesOracle('sleeper', 2);
+  });
+  it('shows reposts, replies, mutes, blocks and keyword filters exactly as the oracle, each post once', async () => {
+    const db = app.database.db;
+    const ok = (handle: string, query: string, variables: Record<string, unknown> = {}) => gql(query, variables, handle);
+    const reply = async (handle: string, text: string, to: string): Promise<string> =>
+      (await ok(handle, 'mutation($t: String!, $r: ID) { createPost(text: $t, replyTo: $r) { id } }', { t: text, r: to })).createPost.id;
+    const repost = (handle: string, id: string) => ok(handle, `mutation { repost(id: "${id}") { id } }`);
+    for (const whom of ['rex', 'sam', 'tia']) await follow('reader', whom);
+    // sam has more than FANOUT_PULL_THRESHOLD followers: his reposts are pulled at read time.
+    for (const fan of ['dan', 'eve', 'outsider']) await follow(fan, 'sam');
+
+    const stranger = await post('uma', 'from a stranger');
+    await repost('rex', stranger); // brought in by rex
+    await repost('sam', stranger); // and again by sam: still once
+    const rexPost = await post('rex', 'rex says hello');
+    await repost('sam', rexPost); // reader follows rex: the original is already there
+    await reply('tia', 'tia answers rex', rexPost); // reader follows both: shown
+    await reply('tia', 'tia answers uma', stranger); // reader does not follow uma: hidden
+    await reply('reader', 'reader answers uma', stranger); // own reply: shown
+    const ownPost = await post('reader', 'my own words');
+    await repost('rex', ownPost); // the reader's own post: already there
+    for (let i = 0; i < 12; i++) await post('rex', `spoiler number ${i}`);
+    await post('sam', 'sam after the spoilers');
+    let ids = await expectTimelineMatchesOracle('reader', 3);
+    expect(ids.filter((id) => id === stranger)).toHaveLength(1);
+
+    // Twelve filtered posts in a row: pages stay full both ways.
+    await ok('reader', 'mutation { addKeywordFilter(phrase: "Spoiler") { id } }');
+    ids = await expectTimelineMatchesOracle('reader', 3);
+    expect(ids.length).toBeGreaterThan(3);
+
+    await ok('reader', 'mutation { mute(handle: "sam") { handle } }');
+    await expectTimelineMatchesOracle('reader', 2);
+    // Without rex's repost, only sam's (muted) would bring the stranger's post.
+    await ok('rex', `mutation { undoRepost(id: "${stranger}") { id } }`);
+    ids = await expectTimelineMatchesOracle('reader', 2);
+    expect(ids).not.toContain(stranger);
+    await ok('reader', 'mutation { unmute(handle: "sam") { handle } }');
+    ids = await expectTimelineMatchesOracle('reader', 2);
+    expect(ids).toContain(stranger);
+
+    // The stranger blocks the reader: their post leaves the reader's timeline, whoever reposted it.
+    await ok('uma', 'mutation { block(handle: "reader") { handle } }');
+    ids = await expectTimelineMatchesOracle('reader', 4);
+    expect(ids).not.toContain(stranger);
+    // The reader blocks tia: the follow goes, and tia's posts with it.
+    await ok('reader', 'mutation { block(handle: "tia") { handle } }');
+    expect(await db.collection('following').countDocuments({ _f: 'reader', _t: 'tia' })).toBe(0);
+    await expectTimelineMatchesOracle('reader', 4);
+
+    // Deleting an original takes its reposts along.
+    await ok('uma', 'mutation { unblock(handle: "reader") { handle } }');
+    await ok('uma', `mutation { deletePost(id: "${stranger}") }`);
+    expect(await db.collection('content').countDocuments({ '_o._id': new ObjectId(stranger) })).toBe(0);
+    ids = await expectTimelineMatchesOracle('reader', 3);
+    expect(ids).not.toContain(stranger);
   });
 });
