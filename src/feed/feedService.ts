@@ -2,6 +2,7 @@ import type { RateLimits } from '../auth/rateLimits.js';
 import type { FanoutOptions } from '../config.js';
 import { parsePostId, type ContentService, type PostRecord } from '../content/contentService.js';
 import type { InteractionDocument, Interactions } from '../content/interactions.js';
+import type { ObjectId } from 'mongodb';
 import type { Page, PageRequest } from '../content/position.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
@@ -274,12 +275,19 @@ export class FeedService {
     return shown.length === 1;
   }
 
-  /** A removal is news to the viewer unless they hide its author, or still see the original directly. */
-  async showsLiveRemoval(viewerId: string, removal: { authorId: string; originalAuthorId: string | null }): Promise<boolean> {
+  /**
+   * A removal is news to the viewer unless they hide its author, or, for a repost, still see the
+   * original: directly, or through another repost by someone they follow.
+   */
+  async showsLiveRemoval(viewerId: string, removal: { postId: ObjectId; authorId: string; originalAuthorId: string | null }): Promise<boolean> {
     const view = await this.readerFilters.of(viewerId);
     if (view.hides(removal.authorId)) return false;
-    if (removal.originalAuthorId === null || removal.originalAuthorId === viewerId) return removal.originalAuthorId === null;
-    return !(await this.graph.followedAmong(viewerId, [removal.originalAuthorId])).has(removal.originalAuthorId);
+    if (removal.originalAuthorId === null) return true;
+    const follows = new Set([viewerId, ...(await this.graph.followingIds(viewerId))]);
+    if (follows.has(removal.originalAuthorId)) return false;
+    const reposters = [...follows].filter((handle) => !view.hides(handle));
+    const { reposts } = await this.content.originalsAndReposts([removal.postId], reposters);
+    return reposts.length === 0;
   }
 
   /** The user's posts and reposts, or nothing when they and the viewer block each other. */

@@ -7,7 +7,7 @@ import { quietLogger, type Logger } from '../logger.js';
 import { ChangeStreamEventSource } from './changeStreamEvents.js';
 import { keepOnly } from './eventQueue.js';
 import { closeReasons, LiveCloseCode, LiveConnections, type LiveClient } from './liveConnections.js';
-import { LocalEventSource, type LiveEvent, type LiveEventSource } from './liveEvents.js';
+import { LocalEventSource, type LiveEvent, type LiveEventSource, type PostRemovedEvent } from './liveEvents.js';
 import { TimelineSubscriptions, type TimelineEvent, type TimelineEventKind } from './timelineSubscriptions.js';
 
 export interface LiveStats {
@@ -28,7 +28,7 @@ export interface LiveStats {
 /** Per-viewer rules a live event must pass, the same as the timeline's (mutes, blocks, filters, reposts). */
 export interface LiveVisibility {
   added(viewerId: string, post: PostRecord): Promise<boolean>;
-  removed(viewerId: string, removal: { authorId: string; originalAuthorId: string | null }): Promise<boolean>;
+  removed(viewerId: string, removal: PostRemovedEvent): Promise<boolean>;
 }
 
 export function createLiveEventSource(db: Db, options: LiveOptions): LiveEventSource {

@@ -12,6 +12,8 @@ export const postRemovedQuery = 'subscription PostRemoved { timelinePostRemoved 
 
 export interface PostEdge {
   cursor: string;
+  /** Present when the subscription asks for it. */
+  repostedBy?: { handle: string } | null;
   node: { id: string; text: string; createdAt: string; author: { handle: string } };
 }
 
