@@ -63,4 +63,16 @@ describe('a unique partial index over an array field', () => {
     await buckets.insertOne({ _u: 'b', _c: [{ _id: 1 }] });
     expect(await buckets.countDocuments({ '_c._id': 1 })).toBe(2);
   });
+
+  it('deletes documents whose array is empty, and keeps the index right for what comes after', async () => {
+    await buckets.insertMany([
+      { _u: 'c', _c: [] },
+      { _u: 'c', _c: [{ _id: 7 }] },
+    ]);
+    expect((await buckets.deleteMany({ _u: 'c' })).deletedCount).toBe(2);
+    expect(await buckets.countDocuments({ _u: 'c' })).toBe(0);
+    await buckets.insertOne({ _u: 'c', _c: [{ _id: 7 }] });
+    await expect(buckets.insertOne({ _u: 'c', _c: [{ _id: 7 }] })).rejects.toMatchObject({ code: 11000 });
+    expect((await buckets.deleteMany({ _u: 'c' })).deletedCount).toBe(1);
+  });
 });

@@ -57,6 +57,9 @@ import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
 import de.bwaldvogel.mongo.wire.message.MessageHeader;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -612,6 +615,10 @@ public final class MongoStandIn {
             super(name, keys, sparse);
         }
 
+        boolean holdsNoKeyFor(Document document) {
+            return getKeyValues(document).isEmpty();
+        }
+
         @Override
         public synchronized void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Integer> collection) {
             if (getKeyValues(oldDocument).isEmpty()) {
@@ -668,6 +675,51 @@ public final class MongoStandIn {
                 index.add(position, document);
             }
             return position;
+        }
+
+        /**
+         * The library removes a document from each index in turn and gives up half-way, leaving the indexes that came
+         * first without the document (and every later delete of it failing), when a non-sparse index yields no
+         * position for it. A unique multikey index over an empty array yields none for a document that is stored all
+         * the same (see {@link MultikeySafeUniqueIndex}); it holds nothing for the document, so it is passed over and
+         * the position comes from the other indexes, as MongoDB deletes such a document.
+         */
+        @Override
+        public synchronized void removeDocument(Document document) {
+            boolean keyless = getIndexes().stream()
+                .anyMatch(index -> index instanceof MultikeySafeUniqueIndex multikey && multikey.holdsNoKeyFor(document));
+            if (!keyless) {
+                super.removeDocument(document);
+                return;
+            }
+            Integer position = null;
+            for (Index<Integer> index : getIndexes()) {
+                if (index instanceof MultikeySafeUniqueIndex multikey && multikey.holdsNoKeyFor(document)) {
+                    continue;
+                }
+                Integer indexPosition = index.remove(document);
+                if (indexPosition != null) {
+                    position = indexPosition;
+                }
+            }
+            if (position == null) {
+                return;
+            }
+            if (tracksDataSize()) {
+                updateDataSize(-encodedSize(document));
+            }
+            removeDocument(position);
+        }
+
+        /** The document's BSON size, as the library counts it in collection statistics. */
+        private static int encodedSize(Document document) {
+            ByteBuf buffer = Unpooled.buffer();
+            try {
+                BsonEncoder.encodeDocument(document, buffer);
+                return buffer.writerIndex();
+            } finally {
+                buffer.release();
+            }
         }
 
         @Override

@@ -1,0 +1,119 @@
+import { ObjectId } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertFollowers } from '../support/bulkGraph.js';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+import { liveClient, subscribePostRemoved, subscriptionsOpen } from '../live/liveClient.js';
+
+const password = 'correct horse battery';
+
+describe('deleteAccount', () => {
+  let app: TestApp;
+  const tokens: Record<string, string> = {};
+  const gql = (handle: string | null, query: string, variables: Record<string, unknown> = {}) =>
+    app.gql(query, variables, handle ? tokens[handle] : undefined);
+  const ok = async (handle: string, query: string, variables: Record<string, unknown> = {}) => {
+    const result = await gql(handle, query, variables);
+    if (result.errors) throw new Error(JSON.stringify(result.errors));
+    return result.data;
+  };
+  const post = async (handle: string, text: string, replyTo?: string): Promise<string> =>
+    (await ok(handle, 'mutation($t: String!, $r: ID) { createPost(text: $t, replyTo: $r) { id } }', { t: text, r: replyTo ?? null })).createPost.id;
+  const counts = async (id: string) => (await ok('fan', `{ post(id: "${id}") { likeCount repostCount replyCount } }`)).post;
+  const user = async (handle: string) => (await ok('fan', `{ user(handle: "${handle}") { followerCount followingCount } }`)).user;
+
+  beforeAll(async () => {
+    app = await startTestApp({ FEED_STRATEGY: 'sized-buckets' });
+    for (const handle of ['doomed', 'fan', 'idol', 'bystander']) tokens[handle] = await app.signUp(handle);
+  });
+  afterAll(() => app?.stop());
+
+  it('removes the user, their posts everywhere, their edges and interactions, and frees the handle', async () => {
+    const db = app.database.db;
+    await ok('idol', 'mutation { block(handle: "doomed") { handle } }');
+    await ok('idol', 'mutation { unblock(handle: "doomed") { handle } }');
+    await ok('bystander', 'mutation { block(handle: "doomed") { handle } }');
+    await ok('bystander', 'mutation { unblock(handle: "doomed") { handle } }');
+    await ok('fan', 'mutation { follow(handle: "doomed") { handle } }');
+    await ok('bystander', 'mutation { follow(handle: "doomed") { handle } }');
+    await ok('doomed', 'mutation { follow(handle: "idol") { handle } }');
+    await ok('bystander', 'mutation { mute(handle: "doomed") { handle } }');
+    await ok('doomed', 'mutation { mute(handle: "fan") { handle } }');
+
+    const idolPost = await post('idol', 'idol speaks');
+    const doomedPosts = [await post('doomed', 'first words'), await post('doomed', 'last words')];
+    await post('doomed', 'a reply to idol', idolPost);
+    await ok('doomed', `mutation { likePost(id: "${idolPost}") { id } }`);
+    await ok('doomed', `mutation { repost(id: "${idolPost}") { id } }`);
+    await ok('fan', `mutation { likePost(id: "${doomedPosts[0]}") { id } }`);
+    await ok('fan', `mutation { repost(id: "${doomedPosts[0]}") { id } }`);
+    const fanReply = await post('fan', 'a reply to doomed', doomedPosts[1]);
+    await app.settled();
+    expect(await counts(idolPost)).toEqual({ likeCount: 1, repostCount: 1, replyCount: 1 });
+
+    const live = liveClient(app, tokens.fan!);
+    const removed = subscribePostRemoved(live);
+    await subscriptionsOpen(app, 1);
+
+    const wrong = await gql('doomed', 'mutation { deleteAccount(password: "not the password") }');
+    expect(wrong.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(await user('doomed')).toEqual({ followerCount: 2, followingCount: 1 });
+    expect((await gql(null, `mutation { deleteAccount(password: "${password}") }`)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+
+    expect(await ok('doomed', `mutation { deleteAccount(password: "${password}") }`)).toEqual({ deleteAccount: true });
+    await app.settled();
+
+    // Old tokens stop working; the user and their posts are gone for everyone.
+    const stale = await gql('doomed', '{ timeline { edges { cursor } } }');
+    expect(stale.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await ok('fan', '{ user(handle: "doomed") { handle } }')).user).toBeNull();
+    expect(await db.collection('content').countDocuments({ $or: [{ _a: 'doomed' }, { '_o._a': 'doomed' }] })).toBe(0);
+    expect(await db.collection('sized_buckets').countDocuments({ $or: [{ _u: 'doomed' }, { '_c._a': 'doomed' }, { '_c._o._a': 'doomed' }] })).toBe(0);
+    const fanTimeline = (await ok('fan', '{ timeline(first: 50) { edges { node { id author { handle } } } } }')).timeline.edges;
+    expect(fanTimeline.map((edge: any) => edge.node.id)).toEqual([fanReply]);
+    // Followers heard about each removed post.
+    await removed.waitFor(2);
+    expect(removed.results).toEqual(expect.arrayContaining(doomedPosts));
+    removed.stop();
+    await live.dispose();
+
+    // Counts fixed on both sides of every edge and interaction; replies to idol stay counted only while they exist.
+    expect(await counts(idolPost)).toEqual({ likeCount: 0, repostCount: 0, replyCount: 0 });
+    expect(await user('fan')).toEqual({ followerCount: 0, followingCount: 0 });
+    expect(await user('bystander')).toEqual({ followerCount: 0, followingCount: 0 });
+    expect(await user('idol')).toEqual({ followerCount: 0, followingCount: 0 });
+    expect((await ok('fan', `{ post(id: "${fanReply}") { replyTo { id } } }`)).post.replyTo).toBeNull();
+    for (const name of ['following', 'followers']) {
+      expect(await db.collection(name).countDocuments({ $or: [{ _f: 'doomed' }, { _t: 'doomed' }] })).toBe(0);
+    }
+    for (const name of ['likes', 'reposts']) expect(await db.collection(name).countDocuments({ u: 'doomed' })).toBe(0);
+    expect(await db.collection('reader_filters').countDocuments({ $or: [{ _id: 'doomed' as never }, { muted: 'doomed' }, { blocked: 'doomed' }, { blockedBy: 'doomed' }] })).toBe(0);
+
+    // The handle is free, and the new account inherits nothing.
+    tokens.doomed = await app.signUp('doomed', 'a brand new password');
+    expect((await ok('doomed', '{ viewer { followerCount followingCount posts { edges { cursor } } } }')).viewer).toEqual({
+      followerCount: 0,
+      followingCount: 0,
+      posts: { edges: [] },
+    });
+    expect((await ok('bystander', '{ user(handle: "doomed") { viewerHasMuted viewerIsFollowing } }')).user).toEqual({ viewerHasMuted: false, viewerIsFollowing: false });
+  });
+
+  it('deletes an account with 5,000 followers through the queue, every follower fixed', async () => {
+    const db = app.database.db;
+    tokens.famous = await app.signUp('famous');
+    const fans = Array.from({ length: 5000 }, (_, i) => `famous_fan_${String(i).padStart(4, '0')}`);
+    await insertFollowers(db, 'famous', fans);
+    const posts = [await post('famous', 'hello everyone'), await post('famous', 'goodbye everyone')];
+    await app.settled(60_000);
+    expect(await db.collection('sized_buckets').countDocuments({ '_c._id': new ObjectId(posts[0]) })).toBeGreaterThanOrEqual(5000);
+
+    expect(await ok('famous', `mutation { deleteAccount(password: "${password}") }`)).toEqual({ deleteAccount: true });
+    await app.settled(120_000);
+    expect(await db.collection('users').countDocuments({ _id: 'famous' as never })).toBe(0);
+    expect(await db.collection('followers').countDocuments({ _f: 'famous' })).toBe(0);
+    expect(await db.collection('following').countDocuments({ _t: 'famous' })).toBe(0);
+    expect(await db.collection('users').countDocuments({ _id: { $in: fans as never[] }, followingCount: { $ne: 0 } })).toBe(0);
+    expect(await db.collection('sized_buckets').countDocuments({ '_c._a': 'famous' })).toBe(0);
+    expect(await db.collection('content').countDocuments({ _a: 'famous' })).toBe(0);
+  }, 180_000);
+});
