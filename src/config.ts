@@ -18,6 +18,9 @@ export type TimelineContentMode = (typeof timelineContentModes)[number];
 export const liveEventModes = ['change-stream', 'local'] as const;
 export type LiveEventMode = (typeof liveEventModes)[number];
 
+/** The DATA_DIR value that keeps the embedded database in memory, as the tests run it. */
+export const inMemory = ':memory:';
+
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const environmentSchema = z.object({
@@ -35,6 +38,8 @@ const environmentSchema = z.object({
     .optional(),
   /** Port for `npm run db`; 0 picks a free one. */
   MONGO_STANDIN_PORT: integer(0, 65535).default(27017),
+  /** Where the embedded stand-in keeps its data; `:memory:` keeps nothing. */
+  DATA_DIR: z.string().min(1).default('./data'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_TTL_SECONDS: integer(60, 365 * 24 * 3600).default(7 * 24 * 3600),
   JWT_ISSUER: z.string().min(1).max(200).optional(),
@@ -87,6 +92,8 @@ export interface Config {
   corsOrigins: string[];
   /** Unset means "start the embedded MongoDB stand-in". */
   mongodbUri: string | undefined;
+  /** The embedded stand-in's data directory; null keeps its data in memory only. */
+  dataDir: string | null;
   mongoStandInPort: number;
   jwtSecret: Uint8Array;
   /** True when no JWT_SECRET was given: the app then generates one once and keeps it in the database. */
@@ -176,7 +183,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const isProduction = env.NODE_ENV === 'production';
   const missingInProduction = [
     !env.JWT_SECRET && 'JWT_SECRET: required when NODE_ENV=production',
-    !env.MONGODB_URI && 'MONGODB_URI: required when NODE_ENV=production (the embedded database keeps nothing across restarts)',
+    !env.MONGODB_URI && 'MONGODB_URI: required when NODE_ENV=production (the embedded stand-in is for development)',
   ].filter((problem): problem is string => typeof problem === 'string');
   if (isProduction && missingInProduction.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${missingInProduction.join('\n  ')}`);
@@ -190,6 +197,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     corsOrigins: env.CORS_ORIGINS,
     mongodbUri: env.MONGODB_URI,
     mongoStandInPort: env.MONGO_STANDIN_PORT,
+    dataDir: env.DATA_DIR === inMemory ? null : env.DATA_DIR,
     jwtSecret: env.JWT_SECRET ? new TextEncoder().encode(env.JWT_SECRET) : randomBytes(32),
     jwtSecretIsEphemeral: !env.JWT_SECRET,
     jwtTtlSeconds: env.JWT_TTL_SECONDS,

@@ -3,6 +3,7 @@
  * (for several server processes to share); `npm run rebuild-timelines` rebuilds the configured
  * strategy's timelines after FEED_STRATEGY changed on a database that has posts.
  */
+import { resolve } from 'node:path';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { connectDatabase, databaseNameFromUri, defaultDatabaseName } from './db/connect.js';
@@ -26,9 +27,9 @@ async function serve(config: Config): Promise<void> {
   let standIn: StandIn | undefined;
   let mongodbUri = config.mongodbUri;
   if (!mongodbUri) {
-    standIn = await startStandIn({ log: logger.info });
+    standIn = await startEmbedded(config);
     mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
-    logger.info(`MONGODB_URI is not set: started the embedded in-memory MongoDB stand-in at ${mongodbUri} (data is lost on exit)`);
+    logger.info(`MONGODB_URI is not set: started the embedded MongoDB stand-in at ${mongodbUri} ${whereDataLives(config)}`);
   }
   const app = await startApp(config, { mongodbUri, logger }).catch(async (error: unknown) => {
     await standIn?.stop();
@@ -45,10 +46,20 @@ async function serve(config: Config): Promise<void> {
 }
 
 async function db(config: Config): Promise<void> {
-  const standIn = await startStandIn({ port: config.mongoStandInPort, log: logger.info });
+  const standIn = await startEmbedded(config, config.mongoStandInPort);
   console.log(`MONGODB_URI=${standIn.uri}/${defaultDatabaseName}`);
-  logger.info('in-memory MongoDB stand-in running; its data is lost when it stops. Ctrl+C to stop.');
+  logger.info(`MongoDB stand-in running ${whereDataLives(config)}. Ctrl+C to stop.`);
   onShutdown(() => standIn.stop());
+}
+
+function startEmbedded(config: Config, port?: number): Promise<StandIn> {
+  return startStandIn({ port, log: logger.info, ...(config.dataDir ? { dataDir: config.dataDir } : {}) });
+}
+
+function whereDataLives(config: Config): string {
+  return config.dataDir
+    ? `keeping its data in ${resolve(config.dataDir)} (DATA_DIR; --in-memory for a throwaway database)`
+    : '(in memory: its data is lost when it stops)';
 }
 
 /** A worker-only process: fanout workers and follow repairs, no HTTP. Several may share one database. */
@@ -127,7 +138,10 @@ function onShutdown(stop: () => Promise<void>): void {
   process.once('SIGTERM', () => shutdown('SIGTERM'));
 }
 
-const name = process.argv[2] ?? 'serve';
+// `npm start -- --in-memory` (or DATA_DIR=:memory:) runs the embedded database without keeping anything.
+const args = process.argv.slice(2);
+const flags = new Set(args.filter((arg) => arg.startsWith('--')));
+const name = args.find((arg) => !arg.startsWith('--')) ?? 'serve';
 const command = commands[name];
 if (!command) {
   console.error(`Unknown command "${name}". Use one of: ${Object.keys(commands).join(', ')}`);
@@ -135,7 +149,12 @@ if (!command) {
 }
 // Inside the promise, so a configuration error is reported like any other start-up failure.
 Promise.resolve()
-  .then(() => command(loadConfig()))
+  .then(() => {
+    const unknown = [...flags].filter((flag) => flag !== '--in-memory' && !(name === 'fanout-status' && flag === '--redrive'));
+    if (unknown.length > 0) throw new ConfigError(`Unknown option ${unknown.join(', ')}; use --in-memory (and --redrive with fanout-status)`);
+    const config = loadConfig();
+    return command(flags.has('--in-memory') ? { ...config, dataDir: null } : config);
+  })
   .catch((error: unknown) => {
     if (error instanceof ConfigError) console.error(error.message);
     else console.error(`[feed] ${name} failed:`, error);

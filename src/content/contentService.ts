@@ -1,5 +1,5 @@
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
-import { badInput } from '../errors.js';
+import { badInput, isDuplicateKeyError } from '../errors.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
 import { PostCounters, staleChangeMs } from './postCounters.js';
 import { beyondFilter, sortFor, type Page, type PageRequest, type PostPosition } from './position.js';
@@ -195,10 +195,18 @@ export class ContentService {
    * stored marked as not yet counted, then counted on its parent exactly once.
    */
   async storePost(post: PostRecord): Promise<void> {
-    const { _id, ...fields } = toContentDocument(post);
-    if (post.replyTo) fields._cq = true;
-    await this.content.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true });
-    if (post.replyTo) await this.countReply(post.id, post.replyTo.id);
+    const doc = toContentDocument(post);
+    if (post.replyTo) doc._cq = true;
+    let stored = true;
+    try {
+      await this.content.insertOne(doc);
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      stored = false;
+    }
+    // A replay counts only a reply that is still marked as not yet counted.
+    const uncounted = stored || (await this.content.countDocuments({ _id: post.id, _cq: true }, { limit: 1 })) > 0;
+    if (post.replyTo && uncounted) await this.countReply(post.id, post.replyTo.id);
   }
 
   private countReply(replyId: ObjectId, parentId: ObjectId): Promise<void> {

@@ -14,11 +14,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface StandIn {
   uri: string;
+  /** The java process, for tests that kill it the hard way. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -27,6 +29,11 @@ export interface StartStandInOptions {
   port?: number;
   /** Receives progress and diagnostic lines (build notice, java stderr). */
   log?: (line: string) => void;
+  /**
+   * Keeps the data in this directory across restarts (the stand-in's journal, see
+   * mongo-standin/README.md); without it the data lives in memory only.
+   */
+  dataDir?: string;
 }
 
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -55,7 +62,7 @@ export async function startStandIn(options: StartStandInOptions = {}): Promise<S
 
   const root = findRepoRoot();
   const jar = await ensureJar(root, log);
-  return launch(jar, port, log);
+  return launch(jar, port, log, options.dataDir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,9 +256,9 @@ function runMaven(pom: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // running the stand-in
 
-function launch(jar: string, port: number, log: (line: string) => void): Promise<StandIn> {
+function launch(jar: string, port: number, log: (line: string) => void, dataDir: string | undefined): Promise<StandIn> {
   return new Promise((resolve, reject) => {
-    const args = [...JVM_FLAGS, '-jar', jar, '--port', String(port)];
+    const args = [...JVM_FLAGS, '-jar', jar, '--port', String(port), ...(dataDir ? ['--data-dir', resolvePath(dataDir)] : [])];
     const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
 
     let started = false;
@@ -328,7 +335,7 @@ function launch(jar: string, port: number, log: (line: string) => void): Promise
         return stopPromise;
       };
 
-      resolve({ uri: match[1] as string, stop });
+      resolve({ uri: match[1] as string, pid: child.pid!, stop });
     });
   });
 }

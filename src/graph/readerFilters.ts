@@ -1,6 +1,6 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { assertDisplayableText, graphemeLength } from '../content/text.js';
-import { AppError, badInput, isDuplicateKeyError } from '../errors.js';
+import { badInput, isDuplicateKeyError } from '../errors.js';
 
 export const maxKeywordFilters = 100;
 export const maxKeywordLength = 100;
@@ -23,7 +23,8 @@ export interface ReaderFiltersDocument {
   muted?: string[];
   blocked?: string[];
   blockedBy?: string[];
-  keywords?: { _id: ObjectId; phrase: string }[];
+  /** `key`: the phrase in lower case, so one phrase is kept once whatever its case. */
+  keywords?: { _id: ObjectId; phrase: string; key: string }[];
 }
 
 /** A reader's filters, ready to apply to timeline entries and live events. */
@@ -124,22 +125,18 @@ export class ReaderFilters {
     }
     assertDisplayableText(normalized, 'A keyword filter', { multiline: false });
     await this.ensureKeywordList(readerId);
-    const keyword = { _id: new ObjectId(), phrase: normalized };
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const existing = await this.keywordFilters(readerId);
-      const same = existing.find((filter) => filter.phrase.toLocaleLowerCase() === normalized.toLocaleLowerCase());
-      if (same) return same;
-      if (existing.length >= maxKeywordFilters) {
-        throw badInput(`You can have at most ${maxKeywordFilters} keyword filters`);
-      }
-      // Written only if the list is still as read: racing adds cannot pass the limit or add a phrase twice.
-      const written = await this.filters.updateOne(
-        { _id: readerId, keywords: { $size: existing.length } },
-        { $push: { keywords: keyword } },
-      );
-      if (written.modifiedCount === 1) return { id: keyword._id.toHexString(), phrase: normalized };
-    }
-    throw new AppError('CONFLICT', 'Your keyword filters changed while adding this one; try again');
+    const key = normalized.toLocaleLowerCase();
+    const keyword = { _id: new ObjectId(), phrase: normalized, key };
+    // One atomic write: racing adds can neither pass the limit nor add a phrase twice.
+    const written = await this.filters.updateOne(
+      { _id: readerId, [`keywords.${maxKeywordFilters - 1}`]: { $exists: false }, 'keywords.key': { $ne: key } },
+      { $push: { keywords: keyword } },
+    );
+    if (written.modifiedCount === 1) return { id: keyword._id.toHexString(), phrase: normalized };
+    const existing = (await this.filters.findOne({ _id: readerId }, { projection: { keywords: 1 } }))?.keywords ?? [];
+    const same = existing.find((filter) => filter.key === key);
+    if (same) return { id: same._id.toHexString(), phrase: same.phrase };
+    throw badInput(`You can have at most ${maxKeywordFilters} keyword filters`);
   }
 
   private async ensureKeywordList(readerId: string): Promise<void> {

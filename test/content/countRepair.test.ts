@@ -1,5 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ContentDocument } from '../../src/content/contentService.js';
 import { staleChangeMs } from '../../src/content/postCounters.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -29,7 +30,7 @@ describe('count changes whose request died', () => {
   it('finishes likes and unlikes stopped before and after the count, once each', async () => {
     const db = app.database.db;
     const likes = db.collection<any>('likes');
-    const content = db.collection<any>('content');
+    const content = db.collection<ContentDocument>('content');
     const ids = await Promise.all([1, 2, 3, 4].map(async (i) => (await ok('ben', `mutation { createPost(text: "post ${i}") { id } }`)).createPost.id as string));
     const edge = (id: string, state: string, token: string) => ({
       _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state, token, at: longAgo(), entry: new ObjectId(), d: longAgo(),
@@ -66,7 +67,7 @@ describe('count changes whose request died', () => {
 
   it('counts a reply whose request died after storing it, and uncounts a reply deleted half-way', async () => {
     const db = app.database.db;
-    const content = db.collection<any>('content');
+    const content = db.collection<ContentDocument>('content');
     const parent = (await ok('ben', 'mutation { createPost(text: "parent") { id } }')).createPost.id as string;
     const stored = new ObjectId();
     await content.insertOne({ _id: stored, _a: 'ada', _m: 'reply', _d: longAgo(), _r: { _id: new ObjectId(parent), _a: 'ben' }, _cq: true });

@@ -104,6 +104,9 @@ public final class MongoStandIn {
         }
     };
 
+    /** Set when {@code --data-dir} is given: every change is also appended there (see {@link Journal}). */
+    private static volatile Journal journal;
+
     private MongoStandIn() {
     }
 
@@ -113,14 +116,16 @@ public final class MongoStandIn {
         String host = "127.0.0.1";
         int port = 0;
         boolean watchStdin = true;
+        String dataDir = null;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             switch (arg) {
                 case "--port" -> port = parsePort(requireValue(args, ++i, arg));
+                case "--data-dir" -> dataDir = requireValue(args, ++i, arg);
                 case "--host" -> host = requireValue(args, ++i, arg);
                 case "--ignore-stdin" -> watchStdin = false;
                 case "--help", "-h" -> {
-                    System.err.println("usage: java -jar mongo-standin.jar [--port N] [--host H] [--ignore-stdin]");
+                    System.err.println("usage: java -jar mongo-standin.jar [--port N] [--host H] [--data-dir DIR] [--ignore-stdin]");
                     System.exit(0);
                 }
                 default -> {
@@ -135,10 +140,20 @@ public final class MongoStandIn {
             }
         }
 
-        MemoryBackend backend = new AwaitingMemoryBackend();
+        AwaitingMemoryBackend backend = new AwaitingMemoryBackend();
         backend.version(MONGO_6_0);
         MongoServer server = new MongoServer(backend);
         server.enableOplog(); // change streams need the oplog
+        if (dataDir != null) {
+            try {
+                Journal opened = Journal.open(java.nio.file.Path.of(dataDir));
+                int entries = opened.restoreInto(backend);
+                journal = opened;
+                System.err.println("mongo-standin: restored " + entries + " journal entries from " + dataDir);
+            } catch (IOException e) {
+                fail("cannot use the data directory: " + e.getMessage());
+            }
+        }
 
         try {
             server.bind(host, port);
@@ -199,6 +214,10 @@ public final class MongoStandIn {
                 server.shutdownNow();
             } catch (RuntimeException e) {
                 System.err.println("mongo-standin: error during shutdown: " + e);
+            }
+            Journal open = journal;
+            if (open != null) {
+                open.close();
             }
         }
     }
@@ -276,6 +295,24 @@ public final class MongoStandIn {
         @Override
         public MemoryDatabase openOrCreateDatabase(String databaseName) {
             return new IndexedMemoryDatabase(databaseName, getCursorRegistry());
+        }
+
+        Set<String> databaseNames() {
+            return listDatabaseNames();
+        }
+
+        @Override
+        public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+            Document response = super.handleCommand(channel, databaseName, command, query);
+            Journal open = journal;
+            if (open != null && response != null && Double.valueOf(1.0).equals(toDouble(response.get("ok")))) {
+                open.commandSucceeded(databaseName, command, query);
+            }
+            return response;
+        }
+
+        private static Double toDouble(Object value) {
+            return value instanceof Number number ? number.doubleValue() : null;
         }
 
         @Override
@@ -670,6 +707,10 @@ public final class MongoStandIn {
         @Override
         protected synchronized Integer addDocumentInternal(Document document) {
             Integer position = super.addDocumentInternal(document);
+            Journal open = journal;
+            if (open != null) {
+                open.inserted(this, document);
+            }
             positionLimit = Math.max(positionLimit, position + 1);
             for (FieldIndex index : fieldIndexes.values()) {
                 index.add(position, document);
@@ -724,15 +765,24 @@ public final class MongoStandIn {
 
         @Override
         protected synchronized void removeDocument(Integer position) {
+            Document removed = journal != null ? getDocument(position) : null;
             for (FieldIndex index : fieldIndexes.values()) {
                 index.remove(position);
             }
             super.removeDocument(position);
+            Journal open = journal;
+            if (open != null && removed != null) {
+                open.removed(this, removed);
+            }
         }
 
         @Override
         protected synchronized void handleUpdate(Integer position, Document oldDocument, Document newDocument) {
             super.handleUpdate(position, oldDocument, newDocument);
+            Journal open = journal;
+            if (open != null) {
+                open.replaced(this, newDocument);
+            }
             for (FieldIndex index : fieldIndexes.values()) {
                 index.remove(position);
                 index.add(position, newDocument);

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandIn } from '../../src/db/standIn.js';
+
+/** `npm start` as a user runs it, as a real child process, on the embedded database in `dataDir`. */
+async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const environment: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
+  for (const name of ['MONGODB_URI', 'JWT_SECRET', 'NODE_ENV']) delete environment[name];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on \S+: (http:\/\/\S+\/graphql)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code} before listening:\n${output}`)));
+  });
+  return { child, url };
+}
+
+function stopped(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}
+
+async function gql(url: string, query: string, token?: string): Promise<any> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query }),
+  });
+  return response.json();
+}
+
+describe('DATA_DIR: the embedded database keeps its data across restarts', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'feed-data-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('keeps accounts, posts, follows and tokens when npm start is stopped and started again', async () => {
+    let server = await startServer(dataDir);
+    const signUp = await gql(server.url, 'mutation { signUp(handle: "keeper", password: "correct horse") { token } }');
+    const token = signUp.data.signUp.token as string;
+    await gql(server.url, 'mutation { signUp(handle: "friend", password: "correct horse") { token } }');
+    await gql(server.url, 'mutation { follow(handle: "friend") { handle } }', token);
+    const posted = await gql(server.url, 'mutation { createPost(text: "still here after a restart") { id } }', token);
+    await stopped(server.child, 'SIGTERM');
+
+    server = await startServer(dataDir);
+    try {
+      // The old token still works: its secret was kept in the database too.
+      const viewer = await gql(server.url, '{ viewer { handle followingCount } timeline { edges { node { id text } } } }', token);
+      expect(viewer.data).toEqual({
+        viewer: { handle: 'keeper', followingCount: 1 },
+        timeline: { edges: [{ node: { id: posted.data.createPost.id, text: 'still here after a restart' } }] },
+      });
+      const logIn = await gql(server.url, 'mutation { logIn(handle: "keeper", password: "correct horse") { user { handle } } }');
+      expect(logIn.data.logIn.user.handle).toBe('keeper');
+      // Indexes came back too: the handle is still unique.
+      const again = await gql(server.url, 'mutation { signUp(handle: "keeper", password: "correct horse") { token } }');
+      expect(again.errors[0].extensions.code).toBe('CONFLICT');
+    } finally {
+      await stopped(server.child, 'SIGTERM');
+    }
+  }, 120_000);
+
+  it('loses no acknowledged write when the database itself is killed with SIGKILL, and refuses a second user of the directory', async () => {
+    const directory = join(dataDir, 'killed');
+    let standIn = await startStandIn({ dataDir: directory });
+    const second = await startStandIn({ dataDir: directory }).catch((error: Error) => error);
+    expect(second).toBeInstanceOf(Error);
+    expect(String(second)).toContain('in use by another stand-in');
+
+    let client = await MongoClient.connect(standIn.uri);
+    const notes = client.db('feed').collection<{ _id: number; text: string }>('notes');
+    await notes.createIndex({ text: 1 }, { unique: true });
+    await notes.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: i, text: `note ${i}` })));
+    await notes.updateOne({ _id: 7 }, { $set: { text: 'changed' } });
+    await notes.deleteOne({ _id: 8 });
+    process.kill(standIn.pid, 'SIGKILL');
+    await client.close(true);
+    await standIn.stop();
+
+    standIn = await startStandIn({ dataDir: directory });
+    try {
+      client = await MongoClient.connect(standIn.uri);
+      const restored = client.db('feed').collection<{ _id: number; text: string }>('notes');
+      expect(await restored.countDocuments()).toBe(49);
+      expect((await restored.findOne({ _id: 7 }))?.text).toBe('changed');
+      expect(await restored.findOne({ _id: 8 })).toBeNull();
+      await expect(restored.insertOne({ _id: 100, text: 'note 1' })).rejects.toMatchObject({ code: 11000 });
+      await client.close();
+    } finally {
+      await standIn.stop();
+    }
+  }, 120_000);
+});
