@@ -56,6 +56,16 @@ export function createServices(db: Db, config: Config): Services {
   const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits, readerFilters, interactions);
   const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
   feed.observe(live);
+  // Another instance's change (or this one's, echoed) makes what this process holds stale.
+  live.invalidateWith((event) => {
+    if (event.kind === 'changed') {
+      graph.invalidate({ users: event.users });
+      if (event.allFilters) readerFilters.invalidateAll();
+      else readerFilters.invalidate(event.filters);
+      return;
+    }
+    graph.invalidate({ users: [event.followerId, event.followeeId], following: [event.followerId] });
+  });
   live.showOnly({ added: (viewerId, post) => feed.showsLive(viewerId, post), removed: (viewerId, removal) => feed.showsLiveRemoval(viewerId, removal) });
   const accountRemoval = new AccountRemoval(graph, content, feed, fanout);
   return {

@@ -70,8 +70,8 @@ export const resolvers: Resolvers = {
     unmute: (_parent, { handle }, context) => context.services.feed.unmute(requireViewer(context), handle),
     block: (_parent, { handle }, context) => context.services.feed.block(requireViewer(context), handle),
     unblock: (_parent, { handle }, context) => context.services.feed.unblock(requireViewer(context), handle),
-    addKeywordFilter: (_parent, { phrase }, context) => context.services.feed.readerFilters.addKeywordFilter(requireViewer(context), phrase),
-    removeKeywordFilter: (_parent, { id }, context) => context.services.feed.readerFilters.removeKeywordFilter(requireViewer(context), id),
+    addKeywordFilter: (_parent, { phrase }, context) => context.services.feed.addKeywordFilter(requireViewer(context), phrase),
+    removeKeywordFilter: (_parent, { id }, context) => context.services.feed.removeKeywordFilter(requireViewer(context), id),
     deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
   },
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
@@ -62,6 +62,9 @@ export async function createApiServer(services: Services, config: Config, log: E
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
+      // The API sets no cache hints; the plugin would still wrap every field resolver (measured in
+      // the README's read-path section) and keep a compiled executor from helping.
+      ApolloServerPluginCacheControlDisabled(),
       { serverWillStart: async () => ({ drainServer: async () => void (await webSocketCleanup.dispose()) }) },
       {
         // Cost and mutation limits need the variables and the viewer: checked once the operation is known, before it runs.
@@ -81,6 +84,9 @@ export async function createApiServer(services: Services, config: Config, log: E
   await apollo.start();
 
   app.disable('x-powered-by');
+  // Hashing every GraphQL response for an ETag costs CPU per page, and no client revalidates a
+  // POST; GraphiQL's page sets its own.
+  app.set('etag', false);
   // Preflights from allowed origins are answered here, before Apollo's CSRF check, which still
   // refuses simple (non-preflighted) requests that could come from any page.
   app.use(cors({ origin: (origin, answer) => answer(null, allowedOrigin(origin)), maxAge: 600 }));

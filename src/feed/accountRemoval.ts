@@ -50,6 +50,8 @@ export class AccountRemoval {
   /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
   async remove(handle: string, accountId: string): Promise<void> {
     if (!(await this.graph.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
+    // Other instances hold the account too: its tokens must stop working there as well.
+    await this.feed.announce({ users: [handle] });
     await this.enqueue(handle, accountId);
     const deadline = Date.now() + answerWithinMs;
     while (Date.now() < deadline && (await this.graph.isBeingDeleted(handle, accountId))) await sleep(20);

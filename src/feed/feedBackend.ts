@@ -1,6 +1,7 @@
 import type { PostRecord, PostRef, RepostOf } from '../content/contentService.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
+import type { StoredChange } from '../live/liveEvents.js';
 
 /**
  * One post as a timeline holds it. `text` is null when the strategy links to content instead of
@@ -67,4 +68,6 @@ export interface FeedObserver {
   postDeleted(post: PostRecord): Promise<void>;
   followed(followerId: string, followeeId: string): Promise<void>;
   unfollowed(followerId: string, followeeId: string): Promise<void>;
+  /** Users or readers' filters changed: every instance's in-process tier must forget them. */
+  changed(change: StoredChange): Promise<void>;
 }

@@ -5,7 +5,8 @@ import type { InteractionDocument, Interactions } from '../content/interactions.
 import type { ObjectId } from 'mongodb';
 import type { Page, PageRequest } from '../content/position.js';
 import { AppError, badInput, notFound } from '../errors.js';
-import type { ReaderFilters } from '../graph/readerFilters.js';
+import type { KeywordFilterRecord, ReaderFilters } from '../graph/readerFilters.js';
+import type { StoredChange } from '../live/liveEvents.js';
 import type { UserGraphService, UserRecord } from '../graph/userGraphService.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend, FeedObserver, TimelineEntry } from './feedBackend.js';
@@ -91,6 +92,8 @@ export class FeedService {
 
   /** Queued, stored, in the author's own timeline, and announced live, in that order. */
   private async publish(post: PostRecord): Promise<void> {
+    // Readers look for pulled posts only among followees marked as pulling: mark first.
+    if (post.pulled && (await this.graph.markPulling(post.authorId))) await this.announce({ users: [post.authorId] });
     if (this.backend.materialized && !post.pulled) await this.fanout.enqueueDelivery(post);
     await this.content.storePost(post);
     await this.backend.deliverTo([post.authorId], [post]);
@@ -209,7 +212,7 @@ export class FeedService {
 
   /** Ends one follow of a deleted account, counts and timeline included, and tells live subscribers. */
   async endFollow(followerId: string, followeeId: string): Promise<void> {
-    await this.graph.pairs.set(followerId, followeeId, false, this.backend);
+    await this.graph.endFollow(followerId, followeeId, this.backend);
     await this.notify((observer) => observer.unfollowed(followerId, followeeId));
   }
 
@@ -218,6 +221,7 @@ export class FeedService {
     await this.readerFilters.forget(userId);
     await this.backend.dropTimeline(userId);
     await this.graph.pairs.forget(userId);
+    await this.announce({ users: [userId], allFilters: true });
   }
 
   /** A post goes with its reposts and likes; replies stay, their `replyTo` now null. */
@@ -240,7 +244,8 @@ export class FeedService {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
     } else {
       sources.push((page) => this.backend.timeline(userId, page, authorIds));
-      if (followees.length > 0) sources.push((page) => this.content.pulledPageByAuthors(followees, page));
+      const pulling = await this.graph.pullingAmong(followees);
+      if (pulling.length > 0) sources.push((page) => this.content.pulledPageByAuthors(pulling, page));
     }
     const reader: Reader = { id: userId, follows: new Set(authorIds), view };
     return mergeFiltered(sources, request, (candidates) => this.visibleTo(reader, candidates, loads));
@@ -301,19 +306,40 @@ export class FeedService {
   async mute(viewerId: string, handle: string): Promise<UserRecord> {
     const user = await this.otherUser(viewerId, handle, 'mute');
     await this.readerFilters.mute(viewerId, handle);
+    await this.announce({ filters: [viewerId] });
     return user;
   }
 
   async unmute(viewerId: string, handle: string): Promise<UserRecord> {
     const user = await this.otherUser(viewerId, handle, 'unmute');
     await this.readerFilters.unmute(viewerId, handle);
+    await this.announce({ filters: [viewerId] });
     return user;
+  }
+
+  async addKeywordFilter(viewerId: string, phrase: string): Promise<KeywordFilterRecord> {
+    const filter = await this.readerFilters.addKeywordFilter(viewerId, phrase);
+    await this.announce({ filters: [viewerId] });
+    return filter;
+  }
+
+  async removeKeywordFilter(viewerId: string, id: string): Promise<boolean> {
+    const removed = await this.readerFilters.removeKeywordFilter(viewerId, id);
+    await this.announce({ filters: [viewerId] });
+    return removed;
+  }
+
+  /** Every instance forgets what it holds of these users or readers' filters. */
+  async announce(change: Partial<StoredChange>): Promise<void> {
+    const full: StoredChange = { users: [...(change.users ?? [])], filters: [...(change.filters ?? [])], allFilters: change.allFilters ?? false };
+    await this.notify((observer) => observer.changed(full));
   }
 
   /** Recorded first, so no follow can slip in between; then the follows go both ways. */
   async block(viewerId: string, handle: string): Promise<UserRecord> {
     await this.otherUser(viewerId, handle, 'block');
     await this.readerFilters.block(viewerId, handle);
+    await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
       const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
       if (!following) await this.notify((observer) => observer.unfollowed(followerId, followeeId));
@@ -324,6 +350,7 @@ export class FeedService {
   async unblock(viewerId: string, handle: string): Promise<UserRecord> {
     const user = await this.otherUser(viewerId, handle, 'unblock');
     await this.readerFilters.unblock(viewerId, handle);
+    await this.announce({ filters: [viewerId, handle] });
     return user;
   }
 
@@ -358,7 +385,11 @@ export class FeedService {
    */
   async repairStalled(): Promise<number> {
     const repaired = await Promise.all([
-      this.graph.pairs.repairStalled(this.backend),
+      this.graph.pairs.repairStalled(this.backend).then((pairs) => {
+        // Counts and follow lists changed under whatever this process holds.
+        if (pairs > 0) this.graph.invalidateAll();
+        return pairs;
+      }),
       this.interactions.likes.repairStalled(),
       this.interactions.reposts.repairStalled(),
       this.content.repairStalled(),

@@ -1,5 +1,6 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { assertDisplayableText, graphemeLength } from '../content/text.js';
+import { ReadThroughCache } from '../cache/readThrough.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 
 export const maxKeywordFilters = 100;
@@ -72,9 +73,23 @@ export function keywordPattern(phrases: readonly string[]): RegExp | null {
 /** Mutes, blocks and keyword filters, stored per reader (see ReaderFiltersDocument). */
 export class ReaderFilters {
   readonly filters: Collection<ReaderFiltersDocument>;
+  /** Each reader's filters held in this process: every change invalidates them here and, through live events, elsewhere. */
+  private readonly views = new ReadThroughCache<string, ReaderView>('reader filters', { max: 20_000, ttlMs: 60_000 });
 
   constructor(db: Db) {
     this.filters = db.collection<ReaderFiltersDocument>('reader_filters');
+  }
+
+  invalidate(readerIds: readonly string[]): void {
+    this.views.invalidate(readerIds);
+  }
+
+  invalidateAll(): void {
+    this.views.clear();
+  }
+
+  cacheStats() {
+    return this.views.stats();
   }
 
   async ensureIndexes(): Promise<void> {
@@ -87,16 +102,18 @@ export class ReaderFilters {
   }
 
   async of(readerId: string): Promise<ReaderView> {
-    return new ReaderView(await this.filters.findOne({ _id: readerId }));
+    return (await this.views.get(readerId, async () => new ReaderView(await this.filters.findOne({ _id: readerId }))))!;
   }
 
   async mute(readerId: string, handle: string): Promise<void> {
     await this.assertRoomIn(readerId, 'muted', handle);
     await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: readerId }, { $addToSet: { muted: handle } }, { upsert: true }));
+    this.invalidate([readerId]);
   }
 
   async unmute(readerId: string, handle: string): Promise<void> {
     await this.filters.updateOne({ _id: readerId }, { $pull: { muted: handle } });
+    this.invalidate([readerId]);
   }
 
   /** The blocked side first: a crash in between leaves a block that hides more, never less. */
@@ -104,11 +121,13 @@ export class ReaderFilters {
     await this.assertRoomIn(readerId, 'blocked', handle);
     await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: handle }, { $addToSet: { blockedBy: readerId } }, { upsert: true }));
     await upsertRetryingDuplicate(() => this.filters.updateOne({ _id: readerId }, { $addToSet: { blocked: handle } }, { upsert: true }));
+    this.invalidate([readerId, handle]);
   }
 
   async unblock(readerId: string, handle: string): Promise<void> {
     await this.filters.updateOne({ _id: readerId }, { $pull: { blocked: handle } });
     await this.filters.updateOne({ _id: handle }, { $pull: { blockedBy: readerId } });
+    this.invalidate([readerId, handle]);
   }
 
   async keywordFilters(readerId: string): Promise<KeywordFilterRecord[]> {
@@ -132,7 +151,10 @@ export class ReaderFilters {
       { _id: readerId, [`keywords.${maxKeywordFilters - 1}`]: { $exists: false }, 'keywords.key': { $ne: key } },
       { $push: { keywords: keyword } },
     );
-    if (written.modifiedCount === 1) return { id: keyword._id.toHexString(), phrase: normalized };
+    if (written.modifiedCount === 1) {
+      this.invalidate([readerId]);
+      return { id: keyword._id.toHexString(), phrase: normalized };
+    }
     const existing = (await this.filters.findOne({ _id: readerId }, { projection: { keywords: 1 } }))?.keywords ?? [];
     const same = existing.find((filter) => filter.key === key);
     if (same) return { id: same._id.toHexString(), phrase: same.phrase };
@@ -147,6 +169,7 @@ export class ReaderFilters {
   async removeKeywordFilter(readerId: string, id: string): Promise<boolean> {
     if (!/^[0-9a-f]{24}$/i.test(id)) return false;
     const result = await this.filters.updateOne({ _id: readerId }, { $pull: { keywords: { _id: new ObjectId(id) } } });
+    this.invalidate([readerId]);
     return result.modifiedCount === 1;
   }
 
@@ -157,6 +180,7 @@ export class ReaderFilters {
       { $pull: { muted: handle, blocked: handle, blockedBy: handle } },
     );
     await this.filters.deleteOne({ _id: handle });
+    this.invalidateAll();
   }
 
   private async assertRoomIn(readerId: string, list: 'muted' | 'blocked', handle: string): Promise<void> {

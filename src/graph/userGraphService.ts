@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, ObjectId } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
+import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
 
 export interface UserDocument {
@@ -30,6 +31,11 @@ export interface UserDocument {
    * the document itself (and with it the handle) goes once everything else is removed.
    */
   deletedAt?: Date;
+  /**
+   * Set once the user has stored a post that readers pull (they had more than
+   * FANOUT_PULL_THRESHOLD followers): only followees with it cost a page the pulled-posts query.
+   */
+  pulls?: true;
 }
 
 const live = { deletedAt: { $exists: false } } as const;
@@ -51,6 +57,19 @@ export interface UserRecord {
   createdAt: Date;
   followerCount: number;
   followingCount: number;
+}
+
+/** What this process keeps of a user: the public record, and what token checks and pages need. */
+interface CachedUser {
+  record: UserRecord;
+  accountId: string;
+  pulls: boolean;
+}
+
+/** What changed, for the in-process tier of every instance to forget. */
+export interface GraphChange {
+  users?: readonly string[];
+  following?: readonly string[];
 }
 
 export interface HandlePage {
@@ -89,6 +108,9 @@ export class UserGraphService {
   readonly followers: Collection<EdgeDocument>;
   readonly following: Collection<EdgeDocument>;
   readonly pairs: FollowPairs;
+  /** Users and follow lists held in this process (see ReadThroughCache); every change invalidates them. */
+  private readonly userCache = new ReadThroughCache<string, CachedUser>('users', { max: 100_000, ttlMs: 60_000 });
+  private readonly followingCache = new ReadThroughCache<string, { ids: string[] }>('following', { max: 20_000, ttlMs: 60_000 });
 
   constructor(db: Db) {
     this.users = db.collection<UserDocument>('users');
@@ -121,6 +143,8 @@ export class UserGraphService {
     };
     try {
       await this.users.insertOne(doc);
+      // A handle held here for an account that was removed behind this process's back.
+      this.invalidate({ users: [input.handle] });
     } catch (error) {
       if (isDuplicateKeyError(error)) {
         const going = await this.users.countDocuments({ _id: input.handle, deletedAt: { $exists: true } }, { limit: 1 });
@@ -132,15 +156,50 @@ export class UserGraphService {
   }
 
   async getUser(handle: string): Promise<UserRecord | null> {
-    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: publicFields });
-    return doc && toUserRecord(doc);
+    return (await this.getUsers([handle]))[0] ?? null;
   }
 
-  /** One query for any number of handles; unknown handles are absent from the result. */
+  /** At most one query for any number of handles, none when all are held; unknown handles are absent. */
   async getUsers(handles: readonly string[]): Promise<UserRecord[]> {
-    if (handles.length === 0) return [];
-    const docs = await this.users.find({ _id: { $in: [...handles] }, ...live }, { projection: publicFields }).toArray();
-    return docs.map(toUserRecord);
+    return [...(await this.cachedUsers(handles)).values()].map((user) => user.record);
+  }
+
+  /** Which of `handles` have posts that readers pull. */
+  async pullingAmong(handles: readonly string[]): Promise<string[]> {
+    return [...(await this.cachedUsers(handles)).values()].filter((user) => user.pulls).map((user) => user.record.handle);
+  }
+
+  /** Marks the author as one whose posts readers pull, before the first such post is stored. */
+  async markPulling(handle: string): Promise<boolean> {
+    const result = await this.users.updateOne({ _id: handle, pulls: { $exists: false } }, { $set: { pulls: true } });
+    if (result.modifiedCount === 0) return false;
+    this.invalidate({ users: [handle] });
+    return true;
+  }
+
+  /** Forgets what this process holds about these users and follow lists. */
+  invalidate(change: GraphChange): void {
+    if (change.users?.length) this.userCache.invalidate(change.users);
+    if (change.following?.length) this.followingCache.invalidate(change.following);
+  }
+
+  invalidateAll(): void {
+    this.userCache.clear();
+    this.followingCache.clear();
+  }
+
+  cacheStats() {
+    return [this.userCache.stats(), this.followingCache.stats()];
+  }
+
+  private cachedUsers(handles: readonly string[]): Promise<Map<string, CachedUser>> {
+    if (handles.length === 0) return Promise.resolve(new Map());
+    return this.userCache.getMany([...new Set(handles)], async (missing) => {
+      const docs = await this.users
+        .find({ _id: { $in: missing }, ...live }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0 } })
+        .toArray();
+      return new Map(docs.map((doc) => [doc._id, { record: toUserRecord(doc), accountId: doc.accountId, pulls: doc.pulls === true }]));
+    });
   }
 
   async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {
@@ -154,14 +213,15 @@ export class UserGraphService {
     return (await this.users.findOne({ _id: handle, ...live }, { projection: { accountId: 1 } }))?.accountId ?? null;
   }
 
-  /** Whether the account a token names still exists under that handle: one `_id` lookup. */
+  /** Whether the account a token names still exists under that handle: held in this process. */
   async accountExists(handle: string, accountId: string): Promise<boolean> {
-    return (await this.users.countDocuments({ _id: handle, accountId, ...live }, { limit: 1 })) > 0;
+    return (await this.cachedUsers([handle])).get(handle)?.accountId === accountId;
   }
 
   /** Starts deleting the account: true when this call did, false when it was gone or going already. */
   async markDeleted(handle: string, accountId: string): Promise<boolean> {
     const result = await this.users.updateOne({ _id: handle, accountId, ...live }, { $set: { deletedAt: new Date() } });
+    this.invalidate({ users: [handle] });
     return result.modifiedCount === 1;
   }
 
@@ -188,6 +248,7 @@ export class UserGraphService {
     if (followerId === followeeId) throw badInput('You cannot follow yourself');
     await this.assertUserExists(followeeId);
     const pair = await this.pairs.set(followerId, followeeId, true, effects);
+    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
     return { following: pair.want };
   }
 
@@ -195,13 +256,23 @@ export class UserGraphService {
     if (followerId === followeeId) throw badInput('You cannot unfollow yourself');
     await this.assertUserExists(followeeId);
     const pair = await this.pairs.set(followerId, followeeId, false, effects);
+    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
     return { following: pair.want };
   }
 
-  /** Everyone `handle` follows, from the covered `{ _f, _t }` index. */
+  /** Ends a follow of an account being deleted (which no longer counts as existing). */
+  async endFollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<void> {
+    await this.pairs.set(followerId, followeeId, false, effects);
+    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
+  }
+
+  /** Everyone `handle` follows, from the covered `{ _f, _t }` index, held in this process. */
   async followingIds(handle: string): Promise<string[]> {
-    const edges = await this.following.find({ _f: handle }, { projection: idsOnly }).toArray();
-    return edges.map((edge) => edge._t);
+    const list = await this.followingCache.get(handle, async () => {
+      const edges = await this.following.find({ _f: handle }, { projection: idsOnly }).toArray();
+      return { ids: edges.map((edge) => edge._t) };
+    });
+    return list!.ids;
   }
 
   /**

@@ -13,7 +13,19 @@ export type LiveEvent =
   | { kind: 'postAdded'; post: PostRecord }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId: string | null }
   | { kind: 'followed'; followerId: string; followeeId: string }
-  | { kind: 'unfollowed'; followerId: string; followeeId: string };
+  | { kind: 'unfollowed'; followerId: string; followeeId: string }
+  | ({ kind: 'changed' } & StoredChange);
+
+/**
+ * Records that changed outside follows and posts, for every instance's in-process tier to forget:
+ * users (deleted, now pulling), readers' filters (mutes, blocks, keywords; `allFilters` when a
+ * deleted account left many lists).
+ */
+export interface StoredChange {
+  users: string[];
+  filters: string[];
+  allFilters: boolean;
+}
 
 export type PostAddedEvent = Extract<LiveEvent, { kind: 'postAdded' }>;
 export type PostRemovedEvent = Extract<LiveEvent, { kind: 'postRemoved' }>;

@@ -7,7 +7,7 @@ import { quietLogger, type Logger } from '../logger.js';
 import { ChangeStreamEventSource } from './changeStreamEvents.js';
 import { keepOnly } from './eventQueue.js';
 import { closeReasons, LiveCloseCode, LiveConnections, type LiveClient } from './liveConnections.js';
-import { LocalEventSource, type LiveEvent, type LiveEventSource, type PostRemovedEvent } from './liveEvents.js';
+import { LocalEventSource, type LiveEvent, type LiveEventSource, type PostRemovedEvent, type StoredChange } from './liveEvents.js';
 import { TimelineSubscriptions, type TimelineEvent, type TimelineEventKind } from './timelineSubscriptions.js';
 
 export interface LiveStats {
@@ -47,6 +47,7 @@ export class LiveService implements FeedObserver {
   private unlisten: (() => void) | null = null;
   private countWebSockets: () => number = () => 0;
   private visibility: LiveVisibility = { added: async () => true, removed: async () => true };
+  private forget: Parameters<LiveService['invalidateWith']>[0] = () => {};
 
   constructor(
     private readonly source: LiveEventSource,
@@ -64,7 +65,10 @@ export class LiveService implements FeedObserver {
   async start(logger: Logger): Promise<void> {
     if (this.unlisten) return;
     this.logger = logger;
-    this.unlisten = this.source.listen((event) => this.timelines.handle(event));
+    this.unlisten = this.source.listen((event) => {
+      if (event.kind === 'followed' || event.kind === 'unfollowed' || event.kind === 'changed') this.forget(event);
+      this.timelines.handle(event);
+    });
     try {
       await this.source.start(logger);
     } catch (error) {
@@ -133,6 +137,18 @@ export class LiveService implements FeedObserver {
 
   unfollowed(followerId: string, followeeId: string): Promise<void> {
     return this.publish({ kind: 'unfollowed', followerId, followeeId });
+  }
+
+  changed(change: StoredChange): Promise<void> {
+    return this.publish({ kind: 'changed', ...change });
+  }
+
+  /**
+   * Hands every follow, unfollow and change event, from this instance or another, to `forget`:
+   * the in-process tier drops what they make stale. Called once, before `start`.
+   */
+  invalidateWith(forget: (event: Extract<LiveEvent, { kind: 'followed' | 'unfollowed' | 'changed' }>) => void): void {
+    this.forget = forget;
   }
 
   /**

@@ -1,0 +1,81 @@
+import { LRUCache } from 'lru-cache';
+
+export interface CacheStats {
+  name: string;
+  size: number;
+  hits: number;
+  misses: number;
+  invalidations: number;
+}
+
+/**
+ * One kind of record held in this process in front of MongoDB (the L1 tier of
+ * `../shared/reference/weibo-feed-cache-architecture.zh.md`): bounded by count, each entry
+ * trusted for at most `ttlMs` as a backstop, and dropped at once by `invalidate`, which every
+ * change of the record triggers in this process and, through the live event stream, in every other.
+ *
+ * A load that overlaps an invalidation of any key is returned but not kept: it may have read the
+ * document before the change that the invalidation announced.
+ */
+export class ReadThroughCache<K extends string, V extends object> {
+  private readonly entries: LRUCache<K, V>;
+  private hits = 0;
+  private misses = 0;
+  private invalidations = 0;
+  /** Bumped by every invalidation; a load started under an older generation is not kept. */
+  private generation = 0;
+
+  constructor(
+    readonly name: string,
+    options: { max: number; ttlMs: number },
+  ) {
+    this.entries = new LRUCache<K, V>({ max: options.max, ttl: options.ttlMs, ttlAutopurge: false });
+  }
+
+  /** The values of `keys`, loading the missing ones in one call; absent keys are left out. */
+  async getMany(keys: readonly K[], load: (missing: K[]) => Promise<Map<K, V>>): Promise<Map<K, V>> {
+    const found = new Map<K, V>();
+    const missing: K[] = [];
+    for (const key of keys) {
+      const value = this.entries.get(key);
+      if (value === undefined) missing.push(key);
+      else found.set(key, value);
+    }
+    this.hits += found.size;
+    this.misses += missing.length;
+    if (missing.length === 0) return found;
+    const generation = this.generation;
+    const loaded = await load(missing);
+    const keep = generation === this.generation;
+    for (const [key, value] of loaded) {
+      found.set(key, value);
+      if (keep) this.entries.set(key, value);
+    }
+    return found;
+  }
+
+  async get(key: K, load: (key: K) => Promise<V | null>): Promise<V | null> {
+    const values = await this.getMany([key], async ([missing]) => {
+      const value = await load(missing!);
+      return new Map(value === null ? [] : [[missing!, value]]);
+    });
+    return values.get(key) ?? null;
+  }
+
+  invalidate(keys: Iterable<K>): void {
+    this.generation++;
+    for (const key of keys) {
+      this.invalidations++;
+      this.entries.delete(key);
+    }
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  stats(): CacheStats {
+    return { name: this.name, size: this.entries.size, hits: this.hits, misses: this.misses, invalidations: this.invalidations };
+  }
+}
