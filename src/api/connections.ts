@@ -101,14 +101,16 @@ export function replyPageRequest(args: { first?: number | null; after?: string |
 
 export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): ResolversTypes['PostConnection'] {
   const edges = page.items.map(toPostEdge);
+  return { edges, pageInfo: forwardPageInfo(edges, page.hasMore, cameFromCursor) };
+}
+
+/** A list paged forward only: more after the page is exact, before it means "came from a cursor". */
+function forwardPageInfo(edges: readonly { cursor: string }[], hasMore: boolean, cameFromCursor: boolean) {
   return {
-    edges,
-    pageInfo: {
-      hasNextPage: page.hasMore,
-      hasPreviousPage: cameFromCursor,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
+    hasNextPage: hasMore,
+    hasPreviousPage: cameFromCursor,
+    startCursor: edges[0]?.cursor ?? null,
+    endCursor: edges.at(-1)?.cursor ?? null,
   };
 }
 
@@ -135,14 +137,5 @@ export function toUserConnection(
   const edges = users
     .filter((user): user is UserRecord => user !== null)
     .map((user) => ({ cursor: encodeUserCursor(user.handle), node: user }));
-  return {
-    edges,
-    totalCount,
-    pageInfo: {
-      hasNextPage: page.hasMore,
-      hasPreviousPage: cameFromCursor,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
+  return { edges, totalCount, pageInfo: forwardPageInfo(edges, page.hasMore, cameFromCursor) };
 }

@@ -133,6 +133,6 @@ describe('likes, reposts and replies', () => {
     const reads = (collection: string) => commands.filter((command) => command.command.find === collection).length;
     expect(reads('likes')).toBe(1);
     expect(reads('reposts')).toBe(1);
-    expect(reads('users')).toBe(1);
+    expect(reads('users')).toBeLessThanOrEqual(1); // authors batched, or already held in process
   });
 });

@@ -21,6 +21,12 @@ export interface TestApp extends RunningApp {
   signUp(handle: string, password?: string): Promise<string>;
   /** Database commands the app sends while `action` runs. */
   commandsDuring(action: () => Promise<unknown>): Promise<CommandStartedEvent[]>;
+  /**
+   * The commands of `action` once this process holds what it reads: live events of earlier
+   * changes can still be arriving and invalidating, so `action` is repeated (a few times at most)
+   * until a run reads none of `held` from the database.
+   */
+  warmCommandsDuring(action: () => Promise<unknown>, held: readonly string[]): Promise<CommandStartedEvent[]>;
   /** The database URI this app uses; pass it as MONGODB_URI to start a second instance on it. */
   mongodbUri: string;
   /** Resolves once the fanout queue has no waiting or running sub-task: followers' timelines are up to date. */
@@ -63,6 +69,16 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
     return { status: response.status, ...((await response.json()) as object) };
   };
 
+  const commandsDuring: TestApp['commandsDuring'] = async (action) => {
+    recording = [];
+    try {
+      await action();
+      return recording;
+    } finally {
+      recording = null;
+    }
+  };
+
   return {
     ...app,
     mongodbUri,
@@ -82,15 +98,16 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     },
-    async commandsDuring(action) {
-      recording = [];
-      try {
-        await action();
-        return recording;
-      } finally {
-        recording = null;
+    async warmCommandsDuring(action, held) {
+      let commands: CommandStartedEvent[] = [];
+      for (let attempt = 0; attempt < 10; attempt++) {
+        commands = await commandsDuring(action);
+        if (!commands.some((command) => held.includes(command.command[command.commandName]))) return commands;
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      return commands;
     },
+    commandsDuring,
     async stop() {
       // Against a real MongoDB the test databases would otherwise pile up. Live updates stop
       // first: dropping the database would invalidate their change stream.
