@@ -27,6 +27,8 @@ const environmentSchema = z.object({
   NODE_ENV: z.string().optional(),
   PORT: integer(0, 65535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  /** Server processes sharing the port (`npm start` forks them); each runs its own live stream and fanout workers. */
+  WEB_CONCURRENCY: integer(1, 64).default(1),
   CORS_ORIGINS: z
     .string()
     .transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean))
@@ -88,6 +90,8 @@ export interface Config {
   port: number;
   /** Interface to listen on: 127.0.0.1 by default, 0.0.0.0 (or ::) to serve other machines. */
   host: string;
+  /** Server processes `npm start` runs on the one port. */
+  webConcurrency: number;
   /** Web origins allowed to call the API from a browser; outside production, localhost pages too. */
   corsOrigins: string[];
   /** Unset means "start the embedded MongoDB stand-in". */
@@ -185,6 +189,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     !env.JWT_SECRET && 'JWT_SECRET: required when NODE_ENV=production',
     !env.MONGODB_URI && 'MONGODB_URI: required when NODE_ENV=production (the embedded stand-in is for development)',
   ].filter((problem): problem is string => typeof problem === 'string');
+  if (env.WEB_CONCURRENCY > 1 && env.LIVE_EVENTS === 'local') {
+    throw new ConfigError('Invalid configuration:\n  WEB_CONCURRENCY: more than one process needs LIVE_EVENTS=change-stream (local events stay in one process)');
+  }
   if (isProduction && missingInProduction.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${missingInProduction.join('\n  ')}`);
   }
@@ -194,6 +201,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     isProduction,
     port: env.PORT,
     host: env.HOST,
+    webConcurrency: env.WEB_CONCURRENCY,
     corsOrigins: env.CORS_ORIGINS,
     mongodbUri: env.MONGODB_URI,
     mongoStandInPort: env.MONGO_STANDIN_PORT,

@@ -3,6 +3,7 @@
  * (for several server processes to share); `npm run rebuild-timelines` rebuilds the configured
  * strategy's timelines after FEED_STRATEGY changed on a database that has posts.
  */
+import cluster from 'node:cluster';
 import { resolve } from 'node:path';
 import { startApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -21,7 +22,8 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
 };
 
 async function serve(config: Config): Promise<void> {
-  if (config.jwtSecretIsEphemeral) {
+  if (config.webConcurrency > 1 && cluster.isPrimary) return servePrimary(config);
+  if (config.jwtSecretIsEphemeral && cluster.isPrimary) {
     logger.warn('JWT_SECRET is not set: the token secret is generated once and kept in the database (set JWT_SECRET in production)');
   }
   let standIn: StandIn | undefined;
@@ -37,10 +39,48 @@ async function serve(config: Config): Promise<void> {
   });
   logger.info(
     `listening on ${app.listeningOn}: ${app.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''} with FEED_STRATEGY=${config.feedStrategy}, ` +
-      `database "${databaseNameFromUri(mongodbUri)}"`,
+      `database "${databaseNameFromUri(mongodbUri)}"${cluster.isWorker ? ` (server process ${process.pid})` : ''}`,
   );
   onShutdown(async () => {
     await app.stop();
+    await standIn?.stop();
+  });
+}
+
+/**
+ * WEB_CONCURRENCY > 1: this process starts the embedded database if needed and forks that many
+ * servers, which share the port (Node's cluster hands out connections) and the database; each runs
+ * its own live-event stream and fanout workers, so live updates reach every process's subscribers.
+ * A server that dies is replaced.
+ */
+async function servePrimary(config: Config): Promise<void> {
+  if (config.jwtSecretIsEphemeral) {
+    logger.warn('JWT_SECRET is not set: the token secret is generated once and kept in the database (set JWT_SECRET in production)');
+  }
+  let standIn: StandIn | undefined;
+  let mongodbUri = config.mongodbUri;
+  if (!mongodbUri) {
+    standIn = await startEmbedded(config);
+    mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
+    logger.info(`MONGODB_URI is not set: started the embedded MongoDB stand-in at ${mongodbUri} ${whereDataLives(config)}`);
+  }
+  let stopping = false;
+  // The servers read the same environment, plus the database this process chose.
+  const fork = () => cluster.fork({ MONGODB_URI: mongodbUri, ...(config.dataDir ? {} : { DATA_DIR: ':memory:' }) });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.warn(`server process ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another`);
+    fork();
+  });
+  for (let i = 0; i < config.webConcurrency; i++) fork();
+  logger.info(`running ${config.webConcurrency} server processes on port ${config.port} (WEB_CONCURRENCY)`);
+  onShutdown(async () => {
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
+    await Promise.all(workers.map((worker) => new Promise<void>((resolve) => {
+      worker.once('exit', () => resolve());
+      worker.process.kill('SIGTERM');
+    })));
     await standIn?.stop();
   });
 }
