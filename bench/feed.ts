@@ -223,6 +223,8 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
 
     const loadOptions = { connections: options.concurrency, duration: options.duration, amount: options.requests };
     const firstPage = await load(app.url, firstPages, loadOptions);
+    const databaseCeiling =
+      strategy === 'cache' ? { pagesPerSecond: await referencePageRate(shared.db, shared.readers, options.concurrency, options.duration) } : null;
     const scroll = await load(app.url, scrolls, loadOptions);
 
     // Before posting, so every run measures the same data.
@@ -246,6 +248,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       scroll,
       commands,
       posting,
+      databaseCeiling,
       storage: {
         timelineDocuments: timelines.reduce((sum, [, size]) => sum + size.documents, 0),
         timelineBytes: timelines.reduce((sum, [, size]) => sum + size.bytes, 0),
@@ -266,6 +269,33 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       if (!baseCollections.has(name)) await shared.db.dropCollection(name);
     }
   }
+}
+
+/**
+ * The reference page without the API: each reader's cache document, then the newest 20 entries'
+ * authors in one `$in`, as fast as `concurrency` loops can go for `seconds`.
+ */
+async function referencePageRate(db: Db, readers: readonly string[], concurrency: number, seconds: number): Promise<number> {
+  const caches = db.collection<{ _id: string; _c: { _a: string }[] }>('timeline_cache');
+  const users = db.collection<{ _id: string }>('users');
+  const pages = readers.map((reader) => ({ reader, authors: [] as string[] }));
+  for (const page of pages) {
+    const cache = await caches.findOne({ _id: page.reader });
+    page.authors = [...new Set((cache?._c ?? []).slice(-20).map((entry) => entry._a))];
+  }
+  const end = performance.now() + seconds * 1000;
+  let served = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, loop) => {
+      for (let i = loop; performance.now() < end; i += concurrency) {
+        const page = pages[i % pages.length]!;
+        await caches.findOne({ _id: page.reader });
+        await users.find({ _id: { $in: page.authors } }).toArray();
+        served++;
+      }
+    }),
+  );
+  return served / seconds;
 }
 
 async function commandsPerPage(

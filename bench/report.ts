@@ -28,6 +28,12 @@ export interface RunResult {
   commands: { firstPage: CommandsPerPage; scroll: CommandsPerPage };
   posting: { median: AuthorPosts; top1Percent: AuthorPosts; top: AuthorPosts };
   storage: { timelineDocuments: number; timelineBytes: number; collections: Record<string, CollectionSize> };
+  /**
+   * Cache strategy only: the reference page issued straight through the driver (the reader's
+   * `timeline_cache` findOne, then one `users` `$in` for the page's authors) at the same
+   * concurrency: the database's own ceiling for a page, against which the API's rate is judged.
+   */
+  databaseCeiling: { pagesPerSecond: number } | null;
 }
 
 export interface Environment {
@@ -137,6 +143,16 @@ export function markdownReport(report: BenchReport): string {
       ].join(' | ').replace(/^/, '| ').concat(' |'),
     ),
   ];
+  for (const run of report.runs) {
+    if (!run.databaseCeiling) continue;
+    const ratio = run.firstPage.requestsPerSecond / run.databaseCeiling.pagesPerSecond;
+    lines.push(
+      '',
+      `Database ceiling (${run.strategy}/${run.mode}): the reference page straight through the driver, ` +
+        `${int(run.databaseCeiling.pagesPerSecond)} pages/s at ${o.concurrency} concurrent; the API served ` +
+        `${int(run.firstPage.requestsPerSecond)} first pages/s, ${ratio.toFixed(2)}× the ceiling.`,
+    );
+  }
   const failures = report.runs.filter((run) => run.firstPage.failures + run.scroll.failures > 0);
   if (failures.length > 0) {
     lines.push('', '**Failed requests during load:** ' +

@@ -579,10 +579,22 @@ public final class MongoStandIn {
         }
     }
 
-    /** Delegates to the library's oplog and tells the backend about every write, after it is visible. */
+    /**
+     * Delegates to the library's oplog and tells the backend about every write, after it is visible.
+     *
+     * <p>Also keeps the oplog to its newest {@value #KEPT_ENTRIES} entries, as MongoDB caps its own: the library
+     * keeps every entry forever and scans them all for every change-stream {@code getMore}, so an idle change
+     * stream grew more expensive with every write the server had ever taken. A stream resuming from a trimmed
+     * position gets what MongoDB answers then (its history is lost), which clients must handle anyway.
+     */
     static final class SignallingOplog implements Oplog {
+        static final int KEPT_ENTRIES = 10_000;
+        /** Trimming scans the oplog once: done every this many writes, so its cost per write stays small. */
+        static final int TRIM_EVERY = 1_000;
+
         private final Oplog delegate;
         private final AwaitingMemoryBackend backend;
+        private final AtomicLong writesSinceTrim = new AtomicLong();
 
         SignallingOplog(Oplog delegate, AwaitingMemoryBackend backend) {
             this.delegate = delegate;
@@ -593,6 +605,27 @@ public final class MongoStandIn {
         public void handleInsert(String namespace, List<Document> documents) {
             delegate.handleInsert(namespace, documents);
             backend.oplogWritten(namespace);
+            trimNow(documents.size());
+        }
+
+        private void trimNow(int written) {
+            if (writesSinceTrim.addAndGet(written) < TRIM_EVERY) {
+                return;
+            }
+            writesSinceTrim.set(0);
+            MongoCollection<?> oplog = backend.resolveDatabase("local").resolveCollection("oplog.rs", false);
+            if (oplog == null) {
+                return;
+            }
+            int excess = oplog.count() - KEPT_ENTRIES;
+            if (excess <= 0) {
+                return;
+            }
+            // Entries are kept in write order; the first one to keep bounds what goes.
+            Object firstKept = oplog.queryAllAsStream().skip(excess).findFirst().map(entry -> entry.get("ts")).orElse(null);
+            if (firstKept != null) {
+                oplog.deleteDocuments(new Document("ts", new Document("$lt", firstKept)), 0);
+            }
         }
 
         @Override
@@ -600,6 +633,7 @@ public final class MongoStandIn {
             delegate.handleUpdate(namespace, selector, query, modifiedIds);
             if (!modifiedIds.isEmpty()) { // nothing was written to the oplog otherwise
                 backend.oplogWritten(namespace);
+                trimNow(modifiedIds.size());
             }
         }
 
@@ -608,6 +642,7 @@ public final class MongoStandIn {
             delegate.handleDelete(namespace, query, deletedIds);
             if (!deletedIds.isEmpty()) {
                 backend.oplogWritten(namespace);
+                trimNow(deletedIds.size());
             }
         }
 
