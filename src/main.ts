@@ -23,16 +23,7 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
 
 async function serve(config: Config): Promise<void> {
   if (config.webConcurrency > 1 && cluster.isPrimary) return servePrimary(config);
-  if (config.jwtSecretIsEphemeral && cluster.isPrimary) {
-    logger.warn('JWT_SECRET is not set: the token secret is generated once and kept in the database (set JWT_SECRET in production)');
-  }
-  let standIn: StandIn | undefined;
-  let mongodbUri = config.mongodbUri;
-  if (!mongodbUri) {
-    standIn = await startEmbedded(config);
-    mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
-    logger.info(`MONGODB_URI is not set: started the embedded MongoDB stand-in at ${mongodbUri} ${whereDataLives(config)}`);
-  }
+  const { standIn, mongodbUri } = await databaseToServe(config);
   const app = await startApp(config, { mongodbUri, logger }).catch(async (error: unknown) => {
     await standIn?.stop();
     throw error;
@@ -54,16 +45,7 @@ async function serve(config: Config): Promise<void> {
  * A server that dies is replaced.
  */
 async function servePrimary(config: Config): Promise<void> {
-  if (config.jwtSecretIsEphemeral) {
-    logger.warn('JWT_SECRET is not set: the token secret is generated once and kept in the database (set JWT_SECRET in production)');
-  }
-  let standIn: StandIn | undefined;
-  let mongodbUri = config.mongodbUri;
-  if (!mongodbUri) {
-    standIn = await startEmbedded(config);
-    mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
-    logger.info(`MONGODB_URI is not set: started the embedded MongoDB stand-in at ${mongodbUri} ${whereDataLives(config)}`);
-  }
+  const { standIn, mongodbUri } = await databaseToServe(config);
   let stopping = false;
   // The servers read the same environment, plus the database this process chose.
   const fork = () => cluster.fork({ MONGODB_URI: mongodbUri, ...(config.dataDir ? {} : { DATA_DIR: ':memory:' }) });
@@ -83,6 +65,21 @@ async function servePrimary(config: Config): Promise<void> {
     })));
     await standIn?.stop();
   });
+}
+
+/**
+ * MONGODB_URI, or the embedded stand-in started here. Said once, by the process that decides it
+ * (a forked server process is given MONGODB_URI by its primary).
+ */
+async function databaseToServe(config: Config): Promise<{ standIn: StandIn | undefined; mongodbUri: string }> {
+  if (config.jwtSecretIsEphemeral && cluster.isPrimary) {
+    logger.warn('JWT_SECRET is not set: the token secret is generated once and kept in the database (set JWT_SECRET in production)');
+  }
+  if (config.mongodbUri) return { standIn: undefined, mongodbUri: config.mongodbUri };
+  const standIn = await startEmbedded(config);
+  const mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
+  logger.info(`MONGODB_URI is not set: started the embedded MongoDB stand-in at ${mongodbUri} ${whereDataLives(config)}`);
+  return { standIn, mongodbUri };
 }
 
 async function db(config: Config): Promise<void> {
