@@ -50,8 +50,8 @@ function viewerStateLoader(
   });
 }
 
-/** "Does the viewer follow X" for a batch of handles; also built alone, per live event. */
-export function createViewerFollowsLoader(services: Services, viewerId: string | null): DataLoader<string, boolean> {
+/** "Does the viewer follow X" for a batch of handles. */
+function createViewerFollowsLoader(services: Services, viewerId: string | null): DataLoader<string, boolean> {
   return new DataLoader(async (handles) => {
     if (!viewerId) return handles.map(() => false);
     const followed = await services.graph.followedAmong(viewerId, handles);

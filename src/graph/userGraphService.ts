@@ -80,7 +80,6 @@ export interface HandlePage {
 export const handlePattern = /^[a-z0-9_]{3,30}$/;
 export const maxDisplayNameLength = 50;
 
-const publicFields = { passwordHash: 0, accountId: 0, pendingCounts: 0, deletedAt: 0 } as const;
 
 const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
   handle: doc._id,
