@@ -58,6 +58,10 @@ export function createServices(db: Db, config: Config): Services {
   feed.observe(live);
   // Another instance's change (or this one's, echoed) makes what this process holds stale.
   live.invalidateWith((event) => {
+    if (event.kind === 'postRemoved') {
+      content.forgetPosts([event.postId]);
+      return;
+    }
     if (event.kind === 'changed') {
       graph.invalidate({ users: event.users });
       if (event.allFilters) readerFilters.invalidateAll();

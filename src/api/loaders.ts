@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { PostRecord } from '../content/contentService.js';
+import type { PostCounts, PostRecord } from '../content/contentService.js';
 import { ObjectId } from 'mongodb';
 import type { ReaderView } from '../graph/readerFilters.js';
 import type { UserRecord } from '../graph/userGraphService.js';
@@ -11,8 +11,10 @@ import type { Services } from '../services.js';
  */
 export interface Loaders {
   users: DataLoader<string, UserRecord | null>;
-  /** Keyed by lowercase hex post id. */
+  /** Keyed by lowercase hex post id; through the in-process tier, so without counts. */
   posts: DataLoader<string, PostRecord | null>;
+  /** Keyed by lowercase hex post id: the current counts, read only when a response asks for them. */
+  postCounts: DataLoader<string, PostCounts>;
   viewerFollows: DataLoader<string, boolean>;
   /** Keyed by lowercase hex post id: one `likes` / `reposts` query per page (Weibo's existence checks). */
   viewerLikes: DataLoader<string, boolean>;
@@ -21,6 +23,8 @@ export interface Loaders {
   viewerFilters: DataLoader<string, ReaderView>;
 }
 
+const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
+
 export function createLoaders(services: Services, viewerId: string | null): Loaders {
   return {
     users: new DataLoader(async (handles) => {
@@ -28,9 +32,13 @@ export function createLoaders(services: Services, viewerId: string | null): Load
       return handles.map((handle) => byHandle.get(handle) ?? null);
     }),
     posts: new DataLoader(async (ids) => {
-      const posts = await services.content.getPosts(ids.map((id) => new ObjectId(id)));
+      const posts = await services.content.cachedPosts(ids.map((id) => new ObjectId(id)));
       const byId = new Map(posts.map((post) => [post.id.toHexString(), post]));
       return ids.map((id) => byId.get(id) ?? null);
+    }),
+    postCounts: new DataLoader(async (ids) => {
+      const counts = await services.content.countsOf(ids.map((id) => new ObjectId(id)));
+      return ids.map((id) => counts.get(id) ?? noCounts);
     }),
     viewerFollows: createViewerFollowsLoader(services, viewerId),
     viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.feed.viewerLikes(viewer, ids)),

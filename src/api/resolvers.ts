@@ -128,10 +128,9 @@ async function loadPost(id: string, context: RequestContext): Promise<PostRecord
   return post && !post.repostOf ? post : null;
 }
 
-/** Counts travel with a post read from `content`; an embedded entry's come from the same batched load. */
-async function counts(post: PostRecord, context: RequestContext): Promise<PostCounts> {
-  if (post.counts) return post.counts;
-  return (await context.loaders.posts.load(post.id.toHexString()))?.counts ?? { likes: 0, reposts: 0, replies: 0 };
+/** Counts travel with a post read from `content`; everyone else's (embedded, linked, live) come from one batched load. */
+function counts(post: PostRecord, context: RequestContext): Promise<PostCounts> {
+  return post.counts ? Promise.resolve(post.counts) : context.loaders.postCounts.load(post.id.toHexString());
 }
 
 /** One page of a follow list, its users loaded in one batch; the total is the count kept on the user. */

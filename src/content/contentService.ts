@@ -1,4 +1,5 @@
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import { ReadThroughCache } from '../cache/readThrough.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
 import { PostCounters, staleChangeMs } from './postCounters.js';
@@ -99,7 +100,13 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   pulled: doc._p === true,
   replyTo: toRef(doc._r),
   repostOf: doc._o ? { id: doc._o._id, authorId: doc._o._a, createdAt: doc._o._d, replyTo: toRef(doc._o._r) } : null,
-  counts: { likes: Math.max(0, doc.n?.l ?? 0), reposts: Math.max(0, doc.n?.r ?? 0), replies: Math.max(0, doc.n?.y ?? 0) },
+  counts: toPostCounts(doc),
+});
+
+const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
+  likes: Math.max(0, doc.n?.l ?? 0),
+  reposts: Math.max(0, doc.n?.r ?? 0),
+  replies: Math.max(0, doc.n?.y ?? 0),
 });
 
 /** The stored shape of a post; also how fanout tasks and live events carry one. */
@@ -131,6 +138,13 @@ export class ContentService {
   readonly content: Collection<ContentDocument>;
   readonly counters: PostCounters;
   private readonly tombstones: Collection<TombstoneDocument>;
+
+  /**
+   * Posts held in this process for linked timeline entries, `post(id)` and `replyTo` (see ReadThroughCache):
+   * only what never changes once a post is stored, so a deletion is the one change to forget (here at once,
+   * elsewhere through the `postRemoved` live event). Counts change all the time and are read apart (`countsOf`).
+   */
+  private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', { max: 50_000, ttlMs: 60_000 });
 
   constructor(db: Db) {
     this.content = db.collection<ContentDocument>('content');
@@ -285,6 +299,7 @@ export class ContentService {
     const intent = doc?._r ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
     await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent } }, { upsert: true });
     const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
+    this.forgetPosts([id]);
     await this.uncountReply({ _id: id, 'uncount.state': 'pending' });
     return deleted;
   }
@@ -327,6 +342,34 @@ export class ContentService {
     if (ids.length === 0) return [];
     const docs = await this.content.find({ _id: { $in: [...ids] } }).toArray();
     return docs.map(toPostRecord);
+  }
+
+  /** Posts and reposts by id through the in-process tier, without counts (`counts: null`); missing ones are absent. */
+  async cachedPosts(ids: readonly ObjectId[]): Promise<PostRecord[]> {
+    const found = await this.postCache.getMany(
+      ids.map((id) => id.toHexString()),
+      async (missing) => {
+        const posts = await this.getPosts(missing.map((hex) => new ObjectId(hex)));
+        return new Map(posts.map((post) => [post.id.toHexString(), { ...post, counts: null }]));
+      },
+    );
+    return [...found.values()];
+  }
+
+  /** Deleted posts: the tier drops them, so a linked entry or `post(id)` no longer shows them. */
+  forgetPosts(ids: readonly ObjectId[]): void {
+    this.postCache.invalidate(ids.map((id) => id.toHexString()));
+  }
+
+  /** Current like, repost and reply counts of these posts, by hex id, in one query; missing posts are absent. */
+  async countsOf(ids: readonly ObjectId[]): Promise<Map<string, PostCounts>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { n: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
+  }
+
+  cacheStats() {
+    return this.postCache.stats();
   }
 
   countPosts(): Promise<number> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
- * Two instances on one database, each holding users, follow lists and readers' filters in process.
+ * Two instances on one database, each holding users, follow lists, readers' filters and posts in process.
  * A change made through one must show through the other within a second: the change stream the
  * live path runs carries the invalidation.
  */
@@ -61,6 +61,17 @@ describe('the in-process tier across two instances', () => {
       timeline: { edges: [] },
       user: { viewerHasMuted: true },
     });
+  });
+
+  it('drops a post deleted on one instance from what the other holds', async () => {
+    const { createPost } = await ok(first, 'star', 'mutation { createPost(text: "soon gone") { id } }');
+    const read = `{ post(id: "${createPost.id}") { text } }`;
+    // The second instance now holds the post (a linked timeline entry, post(id) and replyTo read through the same tier).
+    expect((await ok(second, 'fan', read)).post).toEqual({ text: 'soon gone' });
+    expect((await ok(second, 'fan', read)).post).toEqual({ text: 'soon gone' });
+    expect(second.services.content.cacheStats().hits).toBeGreaterThan(0);
+    await ok(first, 'star', `mutation { deletePost(id: "${createPost.id}") }`);
+    await withinASecond(async () => (await ok(second, 'fan', read)).post, null);
   });
 
   it('stops a deleted account’s token on the other instance too', async () => {

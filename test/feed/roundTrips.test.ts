@@ -53,25 +53,32 @@ describe.each(combinations)('round trips per first page: $strategy, $content', (
     expect(finds(cold, 'following')).toBe(1);
     expect(finds(cold, 'reader_filters')).toBe(1);
 
-    // Warm, as nearly every page is: only the timeline itself, and content to hydrate linked entries.
+    // Warm, as nearly every page is: only the timeline itself. The posts of linked entries are held
+    // in the process like users (a page that asks for counts reads them apart; see below).
+    const heldCollections = ['users', 'following', 'reader_filters', ...(content === 'link' && strategy !== 'fanout-on-read' ? ['content'] : [])];
     const commands = await app.warmCommandsDuring(
       () => app.gql(`{ timeline(first: ${pageSize}) { edges { node { text author { handle } } } pageInfo { hasNextPage } } }`, {}, token),
-      ['users', 'following', 'reader_filters'],
+      heldCollections,
     );
     // The fanout workers poll their queue meanwhile; those commands are not the page's.
     const total = commands.filter((command) => command.command[command.commandName] !== 'fanout_tasks').length;
-    for (const held of ['users', 'following', 'reader_filters']) expect(finds(commands, held)).toBe(0);
+    for (const held of heldCollections) expect(finds(commands, held)).toBe(0);
     if (strategy === 'fanout-on-read') {
       expect(finds(commands, 'content')).toBe(1);
       expect(total).toBe(1);
       return;
     }
-    // No followee has pulled posts: no pulled-posts query; content only to hydrate linked entries.
-    expect(finds(commands, 'content')).toBe(content === 'link' ? 1 : 0);
+    // No followee has pulled posts: no pulled-posts query, and linked posts come from the tier.
+    expect(finds(commands, 'content')).toBe(0);
     const collection = timelineCollection[strategy];
     if (strategy === 'cache') {
       expect(finds(commands, collection)).toBe(1);
-      expect(total).toBe(content === 'link' ? 2 : 1);
+      expect(total).toBe(1);
+      // Counts change with every like, so they are never held: asking for them costs one batched read.
+      const withCounts = await app.commandsDuring(() =>
+        app.gql(`{ timeline(first: ${pageSize}) { edges { node { text likeCount replyCount author { handle } } } } }`, {}, token),
+      );
+      expect(finds(withCounts, 'content')).toBe(1);
       return;
     }
     // Buckets: at most one read per TIMELINE_READ_BATCH of the buckets that hold the page, the one
@@ -88,6 +95,6 @@ describe.each(combinations)('round trips per first page: $strategy, $content', (
     for (let held = 0; held < pageSize + 2; needed++) held += newestFirst[needed]!._c.length;
     expect(needed).toBeGreaterThan(readBatch); // the page really spans several round trips
     expect(finds(commands, collection)).toBeLessThanOrEqual(Math.ceil(needed / readBatch));
-    expect(total).toBe(finds(commands, collection) + (content === 'link' ? 1 : 0));
+    expect(total).toBe(finds(commands, collection));
   });
 });
