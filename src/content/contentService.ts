@@ -4,6 +4,7 @@ import { badInput, isDuplicateKeyError } from '../errors.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
 import { PostCounters, staleChangeMs } from './postCounters.js';
 import { beyondFilter, sortFor, type Page, type PageRequest, type PostPosition } from './position.js';
+import { sweepQuery } from '../db/connect.js';
 
 export const maxPostLength = 500;
 
@@ -321,8 +322,8 @@ export class ContentService {
   async repairStalled(limit = 100): Promise<number> {
     const before = new Date(Date.now() - staleChangeMs);
     const [uncounted, tombstones] = await Promise.all([
-      this.content.find({ _cq: true, _d: { $lt: before } }, { projection: { _r: 1 } }).limit(limit).toArray(),
-      this.tombstones.find({ 'uncount.at': { $lt: before } }).limit(limit).toArray(),
+      this.content.find({ _cq: true, _d: { $lt: before } }, { projection: { _r: 1 }, ...sweepQuery }).limit(limit).toArray(),
+      this.tombstones.find({ 'uncount.at': { $lt: before } }, sweepQuery).limit(limit).toArray(),
     ]);
     for (const reply of uncounted) if (reply._r) await this.countReply(reply._id, reply._r._id);
     for (const tombstone of tombstones) {

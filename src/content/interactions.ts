@@ -1,6 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
+import { sweepQuery } from '../db/connect.js';
 
 /**
  * One user's like or repost of one post (Weibo's existence service): the `_id` is the pair, so
@@ -118,7 +119,7 @@ export class Interactions {
   /** Finishes transitions whose request died. Returns how many it took over. */
   async repairStalled(limit = 100): Promise<number> {
     const stalled = await this.edges
-      .find({ state: { $in: ['adding', 'removing'] }, at: { $lt: new Date(Date.now() - staleChangeMs) } })
+      .find({ state: { $in: ['adding', 'removing'] }, at: { $lt: new Date(Date.now() - staleChangeMs) } }, sweepQuery)
       .limit(limit)
       .toArray();
     let repaired = 0;

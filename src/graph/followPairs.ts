@@ -1,6 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 import type { EdgeDocument, UserDocument } from './userGraphService.js';
+import { sweepQuery } from '../db/connect.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
@@ -90,7 +91,7 @@ export class FollowPairs {
   /** Finishes pairs whose request died mid-way. Returns how many it repaired. */
   async repairStalled(effects: FollowEffects, limit = 100): Promise<number> {
     const stalled = await this.pairs
-      .find({ dirty: true, updatedAt: { $lt: new Date(Date.now() - stalledAfterMs) } }, { projection: { _id: 1, v: 1 } })
+      .find({ dirty: true, updatedAt: { $lt: new Date(Date.now() - stalledAfterMs) } }, { projection: { _id: 1, v: 1 }, ...sweepQuery })
       .limit(limit)
       .toArray();
     for (const pair of stalled) await this.applyUpTo(pair._id, pair.v, effects);

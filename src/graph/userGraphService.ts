@@ -3,6 +3,7 @@ import type { Collection, Db, ObjectId } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
+import { sweepQuery } from '../db/connect.js';
 
 export interface UserDocument {
   /** The handle: unique, permanent, and a good shard key. */
@@ -230,7 +231,7 @@ export class UserGraphService {
 
   /** Accounts whose deletion started before `before` and is not finished. */
   async deletionsStartedBefore(before: Date, limit: number): Promise<{ handle: string; accountId: string }[]> {
-    const docs = await this.users.find({ deletedAt: { $lt: before } }, { projection: { accountId: 1 } }).limit(limit).toArray();
+    const docs = await this.users.find({ deletedAt: { $lt: before } }, { projection: { accountId: 1 }, ...sweepQuery }).limit(limit).toArray();
     return docs.map((doc) => ({ handle: doc._id, accountId: doc.accountId }));
   }
 
