@@ -71,6 +71,7 @@ const environmentSchema = z.object({
   RATE_LIMIT_POSTS_PER_MINUTE: integer(1, 1_000_000).default(60),
   RATE_LIMIT_FOLLOWS_PER_MINUTE: integer(1, 1_000_000).default(120),
   GRAPHIQL: z.enum(['true', 'false']).optional(),
+  GRAPHQL_EXECUTION: z.enum(['compiled', 'interpreted']).default('compiled'),
   FANOUT_BATCH: integer(1, 10_000).default(1000),
   FANOUT_WORKERS: integer(0, 64).default(2),
   FANOUT_MAX_ATTEMPTS: integer(1, 100).default(5),
@@ -114,6 +115,8 @@ export interface Config {
   rateLimits: RateLimitOptions;
   /** Serve GraphiQL to browsers: on by default, off in production unless GRAPHIQL=true. */
   graphiql: boolean;
+  /** HTTP operations run as graphql-jit compiled functions (the default), or interpreted by graphql-js. */
+  compiledExecution: boolean;
   live: LiveOptions;
   fanout: FanoutOptions;
 }
@@ -235,6 +238,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       followsPerAccountPerMinute: env.RATE_LIMIT_FOLLOWS_PER_MINUTE,
     },
     graphiql: env.GRAPHIQL ? env.GRAPHIQL === 'true' : !isProduction,
+    compiledExecution: env.GRAPHQL_EXECUTION === 'compiled',
     live: {
       events: env.LIVE_EVENTS,
       eventTtlSeconds: env.LIVE_EVENT_TTL_SECONDS,
