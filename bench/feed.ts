@@ -5,15 +5,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import cliProgress from 'cli-progress';
 import { ObjectId, type Db } from 'mongodb';
 import { startApp } from '../src/app.js';
 import { loadConfig, type FeedStrategyName, type TimelineContentMode } from '../src/config.js';
 import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
 import { startStandIn, type StandIn } from '../src/db/standIn.js';
-import { rebuildTimelines } from '../src/feed/rebuild.js';
 import { quietLogger } from '../src/logger.js';
-import { createServices } from '../src/services.js';
 import { generateGraph, seededRandom, type GeneratedGraph } from './generate.js';
 import {
   baseCollections,
@@ -23,11 +20,13 @@ import {
   createPostMutation,
   graphql,
   load,
+  referencePageRate,
   summarize,
   timelineBody,
   type Payload,
 } from './measure.js';
 import { parseOptions, usage, type BenchOptions } from './options.js';
+import { buildTimelines, progressBar } from './prepare.js';
 import {
   describeEnvironment,
   markdownReport,
@@ -176,23 +175,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
     LIVE_EVENTS: 'local',
   });
 
-  // Built before the server starts: at start the app refuses fanout-on-write timelines that were
-  // not built for its strategy, so this does what the rebuild command would, on our connection.
-  const services = createServices(shared.db, config);
-  await Promise.all([
-    services.graph.ensureIndexes(),
-    services.content.ensureIndexes(),
-    services.feed.backend.ensureIndexes(),
-  ]);
-  const bar = progressBar(`${label} rebuild`);
-  bar.start(shared.graph.posts, 0);
-  const rebuildStarted = performance.now();
-  await rebuildTimelines(services, (done, total) => {
-    bar.setTotal(total);
-    bar.update(done);
-  });
-  const rebuildSeconds = (performance.now() - rebuildStarted) / 1000;
-  bar.stop();
+  const rebuildSeconds = await buildTimelines(shared.db, config, label, shared.graph.posts);
 
   const app = await startApp(config, {
     mongodbUri: shared.uri,
@@ -271,32 +254,6 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
   }
 }
 
-/**
- * The reference page without the API: each reader's cache document, then the newest 20 entries'
- * authors in one `$in`, as fast as `concurrency` loops can go for `seconds`.
- */
-async function referencePageRate(db: Db, readers: readonly string[], concurrency: number, seconds: number): Promise<number> {
-  const caches = db.collection<{ _id: string; _c: { _a: string }[] }>('timeline_cache');
-  const users = db.collection<{ _id: string }>('users');
-  const pages = readers.map((reader) => ({ reader, authors: [] as string[] }));
-  for (const page of pages) {
-    const cache = await caches.findOne({ _id: page.reader });
-    page.authors = [...new Set((cache?._c ?? []).slice(-20).map((entry) => entry._a))];
-  }
-  const end = performance.now() + seconds * 1000;
-  let served = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, loop) => {
-      for (let i = loop; performance.now() < end; i += concurrency) {
-        const page = pages[i % pages.length]!;
-        await caches.findOne({ _id: page.reader });
-        await users.find({ _id: { $in: page.authors } }).toArray();
-        served++;
-      }
-    }),
-  );
-  return served / seconds;
-}
 
 async function commandsPerPage(
   client: Parameters<typeof countCommands>[0],
@@ -328,18 +285,6 @@ async function postAs(handle: string, url: string, authorization: string, shared
   return { handle, followers: shared.graph.followerCounts[index]!, latency: summarize(latencies) };
 }
 
-function progressBar(label: string): cliProgress.SingleBar {
-  return new cliProgress.SingleBar(
-    {
-      format: `${label.padEnd(32)} [{bar}] {percentage}% | {value}/{total} | {duration_formatted}`,
-      hideCursor: true,
-      // When stderr is a file or pipe, a line every 10 s instead of nothing.
-      noTTYOutput: true,
-      notTTYSchedule: 10_000,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-}
 
 
 /** Host part only: the report must never print credentials. */

@@ -169,3 +169,30 @@ export async function collectionSizes(db: Db): Promise<Record<string, Collection
   }
   return sizes;
 }
+
+/**
+ * The reference page without the API: each reader's cache document, then the newest 20 entries'
+ * authors in one `$in`, as fast as `concurrency` loops can go for `seconds`.
+ */
+export async function referencePageRate(db: Db, readers: readonly string[], concurrency: number, seconds: number): Promise<number> {
+  const caches = db.collection<{ _id: string; _c: { _a: string }[] }>('timeline_cache');
+  const users = db.collection<{ _id: string }>('users');
+  const pages = readers.map((reader) => ({ reader, authors: [] as string[] }));
+  for (const page of pages) {
+    const cache = await caches.findOne({ _id: page.reader });
+    page.authors = [...new Set((cache?._c ?? []).slice(-20).map((entry) => entry._a))];
+  }
+  const end = performance.now() + seconds * 1000;
+  let served = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, loop) => {
+      for (let i = loop; performance.now() < end; i += concurrency) {
+        const page = pages[i % pages.length]!;
+        await caches.findOne({ _id: page.reader });
+        await users.find({ _id: { $in: page.authors } }).toArray();
+        served++;
+      }
+    }),
+  );
+  return served / seconds;
+}

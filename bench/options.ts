@@ -104,20 +104,20 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
   };
 }
 
-function num(name: string, raw: string | undefined, fallback: number, min: number): number {
+export function num(name: string, raw: string | undefined, fallback: number, min: number): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number ≥ ${min}, got "${raw}"`);
   return value;
 }
 
-function int(name: string, raw: string | undefined, fallback: number, min: number): number {
+export function int(name: string, raw: string | undefined, fallback: number, min: number): number {
   const value = num(name, raw, fallback, min);
   if (!Number.isInteger(value)) throw new Error(`--${name} must be an integer, got "${raw}"`);
   return value;
 }
 
-function list<T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T[] {
+export function list<T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T[] {
   if (raw === undefined) return [...allowed];
   const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
   const unknown = items.filter((item) => !(allowed as readonly string[]).includes(item));

@@ -1,0 +1,249 @@
+/**
+ * `npm run bench:socialite -- --jar <socialite.jar>`: MongoDB Labs' Socialite, the design this
+ * project follows, against this API on the same database server and same-sized data, both over
+ * HTTP, read-only timeline traffic from the same load generator, in alternating rounds. How to
+ * build the jar is in docs/benchmark.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig, type FeedStrategyName } from '../src/config.js';
+import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
+import { startStandIn, type StandIn } from '../src/db/standIn.js';
+import { generateGraph, seededRandom } from './generate.js';
+import { int, list, num } from './options.js';
+import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
+import { progressBar } from './prepare.js';
+import { describeEnvironment } from './report.js';
+import { freePort } from './serverProcess.js';
+import { httpClient, mixFrom, runTraffic, type Operations, type TrafficResult } from './traffic.js';
+
+/** Socialite's feed models that match this project's strategies. */
+const socialiteModels: Partial<Record<FeedStrategyName, string>> = {
+  'fanout-on-read': 'FanoutOnRead',
+  cache: 'FanoutOnWriteToCache',
+};
+
+const usage = `Usage: npm run bench:socialite -- --jar <path to socialite-0.0.1-SNAPSHOT.jar> [options]
+
+  --users <n>          users (default 2000)
+  --maxfollows <n>     Socialite's loader: most accounts one user follows (default 50); this API's data
+                       gets the same mean follows per user as Socialite's loader produced
+  --messages <n>       posts per user (default 5)
+  --concurrency <n>    connections (default 16)
+  --active-users <n>   concurrently active users (default 200)
+  --duration <s>       measured seconds per round and side (default 10)
+  --rounds <n>         alternating rounds (default 3)
+  --strategies <list>  of ${Object.keys(socialiteModels).join(', ')} (default both)
+  --processes <n>      this API's server processes, WEB_CONCURRENCY (default 1); Socialite's Jetty uses every core
+  --out <path>         JSON results (default bench/results/socialite-<time>.json)
+`;
+
+interface Side {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      jar: { type: 'string' },
+      users: { type: 'string' },
+      maxfollows: { type: 'string' },
+      messages: { type: 'string' },
+      concurrency: { type: 'string' },
+      'active-users': { type: 'string' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      strategies: { type: 'string' },
+      processes: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || !values.jar) {
+    console.error(usage);
+    process.exitCode = values.help ? 0 : 2;
+    return;
+  }
+  const options = {
+    jar: resolve(values.jar),
+    users: int('users', values.users, 2000, 10),
+    maxfollows: int('maxfollows', values.maxfollows, 50, 1),
+    messages: int('messages', values.messages, 5, 1),
+    concurrency: int('concurrency', values.concurrency, 16, 1),
+    activeUsers: int('active-users', values['active-users'], 200, 1),
+    duration: num('duration', values.duration, 10, 1),
+    rounds: int('rounds', values.rounds, 3, 1),
+    strategies: list('strategies', values.strategies, Object.keys(socialiteModels) as FeedStrategyName[]),
+    processes: int('processes', values.processes, 1, 1),
+    out: values.out ?? `bench/results/socialite-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  };
+
+  const started = Date.now();
+  const serverUri = loadConfig().mongodbUri;
+  let standIn: StandIn | undefined;
+  if (!serverUri) {
+    console.error('starting the in-memory MongoDB stand-in…');
+    standIn = await startStandIn({ log: () => {} });
+  }
+  const baseUri = serverUri ?? standIn!.uri;
+  const results = [];
+  try {
+    for (const strategy of options.strategies) results.push(await compare(strategy, baseUri, options));
+  } finally {
+    await standIn?.stop();
+  }
+  const report = { startedAt: new Date(started).toISOString(), totalSeconds: (Date.now() - started) / 1000, environment: describeEnvironment(standIn ? 'embedded stand-in (mongo-java-server, in-memory)' : 'MONGODB_URI'), options, results };
+  await mkdir(dirname(options.out), { recursive: true });
+  await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(`- Machine: ${report.environment.cpu}, ${report.environment.cores} cores; Node ${report.environment.node}; database: ${report.environment.database}`);
+  console.log(`- Traffic: timeline reads only (20 posts a page), ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}`);
+  console.log('\n| strategy | data (users, follows, posts) | Socialite pages/s | p50 / p99 ms | this API pages/s | p50 / p99 ms | ratio (median) | ratio per round |');
+  console.log('|---|---|--:|--:|--:|--:|--:|---|');
+  for (const result of results) {
+    const theirs = result.rounds.map((round) => round.socialite);
+    const ours = result.rounds.map((round) => round.ours);
+    const ratios = result.rounds.map((round) => round.ours.perSecond / round.socialite.perSecond);
+    console.log(
+      `| ${result.strategy} (Socialite ${result.socialiteModel}) | ${result.data.users.toLocaleString('en-US')}, ${result.data.socialiteFollows.toLocaleString('en-US')} / ${result.data.ourFollows.toLocaleString('en-US')}, ${result.data.posts.toLocaleString('en-US')} ` +
+        `| ${median(theirs.map((s) => s.perSecond)).toFixed(0)} | ${median(theirs.map((s) => s.p50)).toFixed(1)} / ${median(theirs.map((s) => s.p99)).toFixed(0)} ` +
+        `| ${median(ours.map((s) => s.perSecond)).toFixed(0)} | ${median(ours.map((s) => s.p50)).toFixed(1)} / ${median(ours.map((s) => s.p99)).toFixed(0)} ` +
+        `| ${median(ratios).toFixed(2)}× | ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')} |`,
+    );
+  }
+  console.error(`\nJSON written to ${options.out}`);
+}
+
+async function compare(
+  strategy: FeedStrategyName,
+  baseUri: string,
+  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number },
+) {
+  const model = socialiteModels[strategy]!;
+  const socialiteDatabase = `socialite_${Date.now().toString(36)}`;
+  const socialiteUri = withDatabaseName(baseUri, socialiteDatabase);
+  const port = await freePort();
+  const directory = await mkdtemp(join(tmpdir(), 'socialite-'));
+  const configPath = join(directory, 'config.yml');
+  await writeFile(
+    configPath,
+    [
+      'http:',
+      `  port: ${port}`,
+      `  adminPort: ${await freePort()}`,
+      // Neither side logs a line per request.
+      '  requestLog:',
+      '    console:',
+      '      enabled: false',
+      'logging:',
+      '  level: WARN',
+      'mongodb:',
+      `  default_database_uri: ${socialiteUri}`,
+      'services:',
+      '  feed_service:',
+      `    model: ${model}`,
+      ...(model === 'FanoutOnWriteToCache' ? ['    cache_size_limit: 50'] : []),
+      '',
+    ].join('\n'),
+  );
+  console.error(`loading Socialite's data (${model})…`);
+  await run('java', ['-jar', options.jar, 'load', '--users', String(options.users), '--maxfollows', String(options.maxfollows), '--messages', String(options.messages), '--threads', '4', configPath]);
+  const socialiteDb = await connectDatabase(socialiteUri);
+  const socialiteFollows = await socialiteDb.db.collection('following').countDocuments();
+
+  // The same sizes for this API: users, mean follows per user, posts per user.
+  const ourUri = withDatabaseName(baseUri, `feed_socialite_${Date.now().toString(36)}`);
+  const ourDatabase = await connectDatabase(ourUri);
+  const bar = progressBar('loading graph');
+  bar.start(1, 0);
+  const graph = await generateGraph(
+    ourDatabase.db,
+    { users: options.users, followsPerUser: socialiteFollows / options.users, zipf: 1, postsPerUser: options.messages, days: 7, seed: 42 },
+    (done, total) => {
+      bar.setTotal(total);
+      bar.update(done);
+    },
+  );
+  bar.stop();
+
+  const socialite = spawn('java', ['-jar', options.jar, 'server', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const { server, world } = await serveStrategy(ourDatabase.db, ourUri, graph, { strategy, mode: 'embed', processes: options.processes, execution: 'compiled', profileDir: null });
+  const theirClient = httpClient(`http://127.0.0.1:${port}`, options.concurrency);
+  const ourClient = httpClient(server.url, options.concurrency);
+  try {
+    await waitForHttp(`http://127.0.0.1:${port}/users/0/timeline?limit=1`, socialite);
+    const socialiteUsers = Array.from({ length: options.users }, (_, i) => String(i));
+    const theirs: Operations = {
+      read: async (session, send) => ({ ran: 'read', ok: (await send('GET', `/users/${session.user}/timeline?limit=20`, {})).status === 200 }),
+    };
+    const ours = graphqlOperations(world, seededRandom(9));
+    await readEveryTimelineOnce('Socialite', socialiteUsers, theirs.read!, theirClient.send, options.concurrency);
+    await readEveryTimelineOnce('this API', world.handles, ours.read!, ourClient.send, options.concurrency);
+
+    const traffic = (users: readonly string[]) => ({
+      users,
+      activeUsers: options.activeUsers,
+      concurrency: options.concurrency,
+      targetRate: 0,
+      mix: mixFrom({ read: 1 }),
+      sessionLength: 20,
+      seconds: options.duration,
+      warmupSeconds: 2,
+      random: seededRandom(11),
+    });
+    const side = (result: TrafficResult): Side => ({ perSecond: result.perSecond, p50: result.byOperation.read?.p50 ?? NaN, p99: result.byOperation.read?.p99 ?? NaN, errors: result.errors });
+    const rounds = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      const theirResult = side(await runTraffic(traffic(socialiteUsers), theirs, theirClient.send, () => {}));
+      const ourResult = side(await runTraffic(traffic(world.handles), ours, ourClient.send, () => {}));
+      console.error(`${strategy} round ${round}: Socialite ${theirResult.perSecond.toFixed(0)} pages/s, this API ${ourResult.perSecond.toFixed(0)} pages/s`);
+      rounds.push({ socialite: theirResult, ours: ourResult });
+    }
+    return { strategy, socialiteModel: model, data: { users: options.users, socialiteFollows, ourFollows: graph.edges, posts: graph.posts }, rounds };
+  } finally {
+    theirClient.close();
+    ourClient.close();
+    socialite.kill('SIGKILL');
+    await server.stop();
+    await socialiteDb.db.dropDatabase().catch(() => {});
+    await ourDatabase.db.dropDatabase().catch(() => {});
+    await socialiteDb.close();
+    await ourDatabase.close();
+  }
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let errorOutput = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      errorOutput = (errorOutput + chunk.toString()).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolvePromise() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${errorOutput}`))));
+  });
+}
+
+async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Socialite exited at start (code ${child.exitCode})`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('Socialite did not answer within 60 s');
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+}
+
+await main();

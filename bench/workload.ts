@@ -1,0 +1,343 @@
+/**
+ * `npm run bench:workload`: Socialite's traffic model (bench/traffic.ts) against the API served by
+ * its own processes, for each strategy and target rate. Prints markdown, writes JSON and an SVG chart
+ * of latency against throughput next to it. See docs/benchmark.md.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Db } from 'mongodb';
+import {
+  feedStrategies,
+  loadConfig,
+  timelineContentModes,
+  type FeedStrategyName,
+  type TimelineContentMode,
+} from '../src/config.js';
+import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
+import { startStandIn, type StandIn } from '../src/db/standIn.js';
+import { lineChartSvg, type ChartSeries } from './chart.js';
+import { generateGraph, seededRandom, type GeneratedGraph } from './generate.js';
+import { baseCollections, referencePageRate } from './measure.js';
+import { int, list, num } from './options.js';
+import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
+import { progressBar } from './prepare.js';
+import { processTreeCpuSeconds } from './serverProcess.js';
+import { describeEnvironment, type Environment } from './report.js';
+import { httpClient, mixFrom, operations, runTraffic, type Mix, type Operation, type TrafficResult } from './traffic.js';
+
+export interface WorkloadOptions {
+  users: number;
+  followsPerUser: number;
+  zipf: number;
+  postsPerUser: number;
+  days: number;
+  seed: number;
+  activeUsers: number;
+  concurrency: number;
+  targetRates: number[];
+  mix: Mix;
+  sessionLength: number;
+  duration: number;
+  warmup: number;
+  strategies: FeedStrategyName[];
+  modes: TimelineContentMode[];
+  processes: number;
+  execution: 'compiled' | 'interpreted';
+  /** Where the server processes write V8 CPU profiles, if anywhere. */
+  profileDir: string | null;
+  out: string;
+}
+
+const pctFlags: Record<Operation, string> = {
+  read: 'read-pct',
+  scroll: 'scroll-pct',
+  readOwn: 'read-own-pct',
+  post: 'post-pct',
+  like: 'like-pct',
+  follow: 'follow-pct',
+  unfollow: 'unfollow-pct',
+};
+
+export const usage = `Usage: npm run bench:workload -- [options]
+
+Socialite's traffic model against the API, which runs in processes of its own (src/main.ts, as
+npm start runs it): --active-users sessions at once, each a user doing a random sequence of
+operations; at most --concurrency requests in flight; one measurement per --target-rate.
+MONGODB_URI (if set) is used, in a fresh database dropped at the end; otherwise the embedded
+in-memory stand-in is started.
+
+Data
+  --total-users <n>        users (default 2000)
+  --follows-per-user <n>   mean accounts followed (default 10)
+  --posts-per-user <n>     posts per user over --days (default 5)
+  --zipf <s>, --days <n>, --seed <n>   as in npm run bench (defaults 1, 7, 42)
+Traffic
+  --active-users <n>       concurrently active users (default 200)
+  --concurrency <n>        requests in flight at most, i.e. connections (default 16)
+  --target-rate <list>     operations/s per measurement, comma list; 0 = as fast as possible (default 0)
+  --session-length <n>     mean operations per session (default 20)
+  --read-pct, --scroll-pct, --read-own-pct, --post-pct, --like-pct, --follow-pct, --unfollow-pct <0..1>
+                           the mix; shares not given split the rest evenly (Socialite's rule)
+                           (default read 0.5, scroll 0.2, like 0.1, post 0.1, read-own 0.05, follow 0.025, unfollow 0.025)
+  --duration <s>           measured seconds per target rate (default 10)
+  --warmup <s>             unmeasured seconds before each (default 2)
+Server
+  --strategies <list>      of ${feedStrategies.join(', ')} (default cache,fanout-on-read)
+  --modes <list>           of ${timelineContentModes.join(', ')} (default embed)
+  --processes <n>          server processes, WEB_CONCURRENCY (default 1)
+  --execution <kind>       compiled or interpreted GraphQL execution (default compiled)
+  --profile-server <dir>   write the server processes' CPU profiles (.cpuprofile) there
+  --out <path>             JSON results; the chart goes next to it as .svg (default bench/results/workload-<time>.json)
+`;
+
+const defaultMix: Partial<Record<Operation, number>> = { read: 0.5, scroll: 0.2, like: 0.1, post: 0.1, readOwn: 0.05, follow: 0.025, unfollow: 0.025 };
+
+export function parseWorkloadOptions(argv: string[]): WorkloadOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      'total-users': { type: 'string' },
+      'follows-per-user': { type: 'string' },
+      'posts-per-user': { type: 'string' },
+      zipf: { type: 'string' },
+      days: { type: 'string' },
+      seed: { type: 'string' },
+      'active-users': { type: 'string' },
+      concurrency: { type: 'string' },
+      'target-rate': { type: 'string' },
+      'session-length': { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      strategies: { type: 'string' },
+      modes: { type: 'string' },
+      processes: { type: 'string' },
+      execution: { type: 'string' },
+      'profile-server': { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      ...Object.fromEntries(Object.values(pctFlags).map((flag) => [flag, { type: 'string' as const }])),
+    },
+  });
+  if (values.help) return 'help';
+  const given: Partial<Record<Operation, number>> = {};
+  for (const op of operations) {
+    const raw = (values as Record<string, string | boolean | undefined>)[pctFlags[op]];
+    if (typeof raw === 'string') given[op] = num(pctFlags[op], raw, 0, 0);
+  }
+  const execution = values.execution ?? 'compiled';
+  if (execution !== 'compiled' && execution !== 'interpreted') throw new Error(`--execution must be compiled or interpreted, got "${execution}"`);
+  const targetRates = (values['target-rate'] ?? '0').split(',').map((raw) => num('target-rate', raw.trim(), 0, 0));
+  return {
+    users: int('total-users', values['total-users'], 2000, 10),
+    followsPerUser: num('follows-per-user', values['follows-per-user'], 10, 0),
+    postsPerUser: int('posts-per-user', values['posts-per-user'], 5, 1),
+    zipf: num('zipf', values.zipf, 1, 0),
+    days: num('days', values.days, 7, 0.001),
+    seed: int('seed', values.seed, 42, 0),
+    activeUsers: int('active-users', values['active-users'], 200, 1),
+    concurrency: int('concurrency', values.concurrency, 16, 1),
+    targetRates,
+    mix: mixFrom(Object.keys(given).length > 0 ? given : defaultMix),
+    sessionLength: num('session-length', values['session-length'], 20, 1),
+    duration: num('duration', values.duration, 10, 0.5),
+    warmup: num('warmup', values.warmup, 2, 0),
+    strategies: list('strategies', values.strategies ?? 'cache,fanout-on-read', feedStrategies),
+    modes: list('modes', values.modes ?? 'embed', timelineContentModes),
+    processes: int('processes', values.processes, 1, 1),
+    execution,
+    profileDir: values['profile-server'] ?? null,
+    out: values.out ?? `bench/results/workload-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  };
+}
+
+interface StepResult extends TrafficResult {
+  /** Cores busy during the step: the API's processes, and the embedded database when it runs here. */
+  serverCores: number;
+  databaseCores: number | null;
+}
+
+interface WorkloadRun {
+  strategy: FeedStrategyName;
+  mode: TimelineContentMode;
+  steps: StepResult[];
+  /** Cache strategy: the reference page straight through the driver at the same concurrency (see npm run bench). */
+  databaseCeilingPagesPerSecond: number | null;
+}
+
+interface WorkloadReport {
+  startedAt: string;
+  totalSeconds: number;
+  environment: Environment;
+  options: WorkloadOptions;
+  data: { users: number; follows: number; posts: number };
+  runs: WorkloadRun[];
+}
+
+async function main(): Promise<void> {
+  let options: WorkloadOptions | 'help';
+  try {
+    options = parseWorkloadOptions(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${usage}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (options === 'help') {
+    console.log(usage);
+    return;
+  }
+
+  const started = Date.now();
+  const serverUri = loadConfig().mongodbUri;
+  let standIn: StandIn | undefined;
+  if (!serverUri) {
+    console.error('starting the in-memory MongoDB stand-in…');
+    standIn = await startStandIn({ log: (line) => console.error(line) });
+  }
+  const databaseName = `feed_workload_${started.toString(36)}`;
+  const uri = withDatabaseName(serverUri ?? standIn!.uri, databaseName);
+  const database = await connectDatabase(uri);
+  try {
+    const bar = progressBar('loading graph');
+    bar.start(1, 0);
+    const graph = await generateGraph(database.db, { ...options, users: options.users }, (done, total) => {
+      bar.setTotal(total);
+      bar.update(done);
+    });
+    bar.stop();
+    const runs: WorkloadRun[] = [];
+    for (const strategy of options.strategies) {
+      for (const mode of options.modes) runs.push(await measure(strategy, mode, options, database.db, uri, graph, standIn));
+    }
+    const report: WorkloadReport = {
+      startedAt: new Date(started).toISOString(),
+      totalSeconds: (Date.now() - started) / 1000,
+      environment: describeEnvironment(standIn ? 'embedded stand-in (mongo-java-server, in-memory)' : `MongoDB, database ${databaseName} (dropped afterwards)`),
+      options,
+      data: { users: graph.handles.length, follows: graph.edges, posts: graph.posts },
+      runs,
+    };
+    await mkdir(dirname(options.out), { recursive: true });
+    await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+    const chartPath = options.out.replace(/\.json$/, '') + '.svg';
+    await writeFile(chartPath, latencyChart(report));
+    console.log(markdown(report));
+    console.error(`\nJSON written to ${options.out}, chart to ${chartPath}`);
+  } finally {
+    await database.db.dropDatabase().catch(() => {});
+    await database.close();
+    await standIn?.stop();
+  }
+}
+
+async function measure(
+  strategy: FeedStrategyName,
+  mode: TimelineContentMode,
+  options: WorkloadOptions,
+  db: Db,
+  uri: string,
+  graph: GeneratedGraph,
+  standIn: StandIn | undefined,
+): Promise<WorkloadRun> {
+  const label = `${strategy}/${mode}`;
+  const { server, world } = await serveStrategy(db, uri, graph, { strategy, mode, processes: options.processes, execution: options.execution, profileDir: options.profileDir });
+  const client = httpClient(server.url, options.concurrency);
+  const random = seededRandom(options.seed + 7);
+  try {
+    const api = graphqlOperations(world, random);
+    await readEveryTimelineOnce(label, world.handles, api.read!, client.send, options.concurrency);
+
+    const steps: StepResult[] = [];
+    for (const targetRate of options.targetRates) {
+      const stepBar = progressBar(`${label} at ${targetRate || 'max'} ops/s`);
+      const total = options.warmup + options.duration;
+      stepBar.start(Math.round(total), 0);
+      const serverBefore = processTreeCpuSeconds(server.pid);
+      const databaseBefore = standIn ? processTreeCpuSeconds(standIn.pid) : 0;
+      const wallBefore = performance.now();
+      const result = await runTraffic(
+        { users: world.handles, activeUsers: options.activeUsers, concurrency: options.concurrency, targetRate, mix: options.mix, sessionLength: options.sessionLength, seconds: options.duration, warmupSeconds: options.warmup, random },
+        api,
+        client.send,
+        (elapsed) => stepBar.update(Math.min(Math.round(total), Math.floor(elapsed))),
+      );
+      const wall = (performance.now() - wallBefore) / 1000;
+      stepBar.update(Math.round(total));
+      stepBar.stop();
+      steps.push({
+        ...result,
+        serverCores: (processTreeCpuSeconds(server.pid) - serverBefore) / wall,
+        databaseCores: standIn ? (processTreeCpuSeconds(standIn.pid) - databaseBefore) / wall : null,
+      });
+      const read = result.byOperation.read;
+      console.error(`${label} at ${targetRate || 'max'}: ${result.perSecond.toFixed(0)} ops/s, read p50 ${read?.p50.toFixed(1)} ms p99 ${read?.p99.toFixed(1)} ms, ${result.errors} errors`);
+    }
+    const databaseCeilingPagesPerSecond =
+      strategy === 'cache' ? await referencePageRate(db, world.handles.slice(0, 200), options.concurrency, Math.min(options.duration, 5)) : null;
+    return { strategy, mode, steps, databaseCeilingPagesPerSecond };
+  } finally {
+    client.close();
+    await server.stop();
+    // The next strategy starts from the generated data: its own timelines, no workload posts or likes.
+    for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
+      if (!baseCollections.has(name)) await db.dropCollection(name);
+    }
+    await db.collection('content').deleteMany({ _d: { $gt: graph.to } });
+  }
+}
+
+const fixed = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
+
+function markdown(report: WorkloadReport): string {
+  const { environment: env, options: o, data } = report;
+  const mix = operations.filter((op) => o.mix[op] > 0).map((op) => `${op} ${(o.mix[op] * 100).toFixed(1)}%`).join(', ');
+  const lines = [
+    `- Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB RAM; Node ${env.node}; load average ${env.loadAverageAtStart.join(' / ')} at start`,
+    `- Database: ${env.database}`,
+    `- Data: ${data.users.toLocaleString('en-US')} users, ${data.follows.toLocaleString('en-US')} follows, ${data.posts.toLocaleString('en-US')} posts (seed ${o.seed})`,
+    `- Traffic: ${o.activeUsers} active users, ${o.concurrency} connections, sessions of ${o.sessionLength} operations on average; mix ${mix}`,
+    `- Server: ${o.processes} process${o.processes > 1 ? 'es' : ''} (WEB_CONCURRENCY), ${o.execution} execution; ${o.warmup} s warm-up and ${o.duration} s measured per target rate`,
+    '',
+    '| strategy | content | target ops/s | served ops/s | errors | server cores | db cores | operation | ops/s | p50 ms | p95 ms | p99 ms | p99.9 ms |',
+    '|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|',
+  ];
+  for (const run of report.runs) {
+    for (const step of run.steps) {
+      let first = true;
+      for (const op of operations) {
+        const stats = step.byOperation[op];
+        if (!stats) continue;
+        const head = first
+          ? `| ${run.strategy} | ${run.mode} | ${step.targetRate || 'max'} | ${step.perSecond.toFixed(0)} | ${step.errors} | ${step.serverCores.toFixed(2)} | ${step.databaseCores === null ? '–' : step.databaseCores.toFixed(2)}`
+          : '| | | | | | |';
+        lines.push(`${head} | ${op} | ${fixed(stats.perSecond)} | ${fixed(stats.p50)} | ${fixed(stats.p95)} | ${fixed(stats.p99)} | ${fixed(stats.p999)} |`);
+        first = false;
+      }
+    }
+    if (run.databaseCeilingPagesPerSecond !== null) {
+      lines.push(`| ${run.strategy} | ${run.mode} | database ceiling | ${run.databaseCeilingPagesPerSecond.toFixed(0)} pages/s | | | | reference page | | | | | |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function latencyChart(report: WorkloadReport): string {
+  const series: ChartSeries[] = report.runs.flatMap((run) => {
+    const label = `${run.strategy}/${run.mode}`;
+    const at = (percentile: 'p50' | 'p99') => run.steps.filter((step) => step.byOperation.read).map((step) => ({ x: step.perSecond, y: step.byOperation.read![percentile] }));
+    return [
+      { label: `${label} read p50`, points: at('p50') },
+      { label: `${label} read p99`, points: at('p99'), dashed: true },
+    ];
+  });
+  return lineChartSvg({
+    title: `Timeline read latency against throughput (${report.options.processes} server process${report.options.processes > 1 ? 'es' : ''}, ${report.options.concurrency} connections)`,
+    xLabel: 'served operations per second (all kinds)',
+    yLabel: 'timeline read latency, ms',
+    series,
+  });
+}
+
+await main();
