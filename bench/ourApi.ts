@@ -71,15 +71,18 @@ export async function readEveryTimelineOnce(label: string, users: readonly strin
   const bar = progressBar(`${label} first reads`);
   bar.start(users.length, 0);
   let done = 0;
+  let failed = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async (_, lane) => {
       for (let i = lane; i < users.length; i += concurrency) {
-        await read({ user: users[i]!, cursor: null, seenPostIds: [], remaining: 1 }, send);
+        const ok = await read({ user: users[i]!, cursor: null, seenPostIds: [], remaining: 1 }, send).then(({ ok }) => ok, () => false);
+        if (!ok) failed++;
         bar.update(++done);
       }
     }),
   );
   bar.stop();
+  if (failed > 0) console.error(`${label}: ${failed} of ${users.length} first reads failed`);
 }
 
 /** The GraphQL operations of the mix, as the reference web client would send them. */

@@ -106,8 +106,8 @@ async function main(): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`- Machine: ${report.environment.cpu}, ${report.environment.cores} cores; Node ${report.environment.node}; database: ${report.environment.database}`);
   console.log(`- Traffic: timeline reads only (20 posts a page), ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}`);
-  console.log('\n| strategy | data (users, follows, posts) | Socialite pages/s | p50 / p99 ms | this API pages/s | p50 / p99 ms | ratio (median) | ratio per round |');
-  console.log('|---|---|--:|--:|--:|--:|--:|---|');
+  console.log('\n| strategy | data (users, follows, posts) | Socialite pages/s | p50 / p99 ms | this API pages/s | p50 / p99 ms | ratio (median) | ratio per round | failed requests (Socialite, ours) |');
+  console.log('|---|---|--:|--:|--:|--:|--:|---|--:|');
   for (const result of results) {
     const theirs = result.rounds.map((round) => round.socialite);
     const ours = result.rounds.map((round) => round.ours);
@@ -116,7 +116,8 @@ async function main(): Promise<void> {
       `| ${result.strategy} (Socialite ${result.socialiteModel}) | ${result.data.users.toLocaleString('en-US')}, ${result.data.socialiteFollows.toLocaleString('en-US')} / ${result.data.ourFollows.toLocaleString('en-US')}, ${result.data.posts.toLocaleString('en-US')} ` +
         `| ${median(theirs.map((s) => s.perSecond)).toFixed(0)} | ${median(theirs.map((s) => s.p50)).toFixed(1)} / ${median(theirs.map((s) => s.p99)).toFixed(0)} ` +
         `| ${median(ours.map((s) => s.perSecond)).toFixed(0)} | ${median(ours.map((s) => s.p50)).toFixed(1)} / ${median(ours.map((s) => s.p99)).toFixed(0)} ` +
-        `| ${median(ratios).toFixed(2)}× | ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')} |`,
+        `| ${median(ratios).toFixed(2)}× | ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')} ` +
+        `| ${theirs.reduce((sum, s) => sum + s.errors, 0)}, ${ours.reduce((sum, s) => sum + s.errors, 0)} |`,
     );
   }
   console.error(`\nJSON written to ${options.out}`);

@@ -70,8 +70,11 @@ export interface TrafficResult {
   byOperation: Partial<Record<Operation, OperationStats>>;
 }
 
-/** A keep-alive HTTP client with at most `connections` sockets, lean enough to share the machine. */
-export function httpClient(baseUrl: string, connections: number): { send: Send; close: () => void } {
+/**
+ * A keep-alive HTTP client with at most `connections` sockets, lean enough to share the machine.
+ * A request unanswered after `timeoutMs` fails, so a server that hangs cannot hang the benchmark.
+ */
+export function httpClient(baseUrl: string, connections: number, timeoutMs = 10_000): { send: Send; close: () => void } {
   const url = new URL(baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
   const send: Send = (method, path, headers, body) =>
@@ -86,6 +89,7 @@ export function httpClient(baseUrl: string, connections: number): { send: Send; 
         },
       );
       outgoing.on('error', reject);
+      outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       outgoing.end(body);
     });
   return { send, close: () => agent.destroy() };
