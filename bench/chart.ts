@@ -35,9 +35,9 @@ const escapeXml = (text: string) => text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;
 const format = (value: number) => (value >= 1000 ? value.toLocaleString('en-US') : String(value));
 
 export function lineChartSvg(options: ChartOptions): string {
-  const width = options.width ?? 760;
+  const width = options.width ?? 820;
   const height = options.height ?? 440;
-  const margin = { top: 40, right: 210, bottom: 50, left: 64 };
+  const margin = { top: 40, right: 250, bottom: 50, left: 64 };
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
   const points = options.series.flatMap((series) => series.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));

@@ -9,9 +9,8 @@ import { ObjectId, type Db } from 'mongodb';
 import { startApp } from '../src/app.js';
 import { loadConfig, type FeedStrategyName, type TimelineContentMode } from '../src/config.js';
 import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
-import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { quietLogger } from '../src/logger.js';
-import { generateGraph, seededRandom, type GeneratedGraph } from './generate.js';
+import { seededRandom, type GeneratedGraph } from './generate.js';
 import {
   baseCollections,
   collectionSizes,
@@ -25,8 +24,8 @@ import {
   timelineBody,
   type Payload,
 } from './measure.js';
-import { parseOptions, usage, type BenchOptions } from './options.js';
-import { buildTimelines, progressBar } from './prepare.js';
+import { commandLine, parseOptions, usage, type BenchOptions } from './options.js';
+import { benchDatabaseServer, buildTimelines, loadGraph } from './prepare.js';
 import {
   describeEnvironment,
   markdownReport,
@@ -55,29 +54,14 @@ interface Shared {
 }
 
 async function main(): Promise<void> {
-  let options: BenchOptions | 'help';
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${usage}`);
-    process.exitCode = 2;
-    return;
-  }
-  if (options === 'help') {
-    console.log(usage);
-    return;
-  }
+  const options = commandLine(parseOptions, usage);
+  if (!options) return;
 
   const started = Date.now();
-  const serverUri = loadConfig().mongodbUri;
-  let standIn: StandIn | undefined;
-  if (!serverUri) {
-    console.error('starting the in-memory MongoDB stand-in…');
-    standIn = await startStandIn({ log: (line) => console.error(line) });
-  }
+  const server = await benchDatabaseServer();
   // A database of our own, so a real server's data is never touched; dropped at the end.
   const databaseName = `feed_bench_${started.toString(36)}`;
-  const uri = withDatabaseName(serverUri ?? standIn!.uri, databaseName);
+  const uri = withDatabaseName(server.uri, databaseName);
   const database = await connectDatabase(uri);
   try {
     const graph = await loadGraph(database.db, options);
@@ -95,9 +79,7 @@ async function main(): Promise<void> {
       startedAt: new Date(started).toISOString(),
       totalSeconds: (Date.now() - started) / 1000,
       environment: describeEnvironment(
-        standIn
-          ? 'embedded stand-in (mongo-java-server, in-memory; indexes serve only equality and $in lookups, see mongo-standin/README.md)'
-          : `MongoDB at ${hostOf(uri)}, database ${databaseName} (dropped afterwards)`,
+        server.standIn ? server.description : `MongoDB at ${hostOf(uri)}, database ${databaseName} (dropped afterwards)`,
       ),
       options,
       data: {
@@ -119,24 +101,8 @@ async function main(): Promise<void> {
   } finally {
     await database.db.dropDatabase().catch(() => {});
     await database.close();
-    await standIn?.stop();
+    await server.stop();
   }
-}
-
-async function loadGraph(db: Db, options: BenchOptions): Promise<GeneratedGraph> {
-  const bar = progressBar('loading graph');
-  bar.start(1, 0);
-  const startedAt = performance.now();
-  const graph = await generateGraph(db, options, (done, total) => {
-    bar.setTotal(total);
-    bar.update(done);
-  });
-  bar.stop();
-  console.error(
-    `loaded ${graph.handles.length} users, ${graph.edges} follows, ${graph.posts} posts ` +
-      `in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
-  );
-  return graph;
 }
 
 /**

@@ -126,3 +126,23 @@ export function list<T extends string>(name: string, raw: string | undefined, al
   }
   return items as T[];
 }
+
+/**
+ * The options of this process's command line, or null when there is nothing to run: `--help`
+ * printed the usage, or a bad option printed what is wrong and set exit code 2.
+ */
+export function commandLine<T>(parse: (argv: string[]) => T | 'help', usageText: string): T | null {
+  let options: T | 'help';
+  try {
+    options = parse(process.argv.slice(2));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${usageText}`);
+    process.exitCode = 2;
+    return null;
+  }
+  if (options === 'help') {
+    console.log(usageText);
+    return null;
+  }
+  return options;
+}

@@ -1,8 +1,49 @@
 import cliProgress from 'cli-progress';
 import type { Db } from 'mongodb';
-import type { Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { rebuildTimelines } from '../src/feed/rebuild.js';
 import { createServices } from '../src/services.js';
+import { generateGraph, type GeneratedGraph, type GraphSizes } from './generate.js';
+
+/** The database server a benchmark uses: MONGODB_URI's, or the embedded stand-in started for the run. */
+export interface BenchServer {
+  /** Server address without a database; benchmarks add a database of their own, which they drop. */
+  uri: string;
+  standIn: StandIn | undefined;
+  description: string;
+  stop(): Promise<void>;
+}
+
+export async function benchDatabaseServer(): Promise<BenchServer> {
+  const serverUri = loadConfig().mongodbUri;
+  if (serverUri) return { uri: serverUri, standIn: undefined, description: 'MongoDB at MONGODB_URI', stop: async () => {} };
+  console.error('starting the in-memory MongoDB stand-in…');
+  const standIn = await startStandIn({ log: (line) => console.error(line) });
+  return {
+    uri: standIn.uri,
+    standIn,
+    description: 'embedded stand-in (mongo-java-server, in-memory; indexes serve only equality and $in lookups, see mongo-standin/README.md)',
+    stop: () => standIn.stop(),
+  };
+}
+
+/** Generates the benchmark's users, follows and posts into `db`, with a progress bar. */
+export async function loadGraph(db: Db, sizes: GraphSizes): Promise<GeneratedGraph> {
+  const bar = progressBar('loading graph');
+  bar.start(1, 0);
+  const startedAt = performance.now();
+  const graph = await generateGraph(db, sizes, (done, total) => {
+    bar.setTotal(total);
+    bar.update(done);
+  });
+  bar.stop();
+  console.error(
+    `loaded ${graph.handles.length} users, ${graph.edges} follows, ${graph.posts} posts ` +
+      `in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+  );
+  return graph;
+}
 
 export function progressBar(label: string): cliProgress.SingleBar {
   return new cliProgress.SingleBar(

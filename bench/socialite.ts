@@ -9,13 +9,12 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, type FeedStrategyName } from '../src/config.js';
+import type { FeedStrategyName } from '../src/config.js';
 import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
-import { startStandIn, type StandIn } from '../src/db/standIn.js';
-import { generateGraph, seededRandom } from './generate.js';
+import { seededRandom } from './generate.js';
 import { int, list, num } from './options.js';
 import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
-import { progressBar } from './prepare.js';
+import { benchDatabaseServer, loadGraph } from './prepare.js';
 import { describeEnvironment } from './report.js';
 import { freePort } from './serverProcess.js';
 import { httpClient, mixFrom, runTraffic, type Operations, type TrafficResult } from './traffic.js';
@@ -87,20 +86,14 @@ async function main(): Promise<void> {
   };
 
   const started = Date.now();
-  const serverUri = loadConfig().mongodbUri;
-  let standIn: StandIn | undefined;
-  if (!serverUri) {
-    console.error('starting the in-memory MongoDB stand-in…');
-    standIn = await startStandIn({ log: () => {} });
-  }
-  const baseUri = serverUri ?? standIn!.uri;
+  const server = await benchDatabaseServer();
   const results = [];
   try {
-    for (const strategy of options.strategies) results.push(await compare(strategy, baseUri, options));
+    for (const strategy of options.strategies) results.push(await compare(strategy, server.uri, options));
   } finally {
-    await standIn?.stop();
+    await server.stop();
   }
-  const report = { startedAt: new Date(started).toISOString(), totalSeconds: (Date.now() - started) / 1000, environment: describeEnvironment(standIn ? 'embedded stand-in (mongo-java-server, in-memory)' : 'MONGODB_URI'), options, results };
+  const report = { startedAt: new Date(started).toISOString(), totalSeconds: (Date.now() - started) / 1000, environment: describeEnvironment(server.description), options, results };
   await mkdir(dirname(options.out), { recursive: true });
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -163,17 +156,7 @@ async function compare(
   // The same sizes for this API: users, mean follows per user, posts per user.
   const ourUri = withDatabaseName(baseUri, `feed_socialite_${Date.now().toString(36)}`);
   const ourDatabase = await connectDatabase(ourUri);
-  const bar = progressBar('loading graph');
-  bar.start(1, 0);
-  const graph = await generateGraph(
-    ourDatabase.db,
-    { users: options.users, followsPerUser: socialiteFollows / options.users, zipf: 1, postsPerUser: options.messages, days: 7, seed: 42 },
-    (done, total) => {
-      bar.setTotal(total);
-      bar.update(done);
-    },
-  );
-  bar.stop();
+  const graph = await loadGraph(ourDatabase.db, { users: options.users, followsPerUser: socialiteFollows / options.users, zipf: 1, postsPerUser: options.messages, days: 7, seed: 42 });
 
   const socialite = spawn('java', ['-jar', options.jar, 'server', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
   const { server, world } = await serveStrategy(ourDatabase.db, ourUri, graph, { strategy, mode: 'embed', processes: options.processes, execution: 'compiled', profileDir: null });

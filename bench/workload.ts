@@ -3,36 +3,29 @@
  * its own processes, for each strategy and target rate. Prints markdown, writes JSON and an SVG chart
  * of latency against throughput next to it. See docs/benchmark.md.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Db } from 'mongodb';
 import {
   feedStrategies,
-  loadConfig,
   timelineContentModes,
   type FeedStrategyName,
   type TimelineContentMode,
 } from '../src/config.js';
 import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
-import { startStandIn, type StandIn } from '../src/db/standIn.js';
+import type { StandIn } from '../src/db/standIn.js';
 import { lineChartSvg, type ChartSeries } from './chart.js';
-import { generateGraph, seededRandom, type GeneratedGraph } from './generate.js';
+import { seededRandom, type GeneratedGraph, type GraphSizes } from './generate.js';
 import { baseCollections, referencePageRate } from './measure.js';
-import { int, list, num } from './options.js';
+import { commandLine, int, list, num } from './options.js';
 import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
-import { progressBar } from './prepare.js';
+import { benchDatabaseServer, loadGraph, progressBar } from './prepare.js';
 import { processTreeCpuSeconds } from './serverProcess.js';
 import { describeEnvironment, type Environment } from './report.js';
 import { httpClient, mixFrom, operations, runTraffic, type Mix, type Operation, type TrafficResult } from './traffic.js';
 
-export interface WorkloadOptions {
-  users: number;
-  followsPerUser: number;
-  zipf: number;
-  postsPerUser: number;
-  days: number;
-  seed: number;
+export interface WorkloadOptions extends GraphSizes {
   activeUsers: number;
   concurrency: number;
   targetRates: number[];
@@ -46,6 +39,8 @@ export interface WorkloadOptions {
   execution: 'compiled' | 'interpreted';
   /** Where the server processes write V8 CPU profiles, if anywhere. */
   profileDir: string | null;
+  /** Only redraw the chart of an earlier run's JSON. */
+  chartFrom: string | null;
   out: string;
 }
 
@@ -88,6 +83,7 @@ Server
   --processes <n>          server processes, WEB_CONCURRENCY (default 1)
   --execution <kind>       compiled or interpreted GraphQL execution (default compiled)
   --profile-server <dir>   write the server processes' CPU profiles (.cpuprofile) there
+  --chart-from <json>      only redraw the chart of an earlier run's JSON (written next to it)
   --out <path>             JSON results; the chart goes next to it as .svg (default bench/results/workload-<time>.json)
 `;
 
@@ -115,6 +111,7 @@ export function parseWorkloadOptions(argv: string[]): WorkloadOptions | 'help' {
       processes: { type: 'string' },
       execution: { type: 'string' },
       'profile-server': { type: 'string' },
+      'chart-from': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       ...Object.fromEntries(Object.values(pctFlags).map((flag) => [flag, { type: 'string' as const }])),
@@ -148,6 +145,7 @@ export function parseWorkloadOptions(argv: string[]): WorkloadOptions | 'help' {
     processes: int('processes', values.processes, 1, 1),
     execution,
     profileDir: values['profile-server'] ?? null,
+    chartFrom: values['chart-from'] ?? null,
     out: values.out ?? `bench/results/workload-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
 }
@@ -176,37 +174,25 @@ interface WorkloadReport {
 }
 
 async function main(): Promise<void> {
-  let options: WorkloadOptions | 'help';
-  try {
-    options = parseWorkloadOptions(process.argv.slice(2));
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${usage}`);
-    process.exitCode = 2;
-    return;
-  }
-  if (options === 'help') {
-    console.log(usage);
+  const options = commandLine(parseWorkloadOptions, usage);
+  if (!options) return;
+
+  if (options.chartFrom) {
+    const report = JSON.parse(await readFile(options.chartFrom, 'utf8')) as WorkloadReport;
+    const chartPath = options.chartFrom.replace(/\.json$/, '') + '.svg';
+    await writeFile(chartPath, latencyChart(report));
+    console.error(`chart written to ${chartPath}`);
     return;
   }
 
   const started = Date.now();
-  const serverUri = loadConfig().mongodbUri;
-  let standIn: StandIn | undefined;
-  if (!serverUri) {
-    console.error('starting the in-memory MongoDB stand-in…');
-    standIn = await startStandIn({ log: (line) => console.error(line) });
-  }
+  const server = await benchDatabaseServer();
+  const { standIn } = server;
   const databaseName = `feed_workload_${started.toString(36)}`;
-  const uri = withDatabaseName(serverUri ?? standIn!.uri, databaseName);
+  const uri = withDatabaseName(server.uri, databaseName);
   const database = await connectDatabase(uri);
   try {
-    const bar = progressBar('loading graph');
-    bar.start(1, 0);
-    const graph = await generateGraph(database.db, { ...options, users: options.users }, (done, total) => {
-      bar.setTotal(total);
-      bar.update(done);
-    });
-    bar.stop();
+    const graph = await loadGraph(database.db, options);
     const runs: WorkloadRun[] = [];
     for (const strategy of options.strategies) {
       for (const mode of options.modes) runs.push(await measure(strategy, mode, options, database.db, uri, graph, standIn));
@@ -214,7 +200,7 @@ async function main(): Promise<void> {
     const report: WorkloadReport = {
       startedAt: new Date(started).toISOString(),
       totalSeconds: (Date.now() - started) / 1000,
-      environment: describeEnvironment(standIn ? 'embedded stand-in (mongo-java-server, in-memory)' : `MongoDB, database ${databaseName} (dropped afterwards)`),
+      environment: describeEnvironment(standIn ? server.description : `MongoDB, database ${databaseName} (dropped afterwards)`),
       options,
       data: { users: graph.handles.length, follows: graph.edges, posts: graph.posts },
       runs,
@@ -228,7 +214,7 @@ async function main(): Promise<void> {
   } finally {
     await database.db.dropDatabase().catch(() => {});
     await database.close();
-    await standIn?.stop();
+    await server.stop();
   }
 }
 
@@ -326,14 +312,17 @@ function markdown(report: WorkloadReport): string {
 function latencyChart(report: WorkloadReport): string {
   const series: ChartSeries[] = report.runs.flatMap((run) => {
     const label = `${run.strategy}/${run.mode}`;
-    const at = (percentile: 'p50' | 'p99') => run.steps.filter((step) => step.byOperation.read).map((step) => ({ x: step.perSecond, y: step.byOperation.read![percentile] }));
+    // A curve is the open-loop steps; an as-fast-as-possible step (closed loop) bounds the queue by the connections, so it is not on it.
+    const openLoop = run.steps.filter((step) => step.targetRate > 0);
+    const steps = (openLoop.length > 0 ? openLoop : run.steps).filter((step) => step.byOperation.read);
+    const at = (percentile: 'p50' | 'p99') => steps.map((step) => ({ x: step.perSecond, y: step.byOperation.read![percentile] }));
     return [
       { label: `${label} read p50`, points: at('p50') },
       { label: `${label} read p99`, points: at('p99'), dashed: true },
     ];
   });
   return lineChartSvg({
-    title: `Timeline read latency against throughput (${report.options.processes} server process${report.options.processes > 1 ? 'es' : ''}, ${report.options.concurrency} connections)`,
+    title: `Timeline read latency against offered load (${report.options.processes} server process${report.options.processes > 1 ? 'es' : ''}, ${report.options.concurrency} connections)`,
     xLabel: 'served operations per second (all kinds)',
     yLabel: 'timeline read latency, ms',
     series,
