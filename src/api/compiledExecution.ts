@@ -1,5 +1,5 @@
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { printSchema, type GraphQLSchema } from 'graphql';
+import { execute, GraphQLError, printSchema, type DocumentNode, type GraphQLSchema, type SourceLocation } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 
@@ -12,8 +12,9 @@ const maxCompiledOperations = 1000;
  * executor, the gateway interface, so this is a "gateway" that only ever serves `schema`: Apollo
  * still parses, validates (with the API's limit rules), runs every plugin and formats every error.
  *
- * graphql-jit reports a resolver's error with the thrower's `extensions`, as graphql-js does, so
- * error codes reach clients unchanged (the error and conformance suites run through this path).
+ * Answers are the same as graphql-js gives, errors included (test/api/compiledExecution.test.ts
+ * compares the two): graphql-jit's errors are rebuilt as graphql-js builds them, and a request whose
+ * variables do not coerce is left to graphql-js altogether.
  */
 export function compiledExecution(schema: GraphQLSchema): GatewayInterface {
   const compiled = new LRUCache<string, CompiledQuery>({ max: maxCompiledOperations });
@@ -27,7 +28,12 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface {
       operation = result;
       compiled.set(key, operation);
     }
-    return operation.query(undefined, context, request.variables ?? {});
+    const variableValues = request.variables ?? {};
+    const result = await operation.query(undefined, context, variableValues);
+    // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
+    // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
+    if (result.data === undefined) return execute({ schema, document, contextValue: context, variableValues, operationName });
+    return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, document)) } : result;
   };
   return {
     onSchemaLoadOrUpdate(callback) {
@@ -37,4 +43,32 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface {
     load: async () => ({ executor }),
     stop: async () => {},
   };
+}
+
+/**
+ * graphql-jit's errors carry no `extensions` unless the thrown error had some, where graphql-js
+ * always gives an object; Apollo's formatting reads `extensions.code` and would fail on them (a
+ * database outage then answered 500 instead of SERVICE_UNAVAILABLE). The same error as graphql-js
+ * builds it: message, locations (as positions in the source), path, original error.
+ */
+function asGraphqlJsError(error: GraphQLError, document: DocumentNode): GraphQLError {
+  const source = document.loc?.source;
+  return new GraphQLError(error.message, {
+    source,
+    positions: source && error.locations?.map((location) => positionOf(source.body, location)),
+    path: error.path,
+    originalError: error.originalError,
+    extensions: error.extensions,
+  });
+}
+
+/** The character offset of a 1-based line and column, with GraphQL's line terminators (\r\n, \n, \r). */
+function positionOf(body: string, { line, column }: SourceLocation): number {
+  let offset = 0;
+  for (let current = 1; current < line; current++) {
+    const end = body.slice(offset).search(/\r\n|[\n\r]/);
+    if (end < 0) break;
+    offset += end + (body.startsWith('\r\n', offset + end) ? 2 : 1);
+  }
+  return offset + column - 1;
 }

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+/**
+ * GRAPHQL_EXECUTION=compiled (graphql-jit, the default) must answer exactly as graphql-js does:
+ * the same data, and errors with the same messages, locations, paths and codes.
+ */
+describe('compiled execution', () => {
+  let compiled: TestApp;
+  let interpreted: TestApp;
+  let token: string;
+  let postId: string;
+
+  beforeAll(async () => {
+    compiled = await startTestApp();
+    interpreted = await startTestApp({ MONGODB_URI: compiled.mongodbUri, GRAPHQL_EXECUTION: 'interpreted' });
+    token = await compiled.signUp('reader');
+    const writer = await compiled.signUp('writer');
+    await compiled.gql('mutation { follow(handle: "writer") { handle } }', {}, token);
+    postId = (await compiled.gql('mutation { createPost(text: "hello") { id } }', {}, writer)).data.createPost.id;
+    await compiled.settled();
+  });
+  afterAll(async () => {
+    await interpreted?.stop();
+    await compiled?.stop();
+  });
+
+  const cases: [string, string, Record<string, unknown>, boolean][] = [
+    ['a page with nested fields', '{ timeline(first: 5) { edges { node { text likeCount author { handle followerCount } } } pageInfo { hasNextPage } } }', {}, true],
+    ['a resolver error (page too large)', '{ timeline(first: 1000) { edges { cursor } } }', {}, true],
+    ['a resolver error on the third line, beside data', 'query Two {\n  viewer { handle }\n  timeline(first: 0) { edges { cursor } }\n}', {}, true],
+    ['no token', '{ timeline { edges { cursor } } }', {}, false],
+    ['a missing variable', 'query($n: Int!) { timeline(first: $n) { edges { cursor } } }', {}, true],
+    ['a variable of the wrong type', 'query($n: Int!) { timeline(first: $n) { edges { cursor } } }', { n: 'many' }, true],
+    ['a post by variable', 'query($id: ID!) { post(id: $id) { text author { handle } } }', { id: 'POST' }, true],
+    ['a bad post id', '{ post(id: "not-an-id") { text } }', {}, true],
+    ['a mutation refused', 'mutation { deletePost(id: "POST") }', {}, true],
+  ];
+
+  it.each(cases)('answers %s exactly as graphql-js does', async (_name, query, variables, signedIn) => {
+    const withPost = JSON.parse(JSON.stringify(variables).replace('POST', postId)) as Record<string, unknown>;
+    const text = query.replace('POST', postId);
+    const fromCompiled = await compiled.gql(text, withPost, signedIn ? token : undefined);
+    const fromInterpreted = await interpreted.gql(text, withPost, signedIn ? token : undefined);
+    expect(fromCompiled).toEqual(fromInterpreted);
+  });
+});
