@@ -35,6 +35,12 @@ describe('compiled execution', () => {
     ['a post by variable', 'query($id: ID!) { post(id: $id) { text author { handle } } }', { id: 'POST' }, true],
     ['a bad post id', '{ post(id: "not-an-id") { text } }', {}, true],
     ['a mutation refused', 'mutation { deletePost(id: "POST") }', {}, true],
+    [
+      'fragments, aliases, directives and introspection',
+      'query($full: Boolean!) { first: timeline(first: 1) { ...page } all: timeline(first: 5) { ...page } viewer { handle @include(if: $full) __typename } __schema { queryType { name } } } fragment page on PostConnection { edges { node { text @skip(if: $full) author { handle } } } }',
+      { full: true },
+      true,
+    ],
   ];
 
   it.each(cases)('answers %s exactly as graphql-js does', async (_name, query, variables, signedIn) => {
