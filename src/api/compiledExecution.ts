@@ -5,6 +5,8 @@ import { LRUCache } from 'lru-cache';
 
 /** Distinct operations kept compiled; clients send a handful, and an attacker's variety only evicts. */
 const maxCompiledOperations = 1000;
+/** Operations remembered as seen once; only a second request of the same one pays for compiling it. */
+const maxSeenOperations = 10 * maxCompiledOperations;
 
 /**
  * Runs every HTTP operation as a function graphql-jit compiled from it once, instead of walking the
@@ -16,11 +18,19 @@ const maxCompiledOperations = 1000;
  * compares the two): graphql-jit's errors are rebuilt as graphql-js builds them, and a request whose
  * variables do not coerce is left to graphql-js altogether.
  */
-export function compiledExecution(schema: GraphQLSchema): GatewayInterface {
+export function compiledExecution(schema: GraphQLSchema): GatewayInterface & { compiledOperations(): number } {
   const compiled = new LRUCache<string, CompiledQuery>({ max: maxCompiledOperations });
+  // Compiling costs several times one execution (tens of milliseconds for a large document), so a
+  // document sent once (GraphiQL exploration, a client flooding distinct documents) is interpreted.
+  const seenOnce = new LRUCache<string, true>({ max: maxSeenOperations });
   const executor: GatewayExecutor = async ({ queryHash, operationName, document, context, request }) => {
     const key = `${operationName ?? ''}:${queryHash}`;
+    const variableValues = request.variables ?? {};
     let operation = compiled.get(key);
+    if (!operation && !seenOnce.has(key)) {
+      seenOnce.set(key, true);
+      return execute({ schema, document, contextValue: context, variableValues, operationName });
+    }
     if (!operation) {
       const result = compileQuery(schema, document, operationName ?? undefined);
       // Apollo validated the document already; what is left here (e.g. no such operation) is reported as graphql-js would.
@@ -28,7 +38,6 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface {
       operation = result;
       compiled.set(key, operation);
     }
-    const variableValues = request.variables ?? {};
     const result = await operation.query(undefined, context, variableValues);
     // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
     // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
@@ -42,6 +51,7 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface {
     },
     load: async () => ({ executor }),
     stop: async () => {},
+    compiledOperations: () => compiled.size,
   };
 }
 

@@ -1,4 +1,7 @@
+import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledExecution } from '../../src/api/compiledExecution.js';
+import { buildSchema } from '../../src/api/schema.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
@@ -46,8 +49,26 @@ describe('compiled execution', () => {
   it.each(cases)('answers %s exactly as graphql-js does', async (_name, query, variables, signedIn) => {
     const withPost = JSON.parse(JSON.stringify(variables).replace('POST', postId)) as Record<string, unknown>;
     const text = query.replace('POST', postId);
+    // The first request of a document is interpreted (compiling pays only for documents sent again): the second is compiled.
+    await compiled.gql(text, withPost, signedIn ? token : undefined);
     const fromCompiled = await compiled.gql(text, withPost, signedIn ? token : undefined);
     const fromInterpreted = await interpreted.gql(text, withPost, signedIn ? token : undefined);
     expect(fromCompiled).toEqual(fromInterpreted);
+  });
+});
+
+describe('compiling', () => {
+  it('compiles a document the second time it is sent, not the first, and then reuses it', async () => {
+    const gateway = compiledExecution(buildSchema());
+    const { executor } = await gateway.load({ apollo: { key: undefined, keyHash: undefined, graphRef: undefined } } as never);
+    const query = '{ __typename }';
+    const request = { queryHash: 'hash-of-typename', operationName: null, document: parse(query), context: {}, request: { query, variables: {} } };
+    const run = () => executor!(request as never);
+    expect(await run()).toEqual({ data: { __typename: 'Query' } });
+    expect(gateway.compiledOperations()).toBe(0);
+    expect(await run()).toEqual({ data: { __typename: 'Query' } });
+    expect(gateway.compiledOperations()).toBe(1);
+    await run();
+    expect(gateway.compiledOperations()).toBe(1);
   });
 });
