@@ -26,10 +26,11 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface & { c
   const executor: GatewayExecutor = async ({ queryHash, operationName, document, context, request }) => {
     const key = `${operationName ?? ''}:${queryHash}`;
     const variableValues = request.variables ?? {};
+    const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName });
     let operation = compiled.get(key);
     if (!operation && !seenOnce.has(key)) {
       seenOnce.set(key, true);
-      return execute({ schema, document, contextValue: context, variableValues, operationName });
+      return interpret();
     }
     if (!operation) {
       const result = compileQuery(schema, document, operationName ?? undefined);
@@ -41,7 +42,7 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface & { c
     const result = await operation.query(undefined, context, variableValues);
     // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
     // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
-    if (result.data === undefined) return execute({ schema, document, contextValue: context, variableValues, operationName });
+    if (result.data === undefined) return interpret();
     return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, document)) } : result;
   };
   return {

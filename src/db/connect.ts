@@ -30,13 +30,13 @@ export function databaseNameFromUri(uri: string): string {
  * requests fail fast with SERVICE_UNAVAILABLE instead of hanging, and the driver reconnects by
  * itself once it is back.
  */
+export const serverSelectionTimeoutMs = 2000;
+
 /**
  * The `comment` of every query a background sweep makes (repairs of work a dead request left), so
  * MongoDB's logs, profiler and `currentOp` tell them from the queries that serve requests.
  */
 export const sweepQuery = { comment: 'feed-service repair sweep' } as const;
-
-export const serverSelectionTimeoutMs = 2000;
 
 /** The database server's URI with the database name (the path) replaced. */
 export function withDatabaseName(serverUri: string, name: string): string {
