@@ -62,7 +62,15 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
 
   async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
     const fanoutOnRead: FanoutReader = (page) => this.content.pageByAuthors(authorIds, page);
-    const cache = (await this.timelines.findOne({ _id: userId })) ?? (await this.build(userId, fanoutOnRead));
+    // A first page needs only the newest `limit + 1` entries: the rest of the cache would be
+    // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
+    // is the whole cache, so the edge and refill logic below sees the same document either way.
+    const newestOnly = request.direction === 'older' && request.from === null;
+    const stored = await this.timelines.findOne(
+      { _id: userId },
+      newestOnly ? { projection: { _c: { $slice: -(request.limit + 1) } } } : {},
+    );
+    const cache = stored ?? (await this.build(userId, fanoutOnRead));
     const cached = cache._c.map(fromEntryDocument);
     const oldest = cached[0];
 
