@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -16,6 +16,7 @@ import { compiledExecution } from './compiledExecution.js';
 import { createRequestContext, type RequestContext } from './context.js';
 import { createErrorFormatter, type ErrorLogger } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
+import { graphqlPostHandler, transportError } from './graphqlPost.js';
 import { originPolicy } from './origins.js';
 import { checkOperation, limitRules } from './requestLimits.js';
 import { buildSchema } from './schema.js';
@@ -35,9 +36,12 @@ export async function createApiServer(services: Services, config: Config, log: E
   // Node checks these timeouts every `connectionsCheckingInterval`: a client trickling its headers
   // or body is cut after REQUEST_TIMEOUT_SECONDS, not after Node's default five minutes.
   const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
+  let servedDirectly: (request: IncomingMessage, response: ServerResponse) => boolean = () => false;
   const httpServer = createServer(
     { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
-    app,
+    (request, response) => {
+      if (!servedDirectly(request, response)) void app(request, response);
+    },
   );
   const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
 
@@ -105,14 +109,11 @@ export async function createApiServer(services: Services, config: Config, log: E
       else next();
     });
   }
-  app.use(
-    graphqlPath,
-    express.json({ limit: config.maxBodyBytes }),
-    expressMiddleware(apollo, {
-      context: ({ req }) => createRequestContext(services, req.headers.authorization, null, req.socket.remoteAddress ?? 'unknown'),
-    }),
-  );
+  const context = (request: IncomingMessage) =>
+    createRequestContext(services, request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
+  app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), expressMiddleware(apollo, { context: ({ req }) => context(req) }));
   app.use(transportErrors);
+  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context });
 
   return {
     httpServer,
@@ -153,9 +154,5 @@ function servedPage(html: string): (request: Request, response: Response) => voi
 const transportErrors: ErrorRequestHandler = (error: { status?: number; type?: string }, _request, response, next) => {
   if (response.headersSent) return next(error);
   const status = error.status ?? 500;
-  const code =
-    status === 413 ? 'PAYLOAD_TOO_LARGE' : status < 500 ? 'BAD_REQUEST' : 'INTERNAL_SERVER_ERROR';
-  const message =
-    status === 413 ? 'Request body too large' : status < 500 ? 'Malformed request body' : 'Internal server error';
-  response.status(status).json({ errors: [{ message, extensions: { code } }] });
+  response.status(status).json(transportError(status));
 };

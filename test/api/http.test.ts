@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -40,4 +41,62 @@ describe('the HTTP surface', () => {
     const body = (await response.json()) as { errors: { extensions: { code: string } }[] };
     expect(body.errors[0]!.extensions.code).toBe('BAD_REQUEST');
   });
+
+  // A JSON POST with a Content-Length is served without Express (src/api/graphqlPost.ts); a chunked
+  // one still goes through Express. A client must not be able to tell which path answered it.
+  it('answers a POST the same whether its body comes with a length or chunked', async () => {
+    const cases: { body: string; headers?: Record<string, string> }[] = [
+      { body: JSON.stringify({ query: '{ __typename }' }), headers: { origin: 'http://localhost:5173' } },
+      { body: JSON.stringify({ query: '{ __typename }' }), headers: { origin: 'https://elsewhere.example' } },
+      { body: JSON.stringify({ query: '{ __typename }' }), headers: { 'content-type': 'application/json; charset=utf-8' } },
+      { body: JSON.stringify({ query: '{ nope }' }) },
+      { body: JSON.stringify({ query: 'mutation { createPost(text: "hi") { id } }' }) },
+      { body: JSON.stringify({ query: '{ viewer { handle } }' }), headers: { authorization: 'Bearer forged' } },
+      { body: JSON.stringify([{ query: '{ __typename }' }]) },
+      { body: '"a string"' },
+      { body: '{ not json' },
+    ];
+    for (const { body, headers = {} } of cases) {
+      const framed = await post(app.url, body, headers, 'length');
+      const chunked = await post(app.url, body, headers, 'chunked');
+      expect({ body, ...framed }).toEqual({ body, ...chunked });
+    }
+    // The cases above reach every branch that matters: answers from Apollo and from the transport.
+    const statuses = await Promise.all(cases.map(({ body, headers }) => post(app.url, body, headers ?? {}, 'length')));
+    expect(new Set(statuses.map((answer) => answer.status))).toEqual(new Set([200, 400]));
+  });
 });
+
+async function post(url: string, body: string, headers: Record<string, string>, framing: 'length' | 'chunked') {
+  const target = new URL(url);
+  return new Promise<{ status: number; headers: Record<string, string | undefined>; text: string }>((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...headers,
+          ...(framing === 'length' ? { 'content-length': Buffer.byteLength(body) } : { 'transfer-encoding': 'chunked' }),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const { 'content-type': contentType, vary, 'access-control-allow-origin': allowOrigin, 'content-length': length } = response.headers;
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: { contentType, vary, allowOrigin, length },
+            text: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    if (framing === 'chunked') outgoing.write(body.slice(0, 3));
+    outgoing.end(framing === 'chunked' ? body.slice(3) : body);
+  });
+}

@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HeaderMap, type ApolloServer, type BaseContext, type ContextFunction } from '@apollo/server';
+
+export interface GraphqlPostOptions<Context extends BaseContext> {
+  path: string;
+  maxBodyBytes: number;
+  allowedOrigin: (origin: string | undefined) => boolean;
+  context: ContextFunction<[IncomingMessage], Context>;
+}
+
+/**
+ * The API's hot path, `POST /graphql` with a plain JSON body, served on Node's request directly.
+ * Express's router, the cors and body-parser middleware and `res.send` cost about a tenth of a
+ * timeline page's CPU (README, "The read path"), and none of them does anything here that this
+ * does not. Everything else (GET, preflights, compressed or chunked bodies, other content types,
+ * bodies over the limit, /healthz, GraphiQL) goes to Express, which answers it as it always did:
+ * the returned function says whether it took the request.
+ */
+export function graphqlPostHandler<Context extends BaseContext>(
+  apollo: ApolloServer<Context>,
+  options: GraphqlPostOptions<Context>,
+): (request: IncomingMessage, response: ServerResponse) => boolean {
+  return (request, response) => {
+    const bodyLength = takesBody(request, options);
+    if (bodyLength === null) return false;
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      corsHeaders(request, response, options.allowedOrigin);
+      const body = parseJsonBody(Buffer.concat(chunks, bodyLength).toString('utf8'));
+      if (body === undefined) {
+        answerTransportError(response, 400);
+        return;
+      }
+      execute(apollo, options.context, request, response, body).catch((error: unknown) => {
+        if (response.headersSent) response.destroy(error as Error);
+        else answerTransportError(response, 500);
+      });
+    });
+    return true;
+  };
+}
+
+const jsonContentType = /^application\/json\s*(?:;\s*charset\s*=\s*("?)utf-8\1\s*)?$/i;
+
+/** The body length if this path takes the request (see above), else null. */
+function takesBody(request: IncomingMessage, options: { path: string; maxBodyBytes: number }): number | null {
+  if (request.method !== 'POST' || request.url !== options.path) return null;
+  const { headers } = request;
+  if (!jsonContentType.test(headers['content-type'] ?? '')) return null;
+  if (headers['content-encoding'] !== undefined && headers['content-encoding'] !== 'identity') return null;
+  const length = Number(headers['content-length']);
+  return Number.isInteger(length) && length > 0 && length <= options.maxBodyBytes ? length : null;
+}
+
+/** As body-parser's strict JSON: an object or an array, anything else is malformed. */
+function parseJsonBody(text: string): unknown {
+  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  if (first !== '{' && first !== '[') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the cors middleware sets on a simple request: nothing for an origin that is not allowed;
+ * otherwise `Vary: Origin`, and the origin reflected when there is one (no Origin header counts as
+ * allowed: see origins.ts).
+ */
+function corsHeaders(request: IncomingMessage, response: ServerResponse, allowedOrigin: (origin: string | undefined) => boolean): void {
+  const origin = request.headers.origin;
+  if (!allowedOrigin(origin)) return;
+  if (origin !== undefined) response.setHeader('Access-Control-Allow-Origin', origin);
+  response.setHeader('Vary', 'Origin');
+}
+
+async function execute<Context extends BaseContext>(
+  apollo: ApolloServer<Context>,
+  context: ContextFunction<[IncomingMessage], Context>,
+  request: IncomingMessage,
+  response: ServerResponse,
+  body: unknown,
+): Promise<void> {
+  const headers = new HeaderMap();
+  for (const [key, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const answer = await apollo.executeHTTPGraphQLRequest({
+    httpGraphQLRequest: { method: 'POST', headers, search: '', body },
+    context: () => context(request),
+  });
+  for (const [key, value] of answer.headers) response.setHeader(key, value);
+  response.statusCode = answer.status ?? 200;
+  if (answer.body.kind === 'complete') {
+    response.setHeader('Content-Length', Buffer.byteLength(answer.body.string));
+    response.end(answer.body.string);
+    return;
+  }
+  for await (const chunk of answer.body.asyncIterator) response.write(chunk);
+  response.end();
+}
+
+/** The shape the Express path's body errors take (server.ts `transportErrors`). */
+export function transportError(status: number): { errors: { message: string; extensions: { code: string } }[] } {
+  const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : status < 500 ? 'BAD_REQUEST' : 'INTERNAL_SERVER_ERROR';
+  const message = status === 413 ? 'Request body too large' : status < 500 ? 'Malformed request body' : 'Internal server error';
+  return { errors: [{ message, extensions: { code } }] };
+}
+
+function answerTransportError(response: ServerResponse, status: number): void {
+  const body = JSON.stringify(transportError(status));
+  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  response.end(body);
+}
