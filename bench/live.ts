@@ -79,7 +79,7 @@ async function inParallel<T>(items: readonly T[], limit: number, task: (item: T)
 /** One API server process; resolves with its URL once it serves. */
 function startServer(mongodbUri: string): Promise<{ url: string; process: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx/esm', 'src/main.ts'], {
       cwd: root,
       env: { ...process.env, PORT: '0', MONGODB_URI: mongodbUri, JWT_SECRET: jwtSecret, NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -29,7 +29,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startServerProcess(environment: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServerProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx/esm', 'src/main.ts'], {
     cwd: projectRoot,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...environment },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -14,7 +14,7 @@ describe('WEB_CONCURRENCY: several server processes on one port', () => {
   beforeAll(async () => {
     const environment: Record<string, string | undefined> = { ...process.env, WEB_CONCURRENCY: '2', PORT: '0', HOST: '127.0.0.1', JWT_SECRET: 'x'.repeat(40) };
     delete environment.MONGODB_URI;
-    primary = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--in-memory'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+    primary = spawn(process.execPath, ['--import', 'tsx/esm', 'src/main.ts', '--in-memory'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     primary.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     primary.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     await eventually(() => listening().length === 2, `two server processes listen:\n${output}`, 60_000);

@@ -10,7 +10,7 @@ import { startStandIn } from '../../src/db/standIn.js';
 async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const environment: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
   for (const name of ['MONGODB_URI', 'JWT_SECRET', 'NODE_ENV']) delete environment[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', 'src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const read = (chunk: Buffer) => {

@@ -10,7 +10,7 @@ describe('npm run fanout-status', () => {
   let app: TestApp;
   const status = async (...args: string[]) =>
     (
-      await run(process.execPath, ['--import', 'tsx', 'src/main.ts', 'fanout-status', ...args], {
+      await run(process.execPath, ['--import', 'tsx/esm', 'src/main.ts', 'fanout-status', ...args], {
         env: { ...process.env, MONGODB_URI: app.mongodbUri, FEED_STRATEGY: 'cache' },
       })
     ).stdout;

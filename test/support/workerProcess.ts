@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
  * its workers run. Shared by the tests and the benchmarks.
  */
 export function startWorkerProcess(environment: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', 'src/main.ts', 'worker'], {
     env: { ...process.env, ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
