@@ -76,17 +76,20 @@ export function hydrateEntries(
   entries: readonly TimelineEntry[],
   posts: DataLoader<string, PostRecord | null>,
 ): Promise<(PostRecord | null)[]> {
+  // A page of embedded entries (the embed mode's every page) needs nothing loaded: no promise per entry.
+  if (entries.every((entry) => entry.text !== null)) return Promise.resolve(entries.map((entry) => asPost(entry, entry.text!)));
   return Promise.all(
     entries.map(async (entry): Promise<PostRecord | null> => {
-      const embedded = { ...entry, pulled: false, counts: null };
-      if (entry.text !== null) return { ...embedded, text: entry.text };
+      if (entry.text !== null) return asPost(entry, entry.text);
       // A linked repost takes its text from the original, which the page shows anyway.
       const post = await posts.load((entry.repostOf?.id ?? entry.id).toHexString());
       if (!post) return null;
-      return entry.repostOf ? { ...embedded, text: post.text } : post;
+      return entry.repostOf ? asPost(entry, post.text) : post;
     }),
   );
 }
+
+const asPost = (entry: TimelineEntry, text: string): PostRecord => ({ ...entry, text, pulled: false, counts: null });
 
 /** Which of `handles` are users, from the same per-request loader the authors resolve through. */
 export async function existingUsers(users: DataLoader<string, UserRecord | null>, handles: readonly string[]): Promise<Set<string>> {
