@@ -6,6 +6,7 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,6 +24,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -49,12 +51,14 @@ import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.backend.memory.index.MemoryUniqueIndex;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
+import de.bwaldvogel.mongo.bson.BsonTimestamp;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
 import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
+import de.bwaldvogel.mongo.oplog.OplogPosition;
 import de.bwaldvogel.mongo.wire.message.MessageHeader;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
@@ -338,6 +342,54 @@ public final class MongoStandIn {
                 getMore.wake(); // an event may have been written after the query read the oplog
             }
             return getMore.placeholder;
+        }
+
+        /** A change-stream getMore reads the oplog from its cursor's position on (see {@link OplogCollection}). */
+        @Override
+        protected Document handleGetMore(String databaseName, String command, Document query) {
+            Long from = changeStreamPosition(query.get(command));
+            if (from == null) {
+                return super.handleGetMore(databaseName, command, query);
+            }
+            OplogCollection.readFrom.set(from);
+            try {
+                return super.handleGetMore(databaseName, command, query);
+            } finally {
+                OplogCollection.readFrom.remove();
+            }
+        }
+
+        /** The oplog timestamp a change-stream cursor has read up to, or null for any other cursor. */
+        private Long changeStreamPosition(Object cursorId) {
+            if (!(cursorId instanceof Number number)) {
+                return null;
+            }
+            try {
+                Cursor cursor = getCursorRegistry().getCursor(number.longValue());
+                if (!(cursor instanceof OplogCursor)) {
+                    return null;
+                }
+                OplogPosition position = (OplogPosition) CURSOR_POSITION.get(cursor);
+                return ((BsonTimestamp) POSITION_TIMESTAMP.get(position)).getValue();
+            } catch (MongoServerException e) { // CursorNotFound: let the library report it
+                return null;
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        // The library keeps both private; read only, and checked at class load (a new library version fails at start).
+        private static final Field CURSOR_POSITION = accessibleField(OplogCursor.class, "position");
+        private static final Field POSITION_TIMESTAMP = accessibleField(OplogPosition.class, "timestamp");
+
+        private static Field accessibleField(Class<?> type, String name) {
+            try {
+                Field field = type.getDeclaredField(name);
+                field.setAccessible(true);
+                return field;
+            } catch (NoSuchFieldException e) {
+                throw new IllegalStateException("mongo-java-server changed: " + type.getName() + "." + name + " is gone", e);
+            }
         }
 
         @Override
@@ -658,6 +710,58 @@ public final class MongoStandIn {
         }
     }
 
+    /**
+     * The oplog's collection, also indexed by timestamp. The library answers every change-stream getMore by
+     * streaming the whole oplog (through the query machinery, one copy per entry), filtering it by namespace
+     * and position and sorting it; under write load with a few streams open that cost the stand-in most of
+     * a core. While {@link AwaitingMemoryBackend#handleGetMore} runs a change-stream getMore it sets
+     * {@link #readFrom} to the cursor's position, and the stream starts there: a superset of what the
+     * library's filter keeps, so its answer is unchanged. Every other reader (a stream's opening aggregate,
+     * trimming) still gets every entry.
+     */
+    static final class OplogCollection extends MemoryCollection {
+        static final ThreadLocal<Long> readFrom = new ThreadLocal<>();
+        private final ConcurrentSkipListMap<Long, Document> byTimestamp = new ConcurrentSkipListMap<>();
+
+        OplogCollection(MongoDatabase database, String collectionName, CollectionOptions options, CursorRegistry cursorRegistry) {
+            super(database, collectionName, options, cursorRegistry);
+        }
+
+        @Override
+        protected synchronized Integer addDocumentInternal(Document document) {
+            Integer position = super.addDocumentInternal(document);
+            byTimestamp.put(timestampOf(document), document);
+            return position;
+        }
+
+        @Override
+        protected synchronized void removeDocument(Integer position) {
+            Document document = getDocument(position);
+            super.removeDocument(position);
+            if (document != null) {
+                byTimestamp.remove(timestampOf(document));
+            }
+        }
+
+        @Override
+        public Stream<Document> queryAllAsStream() {
+            Long from = readFrom.get();
+            if (from == null) {
+                return super.queryAllAsStream();
+            }
+            // Copies, as the library's query path hands out.
+            return byTimestamp.tailMap(from, true).values().stream().map(Document::cloneDeeply);
+        }
+
+        int indexedEntries() {
+            return byTimestamp.size();
+        }
+
+        private static long timestampOf(Document entry) {
+            return ((BsonTimestamp) entry.get("ts")).getValue();
+        }
+    }
+
     /** Memory database whose collections use their indexes to narrow the documents a query examines. */
     static final class IndexedMemoryDatabase extends MemoryDatabase {
         IndexedMemoryDatabase(String databaseName, CursorRegistry cursorRegistry) {
@@ -666,6 +770,9 @@ public final class MongoStandIn {
 
         @Override
         protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
+            if (getDatabaseName().equals("local") && collectionName.equals("oplog.rs")) {
+                return new OplogCollection(this, collectionName, options, cursorRegistry);
+            }
             return new IndexedMemoryCollection(this, collectionName, options, cursorRegistry);
         }
 
