@@ -90,8 +90,12 @@ export interface PostRecord {
   counts: PostCounts | null;
 }
 
-const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
+export const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
 const fromRef = (ref: PostRef): PostRefDocument => ({ _id: ref.id, _a: ref.authorId });
+
+/** A repost's stored original (the same in `content` and in timeline entries) as a record's. */
+export const toRepostOf = (doc: RepostOfDocument | undefined): RepostOf | null =>
+  doc ? { id: doc._id, authorId: doc._a, createdAt: doc._d, replyTo: toRef(doc._r) } : null;
 
 export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   id: doc._id,
@@ -100,7 +104,7 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   createdAt: doc._d,
   pulled: doc._p === true,
   replyTo: toRef(doc._r),
-  repostOf: doc._o ? { id: doc._o._id, authorId: doc._o._a, createdAt: doc._o._d, replyTo: toRef(doc._o._r) } : null,
+  repostOf: toRepostOf(doc._o),
   counts: toPostCounts(doc),
 });
 

@@ -1,6 +1,6 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
-import { toContentDocument, toPostRecord, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../content/contentService.js';
+import { toContentDocument, toRef, toRepostOf, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../content/contentService.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest } from '../content/position.js';
 import { isDuplicateKeyError } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
@@ -31,8 +31,14 @@ export function toEntryDocument(post: PostRecord, mode: TimelineContentMode): En
 }
 
 export function fromEntryDocument(entry: EntryDocument): TimelineEntry {
-  const { id, authorId, createdAt, replyTo, repostOf } = toPostRecord({ ...entry, _m: '' });
-  return { id, authorId, createdAt, replyTo, repostOf, text: entry._m ?? null };
+  return {
+    id: entry._id,
+    authorId: entry._a,
+    createdAt: entry._d,
+    text: entry._m ?? null,
+    replyTo: toRef(entry._r),
+    repostOf: toRepostOf(entry._o),
+  };
 }
 
 /** The author's own timeline, then every follower, in batches of at most `batchSize`. */
