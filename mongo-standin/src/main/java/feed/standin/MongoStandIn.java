@@ -307,7 +307,18 @@ public final class MongoStandIn {
 
         @Override
         public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
-            Document response = super.handleCommand(channel, databaseName, command, query);
+            LeadingMatch match = LeadingMatch.of(databaseName, command, query);
+            Document response;
+            if (match == null) {
+                response = super.handleCommand(channel, databaseName, command, query);
+            } else {
+                IndexedMemoryCollection.leadingMatch.set(match);
+                try {
+                    response = super.handleCommand(channel, databaseName, command, query);
+                } finally {
+                    IndexedMemoryCollection.leadingMatch.remove();
+                }
+            }
             Journal open = journal;
             if (open != null && response != null && Double.valueOf(1.0).equals(toDouble(response.get("ok")))) {
                 open.commandSucceeded(databaseName, command, query);
@@ -351,7 +362,7 @@ public final class MongoStandIn {
             if (from == null) {
                 return super.handleGetMore(databaseName, command, query);
             }
-            OplogCollection.readFrom.set(from);
+            OplogCollection.readFrom.set(new OplogCollection.Read(from, databaseName + "." + query.get("collection")));
             try {
                 return super.handleGetMore(databaseName, command, query);
             } finally {
@@ -715,12 +726,23 @@ public final class MongoStandIn {
      * streaming the whole oplog (through the query machinery, one copy per entry), filtering it by namespace
      * and position and sorting it; under write load with a few streams open that cost the stand-in most of
      * a core. While {@link AwaitingMemoryBackend#handleGetMore} runs a change-stream getMore it sets
-     * {@link #readFrom} to the cursor's position, and the stream starts there: a superset of what the
-     * library's filter keeps, so its answer is unchanged. Every other reader (a stream's opening aggregate,
-     * trimming) still gets every entry.
+     * {@link #readFrom} to the cursor's position and namespace, and the stream holds only the entries from
+     * there on for that collection or its database's commands: a superset of what the library's filters
+     * keep, so its answer is unchanged. Every other reader (a stream's opening aggregate, trimming) still
+     * gets every entry.
      */
     static final class OplogCollection extends MemoryCollection {
-        static final ThreadLocal<Long> readFrom = new ThreadLocal<>();
+        /** A change-stream getMore's oplog read: entries from timestamp {@code from} on, of {@code namespace}. */
+        record Read(long from, String namespace) {
+            boolean concerns(Document entry) {
+                String entryNamespace = (String) entry.get("ns");
+                return namespace.equals(entryNamespace)
+                    || (entryNamespace != null && entryNamespace.endsWith(".$cmd")
+                        && entryNamespace.regionMatches(0, namespace, 0, entryNamespace.length() - "$cmd".length()));
+            }
+        }
+
+        static final ThreadLocal<Read> readFrom = new ThreadLocal<>();
         private final ConcurrentSkipListMap<Long, Document> byTimestamp = new ConcurrentSkipListMap<>();
 
         OplogCollection(MongoDatabase database, String collectionName, CollectionOptions options, CursorRegistry cursorRegistry) {
@@ -745,12 +767,12 @@ public final class MongoStandIn {
 
         @Override
         public Stream<Document> queryAllAsStream() {
-            Long from = readFrom.get();
-            if (from == null) {
+            Read read = readFrom.get();
+            if (read == null) {
                 return super.queryAllAsStream();
             }
-            // Copies, as the library's query path hands out.
-            return byTimestamp.tailMap(from, true).values().stream().map(Document::cloneDeeply);
+            // Copies, as the library's query path hands out; only of the entries the stream can use.
+            return byTimestamp.tailMap(read.from(), true).values().stream().filter(read::concerns).map(Document::cloneDeeply);
         }
 
         int indexedEntries() {
@@ -759,6 +781,28 @@ public final class MongoStandIn {
 
         private static long timestampOf(Document entry) {
             return ((BsonTimestamp) entry.get("ts")).getValue();
+        }
+    }
+
+    /**
+     * The {@code $match} an {@code aggregate} command starts with, and the collection it reads. The library
+     * runs every pipeline over the whole collection ({@code queryAllAsStream}), so a {@code countDocuments}
+     * (an aggregate of {@code $match}, {@code $limit}, {@code $group}) by {@code _id} examined every document;
+     * the fanout path counts one post by id per sub-task. {@link IndexedMemoryCollection#queryAllAsStream}
+     * answers the pipeline's source with the documents the filter matches, found through the indexes like a
+     * find; the {@code $match} stage then keeps them all, so the result is the library's. Filters with
+     * {@code $expr} or variables are left to the library, whose query path does not know a pipeline's variables.
+     */
+    record LeadingMatch(String namespace, Document filter) {
+        static LeadingMatch of(String databaseName, String command, Document query) {
+            if (!command.equalsIgnoreCase("aggregate") || !(query.get(command) instanceof String collection)
+                || !(query.get("pipeline") instanceof List<?> pipeline) || pipeline.isEmpty()
+                || !(pipeline.get(0) instanceof Document first) || first.size() != 1
+                || !(first.get("$match") instanceof Document filter) || filter.toString().contains("$expr")
+                || filter.toString().contains("$$")) {
+                return null;
+            }
+            return new LeadingMatch(databaseName + "." + collection, filter);
         }
     }
 
@@ -842,6 +886,20 @@ public final class MongoStandIn {
         IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
                                 CursorRegistry cursorRegistry) {
             super(database, collectionName, options, cursorRegistry);
+        }
+
+        /** Set while an aggregate that starts with {@code $match} runs (see {@link LeadingMatch}). */
+        static final ThreadLocal<LeadingMatch> leadingMatch = new ThreadLocal<>();
+
+        @Override
+        public Stream<Document> queryAllAsStream() {
+            LeadingMatch match = leadingMatch.get();
+            if (match == null || !match.namespace().equals(getFullName())) {
+                return super.queryAllAsStream();
+            }
+            // Only the pipeline's source: a later stage ($lookup, $unionWith) reading this collection sees all of it.
+            leadingMatch.remove();
+            return handleQueryAsStream(match.filter());
         }
 
         // ---- index maintenance ----
