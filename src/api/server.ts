@@ -36,6 +36,7 @@ export async function createApiServer(services: Services, config: Config, log: E
   // Node checks these timeouts every `connectionsCheckingInterval`: a client trickling its headers
   // or body is cut after REQUEST_TIMEOUT_SECONDS, not after Node's default five minutes.
   const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
+  // JSON POSTs to /graphql skip Express (graphqlPost.ts) once Apollo has started; until then, and for everything else, Express answers.
   let servedDirectly: (request: IncomingMessage, response: ServerResponse) => boolean = () => false;
   const httpServer = createServer(
     { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
