@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -64,6 +65,26 @@ describe('the HTTP surface', () => {
     // The cases above reach every branch that matters: answers from Apollo and from the transport.
     const statuses = await Promise.all(cases.map(({ body, headers }) => post(app.url, body, headers ?? {}, 'length')));
     expect(new Set(statuses.map((answer) => answer.status))).toEqual(new Set([200, 400]));
+  });
+
+  it('keeps serving when clients announce a body and hang up halfway through it', async () => {
+    const target = new URL(app.url);
+    const body = JSON.stringify({ query: '{ __typename }' });
+    await Promise.all(
+      Array.from({ length: 200 }, () =>
+        new Promise<void>((resolve) => {
+          const socket = connect(Number(target.port), target.hostname, () => {
+            socket.write(`POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 9)}`);
+            setTimeout(() => socket.destroy(), 5);
+          });
+          socket.on('close', () => resolve());
+          socket.on('error', () => resolve());
+        }),
+      ),
+    );
+    const answer = await post(app.url, body, {}, 'length');
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual({ data: { __typename: 'Query' } });
   });
 });
 
