@@ -676,18 +676,8 @@ public final class MongoStandIn {
                 return;
             }
             writesSinceTrim.set(0);
-            MongoCollection<?> oplog = backend.resolveDatabase("local").resolveCollection("oplog.rs", false);
-            if (oplog == null) {
-                return;
-            }
-            int excess = oplog.count() - KEPT_ENTRIES;
-            if (excess <= 0) {
-                return;
-            }
-            // Entries are kept in write order; the first one to keep bounds what goes.
-            Object firstKept = oplog.queryAllAsStream().skip(excess).findFirst().map(entry -> entry.get("ts")).orElse(null);
-            if (firstKept != null) {
-                oplog.deleteDocuments(new Document("ts", new Document("$lt", firstKept)), 0);
+            if (backend.resolveDatabase("local").resolveCollection("oplog.rs", false) instanceof OplogCollection oplog) {
+                oplog.keepNewest(KEPT_ENTRIES);
             }
         }
 
@@ -775,8 +765,16 @@ public final class MongoStandIn {
             return byTimestamp.tailMap(read.from(), true).values().stream().filter(read::concerns).map(Document::cloneDeeply);
         }
 
-        int indexedEntries() {
-            return byTimestamp.size();
+        /**
+         * Drops all but the newest {@code kept} entries, oldest first, each through the library's removal (its
+         * {@code _id} index finds the position). By timestamp, not by position: the library reuses freed positions,
+         * so after a trim the stored order is no longer write order. No query runs: a {@code ts < x} delete
+         * matched every entry against the filter and looked each one up again by equality.
+         */
+        synchronized void keepNewest(int kept) {
+            while (byTimestamp.size() > kept) {
+                removeDocument(byTimestamp.firstEntry().getValue());
+            }
         }
 
         private static long timestampOf(Document entry) {
@@ -946,10 +944,29 @@ public final class MongoStandIn {
             if (position == null) {
                 return;
             }
-            if (tracksDataSize()) {
-                updateDataSize(-encodedSize(document));
-            }
             removeDocument(position);
+        }
+
+        /**
+         * The library keeps a running data size and so encodes the whole document, before and after, on every
+         * update (a fifth of the stand-in's time under fanout into timeline caches, whose documents are large).
+         * Only collection statistics read it: they add the documents up when asked.
+         */
+        @Override
+        protected boolean tracksDataSize() {
+            return false;
+        }
+
+        @Override
+        protected synchronized int getDataSize() {
+            int size = 0;
+            for (int position = 0; position < positionLimit; position++) {
+                Document document = getDocument(position);
+                if (document != null) {
+                    size += encodedSize(document);
+                }
+            }
+            return size;
         }
 
         /** The document's BSON size, as the library counts it in collection statistics. */
