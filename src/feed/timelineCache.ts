@@ -1,4 +1,5 @@
-import type { Db, Filter } from 'mongodb';
+import { createHash } from 'node:crypto';
+import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
@@ -11,6 +12,22 @@ import type { FeedBackend, TimelineEntry } from './feedBackend.js';
 export interface CacheDocument {
   _id: string;
   _c: EntryDocument[];
+  /** Nothing is below the oldest entry: see `bottomMark`. */
+  _e?: string;
+}
+
+/**
+ * What a cache records when a read found nothing below its oldest entry: that entry and whom the
+ * reader followed. The record holds as long as both are unchanged, because no post is ever older
+ * than the entries already delivered (a capped push that trims changes the oldest entry; a follow
+ * or an unfollow changes the authors; a deletion of the oldest entry changes it). Without it, a
+ * reader whose whole timeline is shorter than a page paid a second round trip on every page.
+ * Pulled posts never enter the cache and are read apart, so "nothing below" concerns pushed posts.
+ */
+function bottomMark(oldestId: ObjectId | undefined, authorIds: readonly string[]): string {
+  const authors = createHash('sha1');
+  for (const authorId of [...authorIds].sort()) authors.update(authorId).update('\0');
+  return `${oldestId?.toHexString() ?? ''} ${authors.digest('base64')}`;
 }
 
 /**
@@ -68,9 +85,9 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const newestOnly = request.direction === 'older' && request.from === null;
     const stored = await this.timelines.findOne(
       { _id: userId },
-      newestOnly ? { projection: { _c: { $slice: -(request.limit + 1) } } } : {},
+      newestOnly ? { projection: { _c: { $slice: -(request.limit + 1) }, _e: 1 } } : {},
     );
-    const cache = stored ?? (await this.build(userId, fanoutOnRead));
+    const cache = stored ?? (await this.build(userId, fanoutOnRead, authorIds));
     const cached = cache._c.map(fromEntryDocument);
     const oldest = cached[0];
 
@@ -84,31 +101,46 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     if (fromCache.length > request.limit) return pageFromNearest(fromCache, request);
     // Continue below the cache, from its oldest entry or from the cursor if that is older still.
     const continuesCache = !request.from || (oldest !== undefined && compareNewestFirst(request.from, oldest) <= 0);
+    // Here the cache held the whole stretch from the cursor (a first page holds fewer than limit + 1
+    // entries, so its slice is the whole cache and `oldest` is the cache's oldest entry).
+    if (continuesCache && cache._e !== undefined && cache._e === bottomMark(cache._c[0]?._id, authorIds)) {
+      return { items: fromCache, hasMore: false };
+    }
     const below = continuesCache ? (oldest ?? null) : request.from;
     const rest = await fanoutOnRead({ direction: 'older', from: below, limit: request.limit - fromCache.length });
-    if (continuesCache) await this.refill(userId, cache, rest.items);
+    if (continuesCache) await this.refill(userId, cache, rest, authorIds);
     return { items: [...fromCache, ...rest.items], hasMore: rest.hasMore };
   }
 
   /**
    * Unfollows and deletes shrink a cache. Entries read just below it are the stretch's
-   * continuation, so they go back in, and the next read is served from the cache again.
+   * continuation, so they go back in, and the next read is served from the cache again. When the
+   * continuation was the end of the timeline and all of it went in, the cache records that nothing
+   * is below it, provided its oldest entry is still the one this read saw (a delivery meanwhile
+   * may have trimmed it).
    */
-  private async refill(userId: string, cache: CacheDocument, continuation: PostRecord[]): Promise<void> {
+  private async refill(userId: string, cache: CacheDocument, continuation: Page<PostRecord>, authorIds: readonly string[]): Promise<void> {
     const room = this.options.cacheSize - cache._c.length;
-    if (room > 0) await this.deliverTo([userId], pushedOnly(continuation).slice(0, room));
+    const pushed = pushedOnly(continuation.items);
+    const added = pushed.slice(0, Math.max(room, 0));
+    if (added.length > 0) await this.deliverTo([userId], added);
+    if (continuation.hasMore || added.length < pushed.length) return;
+    const oldestId = added.at(-1)?.id ?? cache._c[0]?._id;
+    const stillOldest: Filter<CacheDocument> = oldestId ? { _id: userId, '_c.0._id': oldestId } : { _id: userId, _c: { $size: 0 } };
+    await this.timelines.updateOne(stillOldest, { $set: { _e: bottomMark(oldestId, authorIds) } });
   }
 
   /**
    * First read: the newest entries by fanout on read become the cache. Posts delivered while it
    * was being built found no document to update, so they are fetched again and added.
    */
-  private async build(userId: string, fanoutOnRead: FanoutReader): Promise<CacheDocument> {
+  private async build(userId: string, fanoutOnRead: FanoutReader, authorIds: readonly string[]): Promise<CacheDocument> {
     const snapshot = await fanoutOnRead({ direction: 'older', from: null, limit: this.options.cacheSize });
     const cache: CacheDocument = {
       _id: userId,
       _c: pushedOnly(snapshot.items).map((post) => toEntryDocument(post, this.options.content)).reverse(),
     };
+    if (!snapshot.hasMore) cache._e = bottomMark(cache._c[0]?._id, authorIds);
     try {
       await this.timelines.insertOne(cache);
     } catch (error) {
