@@ -71,3 +71,52 @@ describe('the cache strategy with a timeline shorter than a page', () => {
     expect(await texts()).toEqual(['w3', 'w2', 'w1']);
   });
 });
+
+describe('the cache strategy under interleaved posts, deletions, follows and reads', () => {
+  let app: TestApp;
+  afterAll(() => app?.stop());
+
+  it('pages every remaining post once the writes settle, whatever the order', async () => {
+    app = await startTestApp({ FEED_STRATEGY: 'cache', TIMELINE_CACHE_SIZE: '4' });
+    const reader = await app.signUp('racer');
+    const writers = await Promise.all(['raa', 'rbb', 'rcc'].map((handle) => app.signUp(handle)));
+    await app.gql('mutation { follow(handle: "raa") { handle } }', {}, reader);
+    // Pages longer than the cache, and a timeline kept short by deletions: every read looks below
+    // the cache or trusts what an earlier one recorded there, while posts trim it and deletions shrink it.
+    const read = () => app.gql('{ timeline(first: 10) { edges { node { text } } } }', {}, reader);
+    const live: { id: string; text: string; owner: string }[] = [];
+    for (let round = 0; round < 16; round++) {
+      const actions: Promise<unknown>[] = [read(), read()];
+      for (const [i, token] of writers.entries()) {
+        const text = `r${round}-${i}`;
+        actions.push(
+          app.gql(`mutation { createPost(text: "${text}") { id } }`, {}, token).then((r) => live.push({ id: r.data.createPost.id, text, owner: token })),
+        );
+      }
+      // The oldest and the newest stored so far go, two a round, once there are some.
+      for (const victim of live.length > 4 ? [live.shift()!, live.pop()!] : []) {
+        actions.push(app.gql(`mutation { deletePost(id: "${victim.id}") }`, {}, victim.owner));
+      }
+      if (round === 5) actions.push(app.gql('mutation { follow(handle: "rbb") { handle } }', {}, reader));
+      if (round === 10) actions.push(app.gql('mutation { unfollow(handle: "raa") { handle } }', {}, reader));
+      actions.push(read());
+      await Promise.all(actions);
+      await read();
+    }
+    await app.settled();
+    const followed = (text: string) => text.split('-')[1] === '1'; // rbb's, the one followed at the end
+    const expected = live.map((post) => post.text).filter(followed);
+    // Every page of it, newest first, twice: the second read may trust what the first recorded.
+    for (let pass = 0; pass < 2; pass++) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page: any = await app.gql('query($after: String) { timeline(first: 10, after: $after) { edges { cursor node { text } } pageInfo { hasNextPage } } }', { after }, reader);
+        seen.push(...page.data.timeline.edges.map((edge: any) => edge.node.text));
+        if (!page.data.timeline.pageInfo.hasNextPage) break;
+        after = page.data.timeline.edges.at(-1).cursor;
+      }
+      expect(seen.sort()).toEqual(expected.sort());
+    }
+  });
+});
