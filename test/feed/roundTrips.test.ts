@@ -1,7 +1,7 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 const timelineCollection = { 'time-buckets': 'timed_buckets', 'sized-buckets': 'sized_buckets', cache: 'timeline_cache' } as const;
@@ -60,12 +60,7 @@ describe.each(combinations)('round trips per first page: $strategy, $content', (
       () => app.gql(`{ timeline(first: ${pageSize}) { edges { node { text author { handle } } } pageInfo { hasNextPage } } }`, {}, token),
       heldCollections,
     );
-    // Meanwhile the fanout workers poll their queue and the live path's change stream polls
-    // `live_events` (a getMore names its collection apart); those commands are not the page's.
-    const pageCommands = commands.filter((command) => {
-      const collection = command.commandName === 'getMore' ? command.command.collection : command.command[command.commandName];
-      return collection !== 'fanout_tasks' && collection !== 'live_events';
-    });
+    const pageCommands = requestCommands(commands);
     const total = pageCommands.length;
     for (const held of heldCollections) expect(finds(commands, held)).toBe(0);
     if (strategy === 'fanout-on-read') {

@@ -1,14 +1,7 @@
-import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
 
 const held = ['users', 'following', 'reader_filters'];
-/** The page's own commands: the fanout workers' queue polls and the live path's getMores are not. */
-const pageCommands = (commands: CommandStartedEvent[]) =>
-  commands.filter((command) => {
-    const collection = command.commandName === 'getMore' ? command.command.collection : command.command[command.commandName];
-    return collection !== 'fanout_tasks' && collection !== 'live_events';
-  });
 
 /**
  * The cache strategy for a reader whose whole timeline is shorter than a page: once a read has
@@ -47,7 +40,7 @@ describe('the cache strategy with a timeline shorter than a page', () => {
   it('reads a warm page in one round trip, the cache alone', async () => {
     expect(await texts()).toEqual(['w3', 'w2', 'w1']); // builds the cache
     expect(await texts()).toEqual(['w3', 'w2', 'w1']);
-    const commands = pageCommands(
+    const commands = requestCommands(
       await app.warmCommandsDuring(() => app.gql('{ timeline(first: 10) { edges { node { text author { handle } } } } }', {}, reader), held),
     );
     expect(commands.map((command) => `${command.commandName} ${command.command[command.commandName]}`)).toEqual(['find timeline_cache']);

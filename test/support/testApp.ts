@@ -33,6 +33,18 @@ export interface TestApp extends RunningApp {
   settled(timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * The commands a request sent, out of all those seen while it ran: meanwhile the fanout workers
+ * poll their queue and the live path's change stream polls `live_events` (a getMore names its
+ * collection apart), and those are not the request's.
+ */
+export function requestCommands(commands: readonly CommandStartedEvent[]): CommandStartedEvent[] {
+  return commands.filter((command) => {
+    const collection = command.commandName === 'getMore' ? command.command.collection : command.command[command.commandName];
+    return collection !== 'fanout_tasks' && collection !== 'live_events';
+  });
+}
+
 /** A fresh database name per app, so test files never see each other's data. */
 export function testDatabaseUri(): string {
   return withDatabaseName(inject('mongoServerUri'), `feed_test_${randomBytes(5).toString('hex')}`);
