@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Db, Filter, ObjectId } from 'mongodb';
+import DataLoader from 'dataloader';
+import type { Db, Filter, FindOptions, ObjectId } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
@@ -40,6 +41,19 @@ function bottomMark(oldestId: ObjectId | undefined, authorIds: readonly string[]
 export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedBackend {
   readonly strategy = 'cache' as const;
   readonly rebuild = 'lazy' as const;
+
+  /**
+   * Every page starts with one read of the reader's cache, and under load many requests are at
+   * that step in the same turn of the event loop: they share one `$in` query, so the driver's and
+   * the database's cost per command is paid once per turn rather than once per page. A request
+   * alone still makes its one command, sent one turn later (`setImmediate`, after the I/O the loop
+   * has in hand). Nothing is cached: each read sees the database as of its command.
+   */
+  private readonly cacheReads = new DataLoader<CacheRead, CacheDocument | null>((reads) => this.readCaches(reads), {
+    cache: false,
+    batchScheduleFn: (send) => setImmediate(send),
+    maxBatchSize: maxCoalescedReads,
+  });
 
   constructor(db: Db, content: ContentService, options: TimelineOptions) {
     super(db, 'timeline_cache', content, options);
@@ -83,10 +97,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
     // is the whole cache, so the edge and refill logic below sees the same document either way.
     const newestOnly = request.direction === 'older' && request.from === null;
-    const stored = await this.timelines.findOne(
-      { _id: userId },
-      newestOnly ? { projection: { _c: { $slice: -(request.limit + 1) }, _e: 1 } } : {},
-    );
+    const stored = await this.cacheReads.load({ userId, newest: newestOnly ? request.limit + 1 : null });
     const cache = stored ?? (await this.build(userId, fanoutOnRead, authorIds));
     const cached = cache._c.map(fromEntryDocument);
     const oldest = cached[0];
@@ -110,6 +121,32 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const rest = await fanoutOnRead({ direction: 'older', from: below, limit: request.limit - fromCache.length });
     if (continuesCache) await this.refill(userId, cache, rest, authorIds);
     return { items: [...fromCache, ...rest.items], hasMore: rest.hasMore };
+  }
+
+  /**
+   * One query for the whole caches asked for, one for the newest entries of the others (as many as
+   * the largest ask, each answer cut to its own: the same entries a `$slice` of its size gives).
+   */
+  private async readCaches(reads: readonly CacheRead[]): Promise<(CacheDocument | null)[]> {
+    const whole = reads.filter((read) => read.newest === null);
+    const newest = reads.filter((read) => read.newest !== null);
+    const largest = Math.max(0, ...newest.map((read) => read.newest!));
+    const [wholeCaches, newestCaches] = await Promise.all([
+      this.cachesOf(whole, {}),
+      this.cachesOf(newest, { projection: { _c: { $slice: -largest }, _e: 1 } }),
+    ]);
+    return reads.map((read) => {
+      if (read.newest === null) return wholeCaches.get(read.userId) ?? null;
+      const cache = newestCaches.get(read.userId);
+      return cache ? { ...cache, _c: cache._c.slice(-read.newest) } : null;
+    });
+  }
+
+  private async cachesOf(reads: readonly CacheRead[], options: FindOptions): Promise<Map<string, CacheDocument>> {
+    if (reads.length === 0) return new Map();
+    const userIds = [...new Set(reads.map((read) => read.userId))];
+    const found = await this.timelines.find({ _id: { $in: userIds } }, options).toArray();
+    return new Map(found.map((cache) => [cache._id, cache as CacheDocument]));
   }
 
   /**
@@ -191,6 +228,15 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     );
   }
 }
+
+/** A page's read of its reader's cache: the whole of it, or only the newest entries. */
+interface CacheRead {
+  userId: string;
+  newest: number | null;
+}
+
+/** Keeps one coalesced answer well inside a single batch (16 MiB) even when whole caches are read. */
+const maxCoalescedReads = 32;
 
 type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
 
