@@ -235,7 +235,10 @@ interface CacheRead {
   newest: number | null;
 }
 
-/** Keeps one coalesced answer well inside a single batch (16 MiB) even when whole caches are read. */
+/**
+ * Bounds one shared answer, which holds whole caches for later pages: at the default cache size 32
+ * fit in one reply; with large caches the cursor fetches the rest (`getMore`), as for any find.
+ */
 const maxCoalescedReads = 32;
 
 type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
