@@ -3,8 +3,10 @@ import { shownPost, type PostRecord } from '../content/contentService.js';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../content/position.js';
 import { badInput } from '../errors.js';
 import type { TimelineEntry } from '../feed/feedBackend.js';
+import type { PageLoads } from '../feed/feedService.js';
 import { handlePattern, type HandlePage, type UserRecord } from '../graph/userGraphService.js';
 import type { ResolversTypes } from './generated/graphql.js';
+import type { Loaders } from './loaders.js';
 
 export const defaultPageSize = 20;
 export const maxPageSize = 100;
@@ -72,7 +74,7 @@ export function toPostConnection(page: Page<PostRecord>, request: PageRequest): 
  * Linked timeline entries get their post from one batched content query; null where the post no
  * longer exists (the feed then reads on, so the page stays full).
  */
-export function hydrateEntries(
+function hydrateEntries(
   entries: readonly TimelineEntry[],
   posts: DataLoader<string, PostRecord | null>,
 ): Promise<(PostRecord | null)[]> {
@@ -102,9 +104,17 @@ const asPost = (entry: TimelineEntry, text: string): PostRecord => ({
 });
 
 /** Which of `handles` are users, from the same per-request loader the authors resolve through. */
-export async function existingUsers(users: DataLoader<string, UserRecord | null>, handles: readonly string[]): Promise<Set<string>> {
+async function existingUsers(users: DataLoader<string, UserRecord | null>, handles: readonly string[]): Promise<Set<string>> {
   const loaded = await users.loadMany(handles);
   return new Set(handles.filter((_, index) => { const user = loaded[index]; return user !== null && !(user instanceof Error); }));
+}
+
+/** What a timeline page loads, through one request's loaders. */
+export function pageLoads(loaders: Pick<Loaders, 'posts' | 'users'>): PageLoads {
+  return {
+    posts: (entries) => hydrateEntries(entries, loaders.posts),
+    users: (handles) => existingUsers(loaders.users, handles),
+  };
 }
 
 /** Replies are read oldest first, forward from `after`. */

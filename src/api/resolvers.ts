@@ -4,8 +4,7 @@ import { AppError, badInput, notFound } from '../errors.js';
 import type { HandlePage, UserRecord } from '../graph/userGraphService.js';
 import { requireViewer, type RequestContext } from './context.js';
 import {
-  existingUsers,
-  hydrateEntries,
+  pageLoads,
   postPageRequest,
   replyPageRequest,
   toPostConnection,
@@ -47,10 +46,7 @@ export const resolvers: Resolvers = {
     timeline: async (_parent, args, context) => {
       const viewerId = requireViewer(context);
       const request = postPageRequest(args);
-      const page = await context.services.feed.timeline(viewerId, request, {
-        posts: (entries) => hydrateEntries(entries, context.loaders.posts),
-        users: (handles) => existingUsers(context.loaders.users, handles),
-      });
+      const page = await context.services.feed.timeline(viewerId, request, pageLoads(context.loaders));
       return toPostConnection(page, request);
     },
   },

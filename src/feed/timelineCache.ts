@@ -146,7 +146,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     if (reads.length === 0) return new Map();
     const userIds = [...new Set(reads.map((read) => read.userId))];
     const found = await this.timelines.find({ _id: { $in: userIds } }, options).toArray();
-    return new Map(found.map((cache) => [cache._id, cache as CacheDocument]));
+    return new Map(found.map((cache) => [cache._id, cache]));
   }
 
   /**
