@@ -11,6 +11,11 @@ import type { Services } from '../services.js';
  */
 export interface Loaders {
   users: DataLoader<string, UserRecord | null>;
+  /**
+   * What `users` has answered so far in this request, to be read without a promise: a page's
+   * authors are loaded before its posts resolve, and twenty awaits per page showed in the profile.
+   */
+  loadedUsers: ReadonlyMap<string, UserRecord | null>;
   /** Keyed by lowercase hex post id; through the in-process tier, so without counts. */
   posts: DataLoader<string, PostRecord | null>;
   /** Keyed by lowercase hex post id: the current counts, read only when a response asks for them. */
@@ -26,11 +31,17 @@ export interface Loaders {
 const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
 
 export function createLoaders(services: Services, viewerId: string | null): Loaders {
+  const loadedUsers = new Map<string, UserRecord | null>();
   return {
     users: new DataLoader(async (handles) => {
       const byHandle = new Map((await services.graph.getUsers(handles)).map((user) => [user.handle, user]));
-      return handles.map((handle) => byHandle.get(handle) ?? null);
+      return handles.map((handle) => {
+        const user = byHandle.get(handle) ?? null;
+        loadedUsers.set(handle, user);
+        return user;
+      });
     }),
+    loadedUsers,
     posts: new DataLoader(async (ids) => {
       const posts = await services.content.cachedPosts(ids.map((id) => new ObjectId(id)));
       const byId = new Map(posts.map((post) => [post.id.toHexString(), post]));

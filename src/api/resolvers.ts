@@ -29,8 +29,13 @@ function parseDateTime(value: unknown): Date {
   return date;
 }
 
-async function author(post: PostRecord, context: RequestContext): Promise<UserRecord> {
-  const user = await context.loaders.users.load(post.authorId);
+function author(post: PostRecord, context: RequestContext): UserRecord | Promise<UserRecord> {
+  const loaded = context.loaders.loadedUsers.get(post.authorId);
+  if (loaded !== undefined) return existingAuthor(post, loaded);
+  return context.loaders.users.load(post.authorId).then((user) => existingAuthor(post, user));
+}
+
+function existingAuthor(post: PostRecord, user: UserRecord | null): UserRecord {
   if (!user) throw notFound(`The author of post ${post.id.toHexString()} no longer exists`);
   return user;
 }

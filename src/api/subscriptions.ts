@@ -30,7 +30,7 @@ function useEventLoaders(context: RequestContext, event: LiveEvent): void {
     shared = createLoaders(context.services, null);
     sharedLoaders.set(event, shared);
   }
-  context.loaders = { ...createLoaders(context.services, context.viewerId), users: shared.users, posts: shared.posts };
+  context.loaders = { ...createLoaders(context.services, context.viewerId), users: shared.users, loadedUsers: shared.loadedUsers, posts: shared.posts };
 }
 
 // Thin like the other resolvers: the live service does the filtering, these only map payloads.

@@ -30,7 +30,8 @@ export interface Page<T> {
 /** Newest first: negative when `a` is newer than `b`. */
 export function compareNewestFirst(a: PostPosition, b: PostPosition): number {
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();
-  return byTime !== 0 ? byTime : b.id.toHexString().localeCompare(a.id.toHexString());
+  // The ids' bytes order as their hex strings do, without making two strings per comparison.
+  return byTime !== 0 ? byTime : Buffer.compare(b.id.id, a.id.id);
 }
 
 /** Whether `position` lies strictly beyond `from` in `direction`. */
@@ -71,7 +72,8 @@ export function sortFor(direction: PageDirection, timeField: string, idField: st
  * every timeline strategy, in an author's posts and in live updates.
  */
 export function encodeCursor(position: PostPosition): string {
-  return Buffer.from(`${position.createdAt.getTime()}:${position.id.toHexString()}`).toString('base64url');
+  // Digits, a colon and hex: one byte per character, so latin1 skips UTF-8 encoding (a cursor per edge).
+  return Buffer.from(`${position.createdAt.getTime()}:${position.id.toHexString()}`, 'latin1').toString('base64url');
 }
 
 export function decodeCursor(cursor: string): PostPosition {

@@ -79,15 +79,25 @@ export async function bulkWriteIgnoringDuplicates<T extends Document>(
   }
 }
 
-/** Entries beyond the request's boundary, without duplicates, nearest to the boundary first. */
+/**
+ * Entries beyond the request's boundary, without duplicates, nearest to the boundary first. Of
+ * two copies of an entry (from two sources) the later one in `entries` is kept. Copies sort next
+ * to each other, so they are found without keying every entry by its id's hex string.
+ */
 export function nearestBeyond(entries: Iterable<TimelineEntry>, request: PageRequest): TimelineEntry[] {
-  const unique = new Map<string, TimelineEntry>();
+  const beyond: TimelineEntry[] = [];
   for (const entry of entries) {
-    if (isBeyond(entry, request.direction, request.from)) unique.set(entry.id.toHexString(), entry);
+    if (isBeyond(entry, request.direction, request.from)) beyond.push(entry);
   }
-  return [...unique.values()].sort((a, b) =>
-    request.direction === 'older' ? compareNewestFirst(a, b) : compareNewestFirst(b, a),
-  );
+  // Stable: copies stay in their order in `entries`.
+  beyond.sort((a, b) => (request.direction === 'older' ? compareNewestFirst(a, b) : compareNewestFirst(b, a)));
+  const unique: TimelineEntry[] = [];
+  for (const entry of beyond) {
+    const previous = unique.at(-1);
+    if (previous && previous.id.equals(entry.id)) unique[unique.length - 1] = entry;
+    else unique.push(entry);
+  }
+  return unique;
 }
 
 /** A page from entries already ordered nearest first; one more than the limit means "more exist". */

@@ -254,10 +254,12 @@ export class FeedService {
   /** The candidates this reader sees, in order (see visibility.ts). */
   private async visibleTo(reader: Reader, candidates: TimelineEntry[], loads: PageLoads): Promise<PostRecord[]> {
     const current = candidates.filter((entry) => passesGraph(entry, reader));
-    const [posts, users] = await Promise.all([
-      loads.posts(current),
-      loads.users([...new Set(current.flatMap((entry) => [entry.authorId, ...(entry.repostOf ? [entry.repostOf.authorId] : [])]))]),
-    ]);
+    const authorIds = new Set<string>();
+    for (const entry of current) {
+      authorIds.add(entry.authorId);
+      if (entry.repostOf) authorIds.add(entry.repostOf.authorId);
+    }
+    const [posts, users] = await Promise.all([loads.posts(current), loads.users([...authorIds])]);
     const present = posts.filter(
       (post): post is PostRecord => post !== null && users.has(post.authorId) && (!post.repostOf || users.has(post.repostOf.authorId)),
     );

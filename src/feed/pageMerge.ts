@@ -42,16 +42,17 @@ export async function mergeFiltered<T extends TimelineEntry>(
       if (farthest && (!horizon || isBeyond(horizon, request.direction, farthest))) horizon = farthest;
     }
     const candidates = nearestBeyond(
-      pages.flatMap((page) => page.items),
+      pages.length === 1 ? pages[0]!.items : pages.flatMap((page) => page.items),
       round,
-    ).filter((entry) => !seen.has(entry.id.toHexString()) && (!horizon || !isBeyond(entry, request.direction, horizon)));
-    for (const entry of candidates) seen.add(entry.id.toHexString());
+    ).filter((entry) => (seen.size === 0 || !seen.has(entry.id.toHexString())) && (!horizon || !isBeyond(entry, request.direction, horizon)));
     kept.push(...(await filter(candidates)));
 
     if (kept.length > request.limit || !horizon) {
       const items = kept.slice(0, request.limit);
       return { items: request.direction === 'older' ? items : items.reverse(), hasMore: kept.length > request.limit };
     }
+    // Only a further round asks what was seen, and most pages end in their first.
+    for (const entry of candidates) seen.add(entry.id.toHexString());
     from = horizon;
     fetch = Math.min(fetch * 2, maxFetch);
   }
