@@ -1,5 +1,14 @@
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { execute, GraphQLError, printSchema, type DocumentNode, type GraphQLSchema, type SourceLocation } from 'graphql';
+import {
+  execute,
+  GraphQLError,
+  printSchema,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SourceLocation,
+} from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 
@@ -13,38 +22,59 @@ const maxSeenOperations = 10 * maxCompiledOperations;
  * document for every response as graphql-js does. Apollo offers exactly one seam for replacing its
  * executor, the gateway interface, so this is a "gateway" that only ever serves `schema`: Apollo
  * still parses, validates (with the API's limit rules), runs every plugin and formats every error.
+ * The one exception is `answerDirectly`: a query Apollo has already accepted, sent again, whose
+ * result has no errors, is answered without Apollo's pipeline (its plugins do not see it; the API's
+ * own limit check runs before it).
  *
  * Answers are the same as graphql-js gives, errors included (test/api/compiledExecution.test.ts
  * compares the two): graphql-jit's errors are rebuilt as graphql-js builds them, and a request whose
  * variables do not coerce is left to graphql-js altogether.
  */
-export function compiledExecution(schema: GraphQLSchema): GatewayInterface & { compiledOperations(): number } {
+export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
   const compiled = new LRUCache<string, CompiledQuery>({ max: maxCompiledOperations });
   // Compiling costs several times one execution (tens of milliseconds for a large document), so a
   // document sent once (GraphiQL exploration, a client flooding distinct documents) is interpreted.
   const seenOnce = new LRUCache<string, true>({ max: maxSeenOperations });
-  const executor: GatewayExecutor = async ({ queryHash, operationName, document, context, request }) => {
-    const key = `${operationName ?? ''}:${queryHash}`;
+  // Queries Apollo has parsed, validated and let run, by their text: see `answerDirectly`.
+  const validQueries = new LRUCache<string, ValidQuery>({ max: maxCompiledOperations });
+  // What `answerDirectly` ran and left to Apollo to answer, by the request's context.
+  const alreadyRun = new WeakMap<object, () => Promise<ExecutionResult>>();
+
+  const executor: GatewayExecutor = async ({ queryHash, operationName, document, operation: definition, context, request }) => {
+    const ran = alreadyRun.get(context);
+    if (ran) {
+      alreadyRun.delete(context);
+      return asGraphqlJsResult(await ran(), document);
+    }
+    // The name the client sent: Apollo gives the resolved one, null when the client's names no
+    // operation (it calls this anyway, for the error), and null would run the document's only one.
+    const name = request.operationName ?? operationName;
+    const key = `${name ?? ''}:${queryHash}`;
     const variableValues = request.variables ?? {};
-    const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName });
+    const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName: name });
     let operation = compiled.get(key);
     if (!operation && !seenOnce.has(key)) {
       seenOnce.set(key, true);
       return interpret();
     }
     if (!operation) {
-      const result = compileQuery(schema, document, operationName ?? undefined);
+      const result = compileQuery(schema, document, name ?? undefined);
       // Apollo validated the document already; what is left here (e.g. no such operation) is reported as graphql-js would.
       if (!isCompiledQuery(result)) return result;
       operation = result;
       compiled.set(key, operation);
+      // Apollo always gives the operation it resolved; a caller of the bare executor may not.
+      if (definition?.operation === 'query' && request.query !== undefined) {
+        validQueries.set(textKey(request.query, request.operationName), { document, definition, compiled: operation });
+      }
     }
     const result = await operation.query(undefined, context, variableValues);
     // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
     // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
     if (result.data === undefined) return interpret();
-    return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, document)) } : result;
+    return asGraphqlJsResult(result, document);
   };
+
   return {
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
@@ -53,7 +83,54 @@ export function compiledExecution(schema: GraphQLSchema): GatewayInterface & { c
     load: async () => ({ executor }),
     stop: async () => {},
     compiledOperations: () => compiled.size,
+    validQuery: (query, operationName) => validQueries.get(textKey(query, operationName)),
+
+    async answerDirectly(query, context, variables) {
+      let result: ExecutionResult;
+      try {
+        result = await query.compiled.query(undefined, context, variables);
+      } catch (error) {
+        alreadyRun.set(context, () => Promise.reject(error));
+        return null;
+      }
+      // The variables did not coerce: nothing ran, and Apollo's run reports it as it always does.
+      if (result.data === undefined) return null;
+      if (result.errors) {
+        alreadyRun.set(context, async () => result);
+        return null;
+      }
+      // Byte for byte what Apollo sends for a result without errors (its prettyJSONStringify of { errors, data, extensions }).
+      return `${JSON.stringify({ data: result.data })}\n`;
+    },
   };
+}
+
+/** A query operation Apollo has accepted: the same text always parses and validates the same. */
+export interface ValidQuery {
+  document: DocumentNode;
+  definition: OperationDefinitionNode;
+  compiled: CompiledQuery;
+}
+
+export interface CompiledExecution extends GatewayInterface {
+  compiledOperations(): number;
+  /** A query this process has compiled, by its text and operation name, if any. */
+  validQuery(query: string, operationName: string | null | undefined): ValidQuery | undefined;
+  /**
+   * Runs a valid query for a request Apollo has not seen, and returns the response body when the
+   * result has no errors, which is all Apollo's pipeline would do with it: its parse, validation,
+   * negotiation and plugins cost about a sixth of a timeline page's CPU (README, "The read path").
+   * Null otherwise: the caller then hands the request to Apollo with the same context, and this
+   * executor gives Apollo what already ran instead of running it again, so errors, codes and status
+   * are Apollo's own and nothing runs twice. Cost limits are the caller's to check first.
+   */
+  answerDirectly(query: ValidQuery, context: object, variables: Record<string, unknown>): Promise<string | null>;
+}
+
+const textKey = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\0${query}`;
+
+function asGraphqlJsResult(result: ExecutionResult, document: DocumentNode): ExecutionResult {
+  return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, document)) } : result;
 }
 
 /**

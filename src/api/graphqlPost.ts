@@ -6,6 +6,18 @@ export interface GraphqlPostOptions<Context extends BaseContext> {
   maxBodyBytes: number;
   allowedOrigin: (origin: string | undefined) => boolean;
   context: ContextFunction<[IncomingMessage], Context>;
+  /**
+   * Answers a plain query without Apollo's pipeline when it can: the response body, or null to
+   * leave the request to Apollo, which then gets the same context (server.ts, compiledExecution.ts).
+   */
+  direct?: (request: PlainRequest, context: Context) => Promise<string | null>;
+}
+
+/** A single operation as JSON clients send it, with nothing Apollo would refuse or treat apart. */
+export interface PlainRequest {
+  query: string;
+  operationName: string | null;
+  variables: Record<string, unknown>;
 }
 
 /**
@@ -14,7 +26,8 @@ export interface GraphqlPostOptions<Context extends BaseContext> {
  * timeline page's CPU (README, "The read path"), and none of them does anything here that this
  * does not. Everything else (GET, preflights, compressed or chunked bodies, other content types,
  * bodies over the limit, /healthz, GraphiQL) goes to Express, which answers it as it always did:
- * the returned function says whether it took the request.
+ * the returned function says whether it took the request. A plain query that `direct` can answer
+ * (one Apollo has accepted before, with a clean result) does not reach Apollo at all.
  */
 export function graphqlPostHandler<Context extends BaseContext>(
   apollo: ApolloServer<Context>,
@@ -32,7 +45,7 @@ export function graphqlPostHandler<Context extends BaseContext>(
         answerTransportError(response, 400);
         return;
       }
-      execute(apollo, options.context, request, response, body).catch((error: unknown) => {
+      execute(apollo, options, request, response, body).catch((error: unknown) => {
         if (response.headersSent) response.destroy(error as Error);
         else answerTransportError(response, 500);
       });
@@ -78,18 +91,33 @@ function corsHeaders(request: IncomingMessage, response: ServerResponse, allowed
 
 async function execute<Context extends BaseContext>(
   apollo: ApolloServer<Context>,
-  context: ContextFunction<[IncomingMessage], Context>,
+  options: GraphqlPostOptions<Context>,
   request: IncomingMessage,
   response: ServerResponse,
   body: unknown,
 ): Promise<void> {
+  const plain = options.direct && answersJson(request.headers.accept) ? plainRequest(body) : null;
+  let context: Promise<Context> | null = null;
+  if (plain) {
+    context = options.context(request);
+    // A context that fails (a rejected token check, an outage) is Apollo's to answer, from this same promise.
+    const ready = await context.catch(() => null);
+    const answer = ready && (await options.direct!(plain, ready));
+    if (answer) {
+      response.statusCode = 200;
+      response.setHeader('content-type', jsonContentTypeSent);
+      response.setHeader('Content-Length', Buffer.byteLength(answer));
+      response.end(answer);
+      return;
+    }
+  }
   const headers = new HeaderMap();
   for (const [key, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
   }
   const answer = await apollo.executeHTTPGraphQLRequest({
     httpGraphQLRequest: { method: 'POST', headers, search: '', body },
-    context: () => context(request),
+    context: () => context ?? options.context(request),
   });
   for (const [key, value] of answer.headers) response.setHeader(key, value);
   response.statusCode = answer.status ?? 200;
@@ -100,6 +128,25 @@ async function execute<Context extends BaseContext>(
   }
   for await (const chunk of answer.body.asyncIterator) response.write(chunk);
   response.end();
+}
+
+/** What Apollo answers a single result with when the client takes `application/json`. */
+const jsonContentTypeSent = 'application/json; charset=utf-8';
+
+/**
+ * Accept headers for which Apollo's negotiation picks `application/json` (none, anything, JSON).
+ * Others, such as `application/graphql-response+json` first, are negotiated by Apollo.
+ */
+const answersJson = (accept: string | undefined) => accept === undefined || accept === '*/*' || accept === 'application/json';
+
+/** The body as one plain operation, or null for anything else (batches, extensions, malformed fields): Apollo's. */
+function plainRequest(body: unknown): PlainRequest | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { query, operationName, variables, ...rest } = body as Record<string, unknown>;
+  if (typeof query !== 'string' || Object.keys(rest).length > 0) return null;
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return null;
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return null;
+  return { query, operationName: operationName ?? null, variables: (variables ?? {}) as Record<string, unknown> };
 }
 
 /** The shape the Express path's body errors take (server.ts `transportErrors`). */

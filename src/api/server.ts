@@ -7,6 +7,7 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import cors from 'cors';
+import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import { pingDatabase } from '../db/connect.js';
@@ -16,7 +17,7 @@ import { compiledExecution } from './compiledExecution.js';
 import { createRequestContext, type RequestContext } from './context.js';
 import { createErrorFormatter, type ErrorLogger } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
-import { graphqlPostHandler, transportError } from './graphqlPost.js';
+import { graphqlPostHandler, transportError, type PlainRequest } from './graphqlPost.js';
 import { originPolicy } from './origins.js';
 import { checkOperation, limitRules } from './requestLimits.js';
 import { buildSchema } from './schema.js';
@@ -58,8 +59,15 @@ export async function createApiServer(services: Services, config: Config, log: E
   });
   const webSocketCleanup = serveLiveUpdates(webSocketServer, { schema, services, config, formatError, validationRules });
 
+  // Cost and mutation limits need the variables and the viewer: checked once the operation is known, before it runs.
+  const refusal = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: RequestContext) =>
+    checkOperation(schema, document, operation, variables, { signedIn: context.viewerId !== null, limits: config.limits });
+  const compiled = config.compiledExecution ? compiledExecution(schema) : null;
+  // Once the server starts to stop, every request goes through Apollo, which knows what to refuse then.
+  let answeringDirectly = compiled !== null;
+
   const apollo = new ApolloServer<RequestContext>({
-    ...(config.compiledExecution ? { gateway: compiledExecution(schema) } : { schema }),
+    ...(compiled ? { gateway: compiled } : { schema }),
     formatError,
     includeStacktraceInErrorResponses: config.isDevelopment,
     // No "Did you mean …?" in production: error messages must not describe the schema.
@@ -71,17 +79,20 @@ export async function createApiServer(services: Services, config: Config, log: E
       // The API sets no cache hints; the plugin would still wrap every field resolver (measured in
       // the README's read-path section) and undo much of what compiled execution saves.
       ApolloServerPluginCacheControlDisabled(),
-      { serverWillStart: async () => ({ drainServer: async () => void (await webSocketCleanup.dispose()) }) },
       {
-        // Cost and mutation limits need the variables and the viewer: checked once the operation is known, before it runs.
+        serverWillStart: async () => ({
+          drainServer: async () => {
+            answeringDirectly = false;
+            await webSocketCleanup.dispose();
+          },
+        }),
+      },
+      {
         requestDidStart: async () => ({
           didResolveOperation: async ({ document, operation, request, contextValue }) => {
             if (!operation) return; // Apollo answers that itself
-            const refusal = checkOperation(schema, document, operation, request.variables ?? {}, {
-              signedIn: contextValue.viewerId !== null,
-              limits: config.limits,
-            });
-            if (refusal) throw refusal;
+            const refused = refusal(document, operation, request.variables ?? {}, contextValue);
+            if (refused) throw refused;
           },
         }),
       },
@@ -114,7 +125,16 @@ export async function createApiServer(services: Services, config: Config, log: E
     createRequestContext(services, request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
   app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), expressMiddleware(apollo, { context: ({ req }) => context(req) }));
   app.use(transportErrors);
-  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context });
+  // A query Apollo has already validated and compiled, within its limits, is run without Apollo's
+  // pipeline; whatever is not a clean result is still answered by Apollo (compiledExecution.ts).
+  const direct = compiled
+    ? async ({ query, operationName, variables }: PlainRequest, contextValue: RequestContext) => {
+        const valid = answeringDirectly ? compiled.validQuery(query, operationName) : undefined;
+        if (!valid || refusal(valid.document, valid.definition, variables, contextValue)) return null;
+        return compiled.answerDirectly(valid, contextValue, variables);
+      }
+    : undefined;
+  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context, direct });
 
   return {
     httpServer,

@@ -1,0 +1,158 @@
+import { request } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startStandIn, type StandIn } from '../../src/db/standIn.js';
+import { requestCommands, startTestApp, withDatabaseName, type TestApp } from '../support/testApp.js';
+
+/**
+ * A query sent again after Apollo has validated and compiled it is run without Apollo's pipeline
+ * (src/api/compiledExecution.ts, answerDirectly). A client must not be able to tell: every answer,
+ * clean or not, is byte for byte the one an instance without that path (interpreted execution) gives.
+ */
+describe('queries answered without Apollo’s pipeline', () => {
+  let compiled: TestApp;
+  let interpreted: TestApp;
+  let token: string;
+  let postId: string;
+  const apolloRequests = vi.spyOn(ApolloServer.prototype, 'executeHTTPGraphQLRequest');
+
+  beforeAll(async () => {
+    compiled = await startTestApp();
+    interpreted = await startTestApp({ MONGODB_URI: compiled.mongodbUri, GRAPHQL_EXECUTION: 'interpreted' });
+    token = await compiled.signUp('reader');
+    const writer = await compiled.signUp('writer');
+    await compiled.gql('mutation { follow(handle: "writer") { handle } }', {}, token);
+    for (const text of ['one', 'two', 'three']) {
+      postId = (await compiled.gql('mutation($text: String!) { createPost(text: $text) { id } }', { text }, writer)).data.createPost.id;
+    }
+    await compiled.settled();
+  });
+  afterAll(async () => {
+    apolloRequests.mockRestore();
+    await interpreted?.stop();
+    await compiled?.stop();
+  });
+  afterEach(() => apolloRequests.mockClear());
+
+  const page = 'query Page($after: String) { timeline(first: 2, after: $after) { edges { cursor node { id text createdAt author { handle displayName } } } pageInfo { hasNextPage endCursor } } }';
+  const cases: [string, { query: string; variables?: unknown; operationName?: unknown }, Record<string, string>][] = [
+    ['a timeline page', { query: page }, {}],
+    ['a page from a cursor, with an allowed origin', { query: page, variables: { after: 'CURSOR' } }, { origin: 'http://localhost:5173' }],
+    ['a page for Accept: */*', { query: page }, { accept: '*/*' }],
+    ['a page for a client preferring application/graphql-response+json', { query: page }, { accept: 'application/graphql-response+json, application/json;q=0.9' }],
+    ['a page for a client that takes no JSON', { query: page }, { accept: 'text/plain' }],
+    ['a page without a token', { query: page }, { authorization: '' }],
+    ['a page with a forged token', { query: page }, { authorization: 'Bearer forged' }],
+    ['a malformed cursor', { query: page, variables: { after: 'not a cursor' } }, {}],
+    ['a variable of the wrong type', { query: page, variables: { after: 7 } }, {}],
+    ['variables that are not an object', { query: page, variables: [1] }, {}],
+    ['an operation name that names none', { query: page, operationName: 'Other' }, {}],
+    ['an error beside data', { query: 'query Two {\n  viewer { handle }\n  timeline(first: 0) { edges { cursor } }\n}' }, {}],
+    ['a query over its cost budget', { query: '{ timeline(first: 100) { edges { node { replies(first: 100) { edges { node { text } } } } } } }' }, {}],
+    ['a query with unknown body fields', { query: page, extensions: {} } as never, {}],
+    ['a mutation refused', { query: 'mutation { deletePost(id: "000000000000000000000000") }' }, {}],
+  ];
+
+  it.each(cases)('answers %s exactly as Apollo does', async (_name, body, headers) => {
+    const cursor = (await compiled.gql(page, {}, token)).data.timeline.pageInfo.endCursor as string;
+    const text = JSON.stringify(body).replace('CURSOR', cursor);
+    const send = (app: TestApp) => post(app.url, text, { authorization: `Bearer ${token}`, ...headers });
+    // The first request of a document is interpreted and the second compiled, both through Apollo.
+    await send(compiled);
+    await send(compiled);
+    const fromCompiled = await send(compiled);
+    const fromInterpreted = await send(interpreted);
+    expect(fromCompiled).toEqual(fromInterpreted);
+  });
+
+  it('takes clean results of known queries past Apollo, and everything else through it', async () => {
+    const body = (after: string | null) => JSON.stringify({ query: page, variables: { after } });
+    const headers = { authorization: `Bearer ${token}` };
+    await post(compiled.url, body(null), headers);
+    await post(compiled.url, body(null), headers);
+    apolloRequests.mockClear();
+
+    const first = await post(compiled.url, body(null), headers);
+    const next = await post(compiled.url, body(JSON.parse(first.text).data.timeline.pageInfo.endCursor), headers);
+    expect(JSON.parse(first.text).data.timeline.edges.map((edge: { node: { text: string } }) => edge.node.text)).toEqual(['three', 'two']);
+    expect(JSON.parse(next.text).data.timeline.edges.map((edge: { node: { text: string } }) => edge.node.text)).toEqual(['one']);
+    expect(apolloRequests).not.toHaveBeenCalled();
+
+    await post(compiled.url, body('not a cursor'), headers);
+    await post(compiled.url, body(null), { authorization: 'Bearer forged' });
+    expect(apolloRequests).toHaveBeenCalledTimes(2);
+  });
+
+  it('runs a query with errors once, then lets Apollo answer with what it gave', async () => {
+    // likeCount reads the counts from the database on every request: one `find content` per run.
+    // Keyword filters are their owner's only: an error, and `user` null beside the post.
+    const query = 'query($id: ID!) { post(id: $id) { likeCount } user(handle: "writer") { keywordFilters { phrase } } }';
+    const ask = () => compiled.gql(query, { id: postId }, token);
+    await ask();
+    await ask();
+    let answer: Awaited<ReturnType<typeof ask>> | undefined;
+    const commands = requestCommands(await compiled.commandsDuring(async () => (answer = await ask())));
+    expect(answer!.data).toEqual({ post: { likeCount: 0 }, user: null });
+    expect(answer!.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect(commands.filter((command) => command.commandName === 'find' && command.command.find === 'content')).toHaveLength(1);
+    expect(apolloRequests).toHaveBeenCalledTimes(3);
+  });
+});
+
+describe('a known query during a database outage', () => {
+  let database: StandIn;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    database = await startStandIn();
+    app = await startTestApp({ MONGODB_URI: withDatabaseName(database.uri, 'direct_outage'), LIVE_EVENTS: 'local', FANOUT_WORKERS: '0' });
+  });
+  afterAll(async () => {
+    await app?.stop().catch(() => undefined);
+    await database?.stop();
+  });
+
+  it('is answered SERVICE_UNAVAILABLE within 3 s, by Apollo, as a page error', async () => {
+    const token = await app.signUp('survivor');
+    await app.gql('mutation { createPost(text: "hi") { id } }', {}, token);
+    // A timeline page reads the database on every request, however warm the process is.
+    const query = '{ timeline { edges { node { text } } } }';
+    for (let sent = 0; sent < 3; sent++) expect((await app.gql(query, {}, token)).data.timeline.edges).toHaveLength(1);
+
+    await database.stop();
+    const started = Date.now();
+    const answer = await app.gql(query, {}, token);
+    expect(Date.now() - started).toBeLessThan(3000);
+    // The token check is served from this process, so the request runs and its page fails: 200 with the error, as Apollo answers it.
+    expect(answer).toMatchObject({ status: 200, data: null });
+    expect(answer.errors).toEqual([
+      { message: 'The database is unavailable; try again shortly', path: ['timeline'], extensions: { code: 'SERVICE_UNAVAILABLE' } },
+    ]);
+  });
+});
+
+async function post(url: string, body: string, headers: Record<string, string>) {
+  const target = new URL(url);
+  const sent = Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== ''));
+  return new Promise<{ status: number; headers: Record<string, string | undefined>; text: string }>((resolve, reject) => {
+    const outgoing = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...sent },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const { 'content-type': contentType, vary, 'access-control-allow-origin': allowOrigin, 'content-length': length } = response.headers;
+          resolve({ status: response.statusCode ?? 0, headers: { contentType, vary, allowOrigin, length }, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
