@@ -52,6 +52,8 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     const key = `${name ?? ''}:${queryHash}`;
     const variableValues = request.variables ?? {};
     const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName: name });
+    // graphql-jit takes an empty name for none; graphql-js reports a name that resolves to nothing.
+    if (!definition && request.operationName != null) return interpret();
     let operation = compiled.get(key);
     if (!operation && !seenOnce.has(key)) {
       seenOnce.set(key, true);
@@ -127,7 +129,9 @@ export interface CompiledExecution extends GatewayInterface {
   answerDirectly(query: ValidQuery, context: object, variables: Record<string, unknown>): Promise<string | null>;
 }
 
-const textKey = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\0${query}`;
+/** Length-prefixed, so that no name (not even an empty one or one ending in the separator) shares a key with another. */
+const textKey = (query: string, operationName: string | null | undefined) =>
+  operationName == null ? `-:${query}` : `${operationName.length}:${operationName}:${query}`;
 
 function asGraphqlJsResult(result: ExecutionResult, document: DocumentNode): ExecutionResult {
   return result.errors ? { ...result, errors: result.errors.map((error) => asGraphqlJsError(error, document)) } : result;

@@ -47,6 +47,8 @@ describe('queries answered without Apollo’s pipeline', () => {
     ['a variable of the wrong type', { query: page, variables: { after: 7 } }, {}],
     ['variables that are not an object', { query: page, variables: [1] }, {}],
     ['an operation name that names none', { query: page, operationName: 'Other' }, {}],
+    ['an empty operation name', { query: page, operationName: '' }, {}],
+    ['an operation name of one NUL character', { query: page, operationName: '\u0000' }, {}],
     ['an error beside data', { query: 'query Two {\n  viewer { handle }\n  timeline(first: 0) { edges { cursor } }\n}' }, {}],
     ['a query over its cost budget', { query: '{ timeline(first: 100) { edges { node { replies(first: 100) { edges { node { text } } } } } } }' }, {}],
     ['a query with unknown body fields', { query: page, extensions: {} } as never, {}],
