@@ -72,8 +72,7 @@ export function sortFor(direction: PageDirection, timeField: string, idField: st
  * every timeline strategy, in an author's posts and in live updates.
  */
 export function encodeCursor(position: PostPosition): string {
-  // Digits, a colon and hex: one byte per character, so latin1 skips UTF-8 encoding (a cursor per edge).
-  return Buffer.from(`${position.createdAt.getTime()}:${position.id.toHexString()}`, 'latin1').toString('base64url');
+  return Buffer.from(`${position.createdAt.getTime()}:${position.id.toHexString()}`).toString('base64url');
 }
 
 export function decodeCursor(cursor: string): PostPosition {
