@@ -37,13 +37,11 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
   const seenOnce = new LRUCache<string, true>({ max: maxSeenOperations });
   // Queries Apollo has parsed, validated and let run, by their text: see `answerDirectly`.
   const validQueries = new LRUCache<string, ValidQuery>({ max: maxCompiledOperations });
-  // What `answerDirectly` ran and left to Apollo to answer, by the request's context.
-  const alreadyRun = new WeakMap<object, () => Promise<ExecutionResult>>();
 
   const executor: GatewayExecutor = async ({ queryHash, operationName, document, operation: definition, context, request }) => {
-    const ran = alreadyRun.get(context);
+    const ran = (context as AlreadyRun)[alreadyRun];
     if (ran) {
-      alreadyRun.delete(context);
+      delete (context as AlreadyRun)[alreadyRun];
       return asGraphqlJsResult(await ran(), document);
     }
     // The name the client sent: Apollo gives the resolved one, null when the client's names no
@@ -92,13 +90,13 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
       try {
         result = await query.compiled.query(undefined, context, variables);
       } catch (error) {
-        alreadyRun.set(context, () => Promise.reject(error));
+        (context as AlreadyRun)[alreadyRun] = () => Promise.reject(error);
         return null;
       }
       // The variables did not coerce: nothing ran, and Apollo's run reports it as it always does.
       if (result.data === undefined) return null;
       if (result.errors) {
-        alreadyRun.set(context, async () => result);
+        (context as AlreadyRun)[alreadyRun] = async () => result;
         return null;
       }
       // Byte for byte what Apollo sends for a result without errors (its prettyJSONStringify of { errors, data, extensions }).
@@ -130,6 +128,13 @@ export interface CompiledExecution extends GatewayInterface {
 }
 
 /** Length-prefixed, so that no name (not even an empty one or one ending in the separator) shares a key with another. */
+/**
+ * What `answerDirectly` ran and left to Apollo to answer, on the request's context. A property, not
+ * a WeakMap entry: Apollo hands the executor a shallow copy of the context, which copies it.
+ */
+const alreadyRun = Symbol('alreadyRun');
+type AlreadyRun = { [alreadyRun]?: () => Promise<ExecutionResult> };
+
 const textKey = (query: string, operationName: string | null | undefined) =>
   operationName == null ? `-:${query}` : `${operationName.length}:${operationName}:${query}`;
 
