@@ -2,7 +2,8 @@ import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledExecution } from '../../src/api/compiledExecution.js';
 import { buildSchema } from '../../src/api/schema.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { startExecutionPair } from '../support/executionPair.js';
+import type { TestApp } from '../support/testApp.js';
 
 /**
  * GRAPHQL_EXECUTION=compiled (graphql-jit, the default) must answer exactly as graphql-js does:
@@ -15,13 +16,9 @@ describe('compiled execution', () => {
   let postId: string;
 
   beforeAll(async () => {
-    compiled = await startTestApp();
-    interpreted = await startTestApp({ MONGODB_URI: compiled.mongodbUri, GRAPHQL_EXECUTION: 'interpreted' });
-    token = await compiled.signUp('reader');
-    const writer = await compiled.signUp('writer');
-    await compiled.gql('mutation { follow(handle: "writer") { handle } }', {}, token);
-    postId = (await compiled.gql('mutation { createPost(text: "hello") { id } }', {}, writer)).data.createPost.id;
-    await compiled.settled();
+    let postIds: string[];
+    ({ compiled, interpreted, token, postIds } = await startExecutionPair(['hello']));
+    postId = postIds[0]!;
   });
   afterAll(async () => {
     await interpreted?.stop();

@@ -1,7 +1,8 @@
-import { request } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStandIn, type StandIn } from '../../src/db/standIn.js';
+import { startExecutionPair } from '../support/executionPair.js';
+import { rawPost } from '../support/rawPost.js';
 import { requestCommands, startTestApp, withDatabaseName, type TestApp } from '../support/testApp.js';
 
 /**
@@ -16,15 +17,7 @@ describe('queries answered without Apollo’s pipeline', () => {
   const apolloRequests = vi.spyOn(ApolloServer.prototype, 'executeHTTPGraphQLRequest');
 
   beforeAll(async () => {
-    compiled = await startTestApp();
-    interpreted = await startTestApp({ MONGODB_URI: compiled.mongodbUri, GRAPHQL_EXECUTION: 'interpreted' });
-    token = await compiled.signUp('reader');
-    const writer = await compiled.signUp('writer');
-    await compiled.gql('mutation { follow(handle: "writer") { handle } }', {}, token);
-    for (const text of ['one', 'two', 'three']) {
-      await compiled.gql('mutation($text: String!) { createPost(text: $text) { id } }', { text }, writer);
-    }
-    await compiled.settled();
+    ({ compiled, interpreted, token } = await startExecutionPair(['one', 'two', 'three']));
   });
   afterAll(async () => {
     apolloRequests.mockRestore();
@@ -132,28 +125,7 @@ describe('a known query during a database outage', () => {
   });
 });
 
-async function post(url: string, body: string, headers: Record<string, string>) {
-  const target = new URL(url);
-  const sent = Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== ''));
-  return new Promise<{ status: number; headers: Record<string, string | undefined>; text: string }>((resolve, reject) => {
-    const outgoing = request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...sent },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const { 'content-type': contentType, vary, 'access-control-allow-origin': allowOrigin, 'content-length': length } = response.headers;
-          resolve({ status: response.statusCode ?? 0, headers: { contentType, vary, allowOrigin, length }, text: Buffer.concat(chunks).toString('utf8') });
-        });
-      },
-    );
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
+/** Headers given as '' are not sent. */
+function post(url: string, body: string, headers: Record<string, string>) {
+  return rawPost(url, body, Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== '')));
 }

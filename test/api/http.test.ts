@@ -1,6 +1,6 @@
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawPost as post } from '../support/rawPost.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 describe('the HTTP surface', () => {
@@ -87,37 +87,3 @@ describe('the HTTP surface', () => {
     expect(JSON.parse(answer.text)).toEqual({ data: { __typename: 'Query' } });
   });
 });
-
-async function post(url: string, body: string, headers: Record<string, string>, framing: 'length' | 'chunked') {
-  const target = new URL(url);
-  return new Promise<{ status: number; headers: Record<string, string | undefined>; text: string }>((resolve, reject) => {
-    const outgoing = request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...headers,
-          ...(framing === 'length' ? { 'content-length': Buffer.byteLength(body) } : { 'transfer-encoding': 'chunked' }),
-        },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const { 'content-type': contentType, vary, 'access-control-allow-origin': allowOrigin, 'content-length': length } = response.headers;
-          resolve({
-            status: response.statusCode ?? 0,
-            headers: { contentType, vary, allowOrigin, length },
-            text: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
-      },
-    );
-    outgoing.on('error', reject);
-    if (framing === 'chunked') outgoing.write(body.slice(0, 3));
-    outgoing.end(framing === 'chunked' ? body.slice(3) : body);
-  });
-}
