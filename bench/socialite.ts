@@ -16,7 +16,7 @@ import { int, list, num } from './options.js';
 import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
 import { benchDatabaseServer, loadGraph } from './prepare.js';
 import { describeEnvironment } from './report.js';
-import { freePort } from './serverProcess.js';
+import { freePort, processTreeCpuSeconds } from './serverProcess.js';
 import { httpClient, mixFrom, runTraffic, type Operations, type TrafficResult } from './traffic.js';
 
 /** Socialite's feed models that match this project's strategies. */
@@ -45,6 +45,12 @@ interface Side {
   p50: number;
   p99: number;
   errors: number;
+  /**
+   * Cores used while the side's traffic ran (warm-up included): its server's processes, the
+   * database, and this process, the load generator. On a machine the three share, a side whose
+   * pages cost the client more leaves its server less.
+   */
+  cores: { server: number; database: number | null; loadGenerator: number };
 }
 
 async function main(): Promise<void> {
@@ -89,7 +95,7 @@ async function main(): Promise<void> {
   const server = await benchDatabaseServer();
   const results = [];
   try {
-    for (const strategy of options.strategies) results.push(await compare(strategy, server.uri, options));
+    for (const strategy of options.strategies) results.push(await compare(strategy, server.uri, server.standIn?.pid ?? null, options));
   } finally {
     await server.stop();
   }
@@ -113,12 +119,29 @@ async function main(): Promise<void> {
         `| ${theirs.reduce((sum, s) => sum + s.errors, 0)}, ${ours.reduce((sum, s) => sum + s.errors, 0)} |`,
     );
   }
+  console.log('\nCores while each side ran, median of the rounds (server, database, load generator), and the server\'s and the load generator\'s CPU per page:\n');
+  console.log('| strategy | side | server cores | database cores | load generator cores | server ms/page | load generator ms/page |');
+  console.log('|---|---|--:|--:|--:|--:|--:|');
+  for (const result of results) {
+    for (const [name, sides] of [['Socialite', result.rounds.map((round) => round.socialite)], ['this API', result.rounds.map((round) => round.ours)]] as const) {
+      const cores = (pick: (side: Side) => number | null) => {
+        const values = sides.map(pick).filter((value): value is number => value !== null);
+        return values.length > 0 ? median(values).toFixed(2) : '–';
+      };
+      const perPage = (pick: (side: Side) => number) => median(sides.map((side) => (1000 * pick(side)) / side.perSecond)).toFixed(2);
+      console.log(
+        `| ${result.strategy} | ${name} | ${cores((side) => side.cores.server)} | ${cores((side) => side.cores.database)} | ${cores((side) => side.cores.loadGenerator)} ` +
+          `| ${perPage((side) => side.cores.server)} | ${perPage((side) => side.cores.loadGenerator)} |`,
+      );
+    }
+  }
   console.error(`\nJSON written to ${options.out}`);
 }
 
 async function compare(
   strategy: FeedStrategyName,
   baseUri: string,
+  databasePid: number | null,
   options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number },
 ) {
   const model = socialiteModels[strategy]!;
@@ -183,11 +206,30 @@ async function compare(
       warmupSeconds: 2,
       random: seededRandom(11),
     });
-    const side = (result: TrafficResult): Side => ({ perSecond: result.perSecond, p50: result.byOperation.read?.p50 ?? NaN, p99: result.byOperation.read?.p99 ?? NaN, errors: result.errors });
+    const side = async (serverPid: number, run: () => Promise<TrafficResult>): Promise<Side> => {
+      const cpu = () => ({ server: processTreeCpuSeconds(serverPid), database: databasePid === null ? 0 : processTreeCpuSeconds(databasePid), loadGenerator: process.cpuUsage() });
+      const before = cpu();
+      const started = performance.now();
+      const result = await run();
+      const after = cpu();
+      const wall = (performance.now() - started) / 1000;
+      const loadGenerator = after.loadGenerator.user + after.loadGenerator.system - before.loadGenerator.user - before.loadGenerator.system;
+      return {
+        perSecond: result.perSecond,
+        p50: result.byOperation.read?.p50 ?? NaN,
+        p99: result.byOperation.read?.p99 ?? NaN,
+        errors: result.errors,
+        cores: {
+          server: (after.server - before.server) / wall,
+          database: databasePid === null ? null : (after.database - before.database) / wall,
+          loadGenerator: loadGenerator / 1e6 / wall,
+        },
+      };
+    };
     const rounds = [];
     for (let round = 1; round <= options.rounds; round++) {
-      const theirResult = side(await runTraffic(traffic(socialiteUsers), theirs, theirClient.send, () => {}));
-      const ourResult = side(await runTraffic(traffic(world.handles), ours, ourClient.send, () => {}));
+      const theirResult = await side(socialite.pid!, () => runTraffic(traffic(socialiteUsers), theirs, theirClient.send, () => {}));
+      const ourResult = await side(server.pid, () => runTraffic(traffic(world.handles), ours, ourClient.send, () => {}));
       console.error(`${strategy} round ${round}: Socialite ${theirResult.perSecond.toFixed(0)} pages/s, this API ${ourResult.perSecond.toFixed(0)} pages/s`);
       rounds.push({ socialite: theirResult, ours: ourResult });
     }
