@@ -127,7 +127,6 @@ export interface CompiledExecution extends GatewayInterface {
   answerDirectly(query: ValidQuery, context: object, variables: Record<string, unknown>): Promise<string | null>;
 }
 
-/** Length-prefixed, so that no name (not even an empty one or one ending in the separator) shares a key with another. */
 /**
  * What `answerDirectly` ran and left to Apollo to answer, on the request's context. A property, not
  * a WeakMap entry: Apollo hands the executor a shallow copy of the context, which copies it.
@@ -135,6 +134,7 @@ export interface CompiledExecution extends GatewayInterface {
 const alreadyRun = Symbol('alreadyRun');
 type AlreadyRun = { [alreadyRun]?: () => Promise<ExecutionResult> };
 
+/** Length-prefixed, so that no name (not even an empty one or one ending in the separator) shares a key with another. */
 const textKey = (query: string, operationName: string | null | undefined) =>
   operationName == null ? `-:${query}` : `${operationName.length}:${operationName}:${query}`;
 
