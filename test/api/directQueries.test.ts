@@ -77,6 +77,17 @@ describe('queries answered without Apollo’s pipeline', () => {
     expect(apolloRequests).toHaveBeenCalledTimes(2);
   });
 
+  it('checks the cost of a known query with each request’s variables', async () => {
+    const query = 'query($n: Int) { timeline(first: $n) { edges { node { replies(first: $n) { edges { node { text } } } } } } }';
+    const send = (app: TestApp, n: number) => post(app.url, JSON.stringify({ query, variables: { n } }), { authorization: `Bearer ${token}` });
+    await send(compiled, 1);
+    await send(compiled, 1);
+    expect(JSON.parse((await send(compiled, 1)).text).data.timeline.edges).toHaveLength(1);
+    const refused = await send(compiled, 100);
+    expect(JSON.parse(refused.text).errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+    expect(refused).toEqual(await send(interpreted, 100));
+  });
+
   it('runs a query with errors once, then lets Apollo answer with what it gave', async () => {
     // A timeline page reads `content` on every run (fanout on read, no per-request loader caches
     // it). Keyword filters are their owner's only: an error, and `user` null beside the page.
