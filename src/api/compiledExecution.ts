@@ -31,14 +31,13 @@ const maxSeenOperations = 10 * maxCompiledOperations;
  * variables do not coerce is left to graphql-js altogether.
  */
 export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
-  const compiled = new LRUCache<string, CompiledQuery>({ max: maxCompiledOperations });
+  // By text and the client's operation name, so that `answerDirectly` finds them before Apollo has hashed anything.
+  const compiled = new LRUCache<string, CompiledOperation>({ max: maxCompiledOperations });
   // Compiling costs several times one execution (tens of milliseconds for a large document), so a
   // document sent once (GraphiQL exploration, a client flooding distinct documents) is interpreted.
   const seenOnce = new LRUCache<string, true>({ max: maxSeenOperations });
-  // Queries Apollo has parsed, validated and let run, by their text: see `answerDirectly`.
-  const validQueries = new LRUCache<string, ValidQuery>({ max: maxCompiledOperations });
 
-  const executor: GatewayExecutor = async ({ queryHash, operationName, document, operation: definition, context, request }) => {
+  const executor: GatewayExecutor = async ({ queryHash, operationName, document, operation: definition, source, context, request }) => {
     const ran = (context as AlreadyRun)[alreadyRun];
     if (ran) {
       delete (context as AlreadyRun)[alreadyRun];
@@ -47,28 +46,26 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     // The name the client sent: Apollo gives the resolved one, null when the client's names no
     // operation (it calls this anyway, for the error), and null would run the document's only one.
     const name = request.operationName ?? operationName;
-    const key = `${name ?? ''}:${queryHash}`;
     const variableValues = request.variables ?? {};
     const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName: name });
     // graphql-jit takes an empty name for none; graphql-js reports a name that resolves to nothing.
     if (!definition && request.operationName != null) return interpret();
+    // Apollo always gives the source; a caller of the bare executor may give only the request's query.
+    const key = operationKey(source ?? request.query ?? '', request.operationName);
     let operation = compiled.get(key);
-    if (!operation && !seenOnce.has(key)) {
-      seenOnce.set(key, true);
+    const seenKey = `${name ?? ''}:${queryHash}`;
+    if (!operation && !seenOnce.has(seenKey)) {
+      seenOnce.set(seenKey, true);
       return interpret();
     }
     if (!operation) {
       const result = compileQuery(schema, document, name ?? undefined);
       // Apollo validated the document already; what is left here (e.g. no such operation) is reported as graphql-js would.
       if (!isCompiledQuery(result)) return result;
-      operation = result;
+      operation = { document, definition, compiled: result };
       compiled.set(key, operation);
-      // Apollo always gives the operation it resolved; a caller of the bare executor may not.
-      if (definition?.operation === 'query' && request.query !== undefined) {
-        validQueries.set(textKey(request.query, request.operationName), { document, definition, compiled: operation });
-      }
     }
-    const result = await operation.query(undefined, context, variableValues);
+    const result = await operation.compiled.query(undefined, context, variableValues);
     // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
     // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
     if (result.data === undefined) return interpret();
@@ -83,7 +80,11 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     load: async () => ({ executor }),
     stop: async () => {},
     compiledOperations: () => compiled.size,
-    validQuery: (query, operationName) => validQueries.get(textKey(query, operationName)),
+    validQuery(query, operationName) {
+      const operation = compiled.get(operationKey(query, operationName));
+      // Apollo always gives the operation it resolved; a caller of the bare executor may not.
+      return operation?.definition?.operation === 'query' ? (operation as ValidQuery) : undefined;
+    },
 
     async answerDirectly(query, context, variables) {
       let result: ExecutionResult;
@@ -105,11 +106,16 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
   };
 }
 
-/** A query operation Apollo has accepted: the same text always parses and validates the same. */
-export interface ValidQuery {
+/** An operation Apollo has accepted: the same text always parses and validates the same. */
+interface CompiledOperation {
   document: DocumentNode;
-  definition: OperationDefinitionNode;
+  definition: OperationDefinitionNode | undefined;
   compiled: CompiledQuery;
+}
+
+/** A compiled query operation, which `answerDirectly` may run. */
+export interface ValidQuery extends CompiledOperation {
+  definition: OperationDefinitionNode;
 }
 
 export interface CompiledExecution extends GatewayInterface {
@@ -135,7 +141,7 @@ const alreadyRun = Symbol('alreadyRun');
 type AlreadyRun = { [alreadyRun]?: () => Promise<ExecutionResult> };
 
 /** Length-prefixed, so that no name (not even an empty one or one ending in the separator) shares a key with another. */
-const textKey = (query: string, operationName: string | null | undefined) =>
+const operationKey = (query: string, operationName: string | null | undefined) =>
   operationName == null ? `-:${query}` : `${operationName.length}:${operationName}:${query}`;
 
 function asGraphqlJsResult(result: ExecutionResult, document: DocumentNode): ExecutionResult {
