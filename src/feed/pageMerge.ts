@@ -42,7 +42,7 @@ export async function mergeFiltered<T extends TimelineEntry>(
       if (farthest && (!horizon || isBeyond(horizon, request.direction, farthest))) horizon = farthest;
     }
     const candidates = nearestBeyond(
-      pages.length === 1 ? pages[0]!.items : pages.flatMap((page) => page.items),
+      pages.flatMap((page) => page.items),
       round,
     ).filter((entry) => (seen.size === 0 || !seen.has(entry.id.toHexString())) && (!horizon || !isBeyond(entry, request.direction, horizon)));
     kept.push(...(await filter(candidates)));
