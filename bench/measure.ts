@@ -9,6 +9,19 @@ export const timelineQuery = `query Timeline($after: String) {
   }
 }`;
 
+/**
+ * The fields of a page of Socialite's timeline (`GET /users/{id}/timeline`: each post's id,
+ * message, date and author id), and what scrolling needs. The Socialite comparison reads this by
+ * default, so both sides serve the same information; `timelineQuery` adds a cursor per post and
+ * the author's display name (about twice the bytes).
+ */
+export const socialiteFieldsTimelineQuery = `query Timeline($after: String) {
+  timeline(first: 20, after: $after) {
+    edges { node { id text createdAt author { handle } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
 export const createPostMutation = 'mutation Post($text: String!) { createPost(text: $text) { id createdAt } }';
 
 /** The generated data every strategy shares; anything else belongs to one run and is dropped after it. */

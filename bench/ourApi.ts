@@ -86,14 +86,14 @@ export async function readEveryTimelineOnce(label: string, users: readonly strin
 }
 
 /** The GraphQL operations of the mix, as the reference web client would send them. */
-export function graphqlOperations(world: World, random: () => number): Operations {
+export function graphqlOperations(world: World, random: () => number, readQuery = timelineQuery): Operations {
   const call = async (send: Send, user: string, query: string, variables: Record<string, unknown>) => {
     const reply = await send('POST', '/graphql', { 'content-type': 'application/json', authorization: world.authorization.get(user)! }, JSON.stringify({ query, variables }));
     const json = JSON.parse(reply.body) as { data?: any; errors?: unknown };
     return { ok: reply.status === 200 && !json.errors && json.data != null, data: json.data };
   };
   const readPage = async (session: Session, send: Send, after: string | null) => {
-    const { ok, data } = await call(send, session.user, timelineQuery, { after });
+    const { ok, data } = await call(send, session.user, readQuery, { after });
     const timeline = data?.timeline;
     session.cursor = timeline?.pageInfo.hasNextPage ? timeline.pageInfo.endCursor : null;
     session.seenPostIds = timeline ? timeline.edges.map((edge: { node: { id: string } }) => edge.node.id) : [];

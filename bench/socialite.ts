@@ -13,6 +13,7 @@ import type { FeedStrategyName } from '../src/config.js';
 import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
 import { seededRandom } from './generate.js';
 import { int, list, num } from './options.js';
+import { socialiteFieldsTimelineQuery, timelineQuery } from './measure.js';
 import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
 import { benchDatabaseServer, loadGraph } from './prepare.js';
 import { describeEnvironment } from './report.js';
@@ -36,6 +37,9 @@ const usage = `Usage: npm run bench:socialite -- --jar <path to socialite-0.0.1-
   --duration <s>       measured seconds per round and side (default 10)
   --rounds <n>         alternating rounds (default 3)
   --strategies <list>  of ${Object.keys(socialiteModels).join(', ')} (default both)
+  --fields <which>     what this API's page carries: socialite (each post's id, text, time and
+                       author, as Socialite's page; default) or client (also a cursor per post and
+                       the author's display name)
   --processes <n>      this API's server processes, WEB_CONCURRENCY (default 1); Socialite's Jetty uses every core
   --out <path>         JSON results (default bench/results/socialite-<time>.json)
 `;
@@ -68,6 +72,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string' },
       strategies: { type: 'string' },
       processes: { type: 'string' },
+      fields: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -88,6 +93,7 @@ async function main(): Promise<void> {
     rounds: int('rounds', values.rounds, 3, 1),
     strategies: list('strategies', values.strategies, Object.keys(socialiteModels) as FeedStrategyName[]),
     processes: int('processes', values.processes, 1, 1),
+    fields: pageFields(values.fields),
     out: values.out ?? `bench/results/socialite-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
 
@@ -104,7 +110,7 @@ async function main(): Promise<void> {
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`- Machine: ${report.environment.cpu}, ${report.environment.cores} cores; Node ${report.environment.node}; database: ${report.environment.database}`);
-  console.log(`- Traffic: timeline reads only (20 posts a page), ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}`);
+  console.log(`- Traffic: timeline reads only (20 posts a page), ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}, ${options.fields === 'socialite' ? "the fields of Socialite's page" : "the reference client's fields"}`);
   console.log('\n| strategy | data (users, follows, posts) | Socialite pages/s | p50 / p99 ms | this API pages/s | p50 / p99 ms | ratio (median) | ratio per round | failed requests (Socialite, ours) |');
   console.log('|---|---|--:|--:|--:|--:|--:|---|--:|');
   for (const result of results) {
@@ -142,7 +148,7 @@ async function compare(
   strategy: FeedStrategyName,
   baseUri: string,
   databasePid: number | null,
-  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number },
+  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client' },
 ) {
   const model = socialiteModels[strategy]!;
   const socialiteDatabase = `socialite_${Date.now().toString(36)}`;
@@ -189,9 +195,13 @@ async function compare(
     await waitForHttp(`http://127.0.0.1:${port}/users/0/timeline?limit=1`, socialite);
     const socialiteUsers = Array.from({ length: options.users }, (_, i) => String(i));
     const theirs: Operations = {
-      read: async (session, send) => ({ ran: 'read', ok: (await send('GET', `/users/${session.user}/timeline?limit=20`, {})).status === 200 }),
+      // Parsed as ours are: a client reads the page it asked for.
+      read: async (session, send) => {
+        const reply = await send('GET', `/users/${session.user}/timeline?limit=20`, {});
+        return { ran: 'read', ok: reply.status === 200 && Array.isArray(JSON.parse(reply.body)) };
+      },
     };
-    const ours = graphqlOperations(world, seededRandom(9));
+    const ours = graphqlOperations(world, seededRandom(9), options.fields === 'socialite' ? socialiteFieldsTimelineQuery : timelineQuery);
     await readEveryTimelineOnce('Socialite', socialiteUsers, theirs.read!, theirClient.send, options.concurrency);
     await readEveryTimelineOnce('this API', world.handles, ours.read!, ourClient.send, options.concurrency);
 
@@ -244,6 +254,12 @@ async function compare(
     await socialiteDb.close();
     await ourDatabase.close();
   }
+}
+
+function pageFields(raw: string | undefined): 'socialite' | 'client' {
+  const fields = list('fields', raw ?? 'socialite', ['socialite', 'client'] as const);
+  if (fields.length !== 1) throw new Error(`--fields: one of socialite, client, got "${raw}"`);
+  return fields[0]!;
 }
 
 function run(command: string, args: string[]): Promise<void> {
