@@ -58,8 +58,13 @@ export function createServices(db: Db, config: Config): Services {
   feed.observe(live);
   // Another instance's change (or this one's, echoed) makes what this process holds stale.
   live.invalidateWith((event) => {
+    if (event.kind === 'postAdded') {
+      content.forgetOutboxes([event.post.authorId]);
+      return;
+    }
     if (event.kind === 'postRemoved') {
       content.forgetPosts([event.postId]);
+      content.forgetOutboxes([event.authorId]);
       return;
     }
     if (event.kind === 'changed') {

@@ -27,9 +27,14 @@ export class ReadThroughCache<K extends string, V extends object> {
 
   constructor(
     readonly name: string,
-    options: { max: number; ttlMs: number },
+    options: { max: number; ttlMs: number; sized?: { maxSize: number; sizeOf: (value: V) => number } },
   ) {
-    this.entries = new LRUCache<K, V>({ max: options.max, ttl: options.ttlMs, ttlAutopurge: false });
+    this.entries = new LRUCache<K, V>({
+      max: options.max,
+      ttl: options.ttlMs,
+      ttlAutopurge: false,
+      ...(options.sized ? { maxSize: options.sized.maxSize, sizeCalculation: options.sized.sizeOf } : {}),
+    });
   }
 
   /** The values of `keys`, loading the missing ones in one call; absent keys are left out. */

@@ -1,5 +1,6 @@
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
+import { Outboxes } from './outboxes.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
 import { PostCounters, staleChangeMs } from './postCounters.js';
@@ -150,9 +151,12 @@ export class ContentService {
    * elsewhere through the `postRemoved` live event). Counts change all the time and are read apart (`countsOf`).
    */
   private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', { max: 50_000, ttlMs: 60_000 });
+  /** Authors' newest posts, for pages of one or many authors (see Outboxes). */
+  private readonly outboxes: Outboxes;
 
   constructor(db: Db) {
     this.content = db.collection<ContentDocument>('content');
+    this.outboxes = new Outboxes(this.content);
     this.counters = new PostCounters(this.content);
     this.tombstones = db.collection<TombstoneDocument>('deleted_posts');
   }
@@ -223,6 +227,7 @@ export class ContentService {
       if (!isDuplicateKeyError(error)) throw error;
       stored = false;
     }
+    this.outboxes.forget([post.authorId]);
     // A replay counts only a reply that is still marked as not yet counted.
     const uncounted = stored || (await this.content.countDocuments({ _id: post.id, _cq: true }, { limit: 1 })) > 0;
     if (post.replyTo && uncounted) await this.countReply(post.id, post.replyTo.id);
@@ -299,12 +304,13 @@ export class ContentService {
    * background work can tell a deleted post from one whose request has not stored it yet.
    */
   async deletePost(id: ObjectId): Promise<boolean> {
-    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1 } });
+    const doc = await this.content.findOne({ _id: id }, { projection: { _a: 1, _r: 1 } });
     const now = new Date();
     const intent = doc?._r ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
     await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent } }, { upsert: true });
     const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
     this.forgetPosts([id]);
+    if (doc) this.outboxes.forget([doc._a]);
     await this.uncountReply({ _id: id, 'uncount.state': 'pending' });
     return deleted;
   }
@@ -373,8 +379,17 @@ export class ContentService {
     return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
   }
 
+  /** Posts added or removed elsewhere: their authors' outboxes are stale. */
+  forgetOutboxes(authorIds: Iterable<string>): void {
+    this.outboxes.forget(authorIds);
+  }
+
   cacheStats() {
     return this.postCache.stats();
+  }
+
+  outboxStats() {
+    return this.outboxes.stats();
   }
 
   countPosts(): Promise<number> {
@@ -388,12 +403,13 @@ export class ContentService {
 
   /** A page of the posts of one or many authors around a point in time, newest first. */
   pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
-    return this.page(authorIds, request, {});
+    return this.page(authorIds, request, {}, true);
   }
 
   /** The same, for the posts of these authors that are pulled rather than pushed. */
   pulledPageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
-    return this.page(authorIds, request, { _p: true });
+    // A query, not the outboxes: a reader follows few pulled authors, and their outboxes would hold mostly pushed posts.
+    return this.page(authorIds, request, { _p: true }, false);
   }
 
   /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
@@ -403,8 +419,10 @@ export class ContentService {
     for await (const doc of cursor) yield toPostRecord(doc);
   }
 
-  private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+  private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>, fromOutboxes: boolean): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
+    const held = fromOutboxes ? await this.outboxes.page(authorIds, request) : null;
+    if (held) return held;
     const byAuthor: Filter<ContentDocument> =
       authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
     const docs = await this.content

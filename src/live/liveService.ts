@@ -66,7 +66,7 @@ export class LiveService implements FeedObserver {
     if (this.unlisten) return;
     this.logger = logger;
     this.unlisten = this.source.listen((event) => {
-      if (event.kind !== 'postAdded') this.forget(event);
+      this.forget(event);
       this.timelines.handle(event);
     });
     try {
@@ -144,10 +144,10 @@ export class LiveService implements FeedObserver {
   }
 
   /**
-   * Hands every deletion, follow, unfollow and change event, from this instance or another, to
+   * Hands every event (posts added and removed, follows, unfollows, changes), from this instance or another, to
    * `forget`: the in-process tier drops what they make stale. Called once, before `start`.
    */
-  invalidateWith(forget: (event: Exclude<LiveEvent, { kind: 'postAdded' }>) => void): void {
+  invalidateWith(forget: (event: LiveEvent) => void): void {
     this.forget = forget;
   }
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
- * Two instances on one database, each holding users, follow lists, readers' filters and posts in process.
+ * Two instances on one database, each holding users, follow lists, readers' filters, posts and
+ * authors' newest posts (outboxes) in process.
  * A change made through one must show through the other within a second: the change stream the
  * live path runs carries the invalidation.
  */
@@ -72,6 +73,27 @@ describe('the in-process tier across two instances', () => {
     expect(second.services.content.cacheStats().hits).toBeGreaterThan(0);
     await ok(first, 'star', `mutation { deletePost(id: "${createPost.id}") }`);
     await withinASecond(async () => (await ok(second, 'fan', read)).post, null);
+  });
+
+  it('shows a post made on one instance in the other’s fanout-on-read timelines and account pages, and drops it once deleted', async () => {
+    for (const handle of ['writer', 'follower']) tokens[handle] = await first.signUp(handle);
+    await ok(first, 'writer', 'mutation { createPost(text: "first words") { id } }');
+    await ok(first, 'follower', 'mutation { follow(handle: "writer") { handle } }');
+    const read = '{ timeline(first: 3) { edges { node { text } } } user(handle: "writer") { posts(first: 3) { edges { node { text } } } } }';
+    const texts = async () => {
+      const data = await ok(second, 'follower', read);
+      return [data.timeline.edges.map((edge: any) => edge.node.text), data.user.posts.edges.map((edge: any) => edge.node.text)];
+    };
+    await withinASecond(texts, [['first words'], ['first words']]);
+    // The second instance merges these pages from the outboxes it holds, without reading `content`.
+    const hits = second.services.content.outboxStats().hits;
+    await texts();
+    expect(second.services.content.outboxStats().hits).toBeGreaterThan(hits);
+
+    const { createPost } = await ok(first, 'writer', 'mutation { createPost(text: "second words") { id } }');
+    await withinASecond(texts, [['second words', 'first words'], ['second words', 'first words']]);
+    await ok(first, 'writer', `mutation { deletePost(id: "${createPost.id}") }`);
+    await withinASecond(texts, [['first words'], ['first words']]);
   });
 
   it('stops a deleted account’s token on the other instance too', async () => {

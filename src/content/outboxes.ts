@@ -1,0 +1,132 @@
+import type { Collection } from 'mongodb';
+import { ReadThroughCache } from '../cache/readThrough.js';
+import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
+import { toPostRecord, type ContentDocument, type PostRecord } from './contentService.js';
+
+/**
+ * What this process knows of one author's posts and reposts: every one at or newer than `floor`,
+ * newest first, and all of them when `floor` is null. Counts are left out (`counts: null`): they
+ * change with every like and are read apart.
+ */
+export interface Outbox {
+  posts: PostRecord[];
+  floor: PostPosition | null;
+}
+
+/** Posts kept per author: two pages of the reference client, so scrolling stays in process too. */
+const outboxLength = 40;
+/** Largest number of posts one load reads, whatever the number of authors missing. */
+const maxLoad = 1000;
+
+/**
+ * Each author's newest posts held in this process (the outbox of Weibo's feed cache, in its L1
+ * tier: `../shared/reference/weibo-feed-cache-architecture.zh.md`), so a page of several authors
+ * (fanout on read, a returning reader's first pages, an account's own posts) is merged here instead of read from
+ * `content`. A page the outboxes cannot answer exactly (past what they hold) is left to `content`.
+ *
+ * A new or deleted post drops its author's outbox here at once (ContentService), and in every
+ * other instance through the `postAdded` and `postRemoved` live events (services.ts). Entries are
+ * trusted for 10 s at most, a backstop for a post whose request died between storing it and
+ * announcing it.
+ */
+export class Outboxes {
+  private readonly cache = new ReadThroughCache<string, Outbox>('outboxes', {
+    max: 100_000,
+    ttlMs: 10_000,
+    sized: { maxSize: 1_000_000, sizeOf: (outbox) => outbox.posts.length + 1 },
+  });
+
+  constructor(private readonly content: Collection<ContentDocument>) {}
+
+  /**
+   * The page from the outboxes of `authorIds`; null when they do not
+   * hold all of it. A newest page loads the missing outboxes first, in one query; other pages use
+   * only what is held.
+   */
+  async page(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord> | null> {
+    const newestPage = request.direction === 'older' && request.from === null;
+    const held = await this.cache.getMany(authorIds, (missing) => (newestPage ? this.load(missing) : Promise.resolve(new Map())));
+    const outboxes: Outbox[] = [];
+    for (const authorId of new Set(authorIds)) {
+      const outbox = held.get(authorId);
+      if (!outbox) return null;
+      outboxes.push(outbox);
+    }
+    return pageOfOutboxes(outboxes, request);
+  }
+
+  forget(authorIds: Iterable<string>): void {
+    this.cache.invalidate(authorIds);
+  }
+
+  stats() {
+    return this.cache.stats();
+  }
+
+  /**
+   * The newest posts of these authors, newest first, at most `outboxLength` each. When the query
+   * stops at its limit, each author's posts are known down to the last post it read (the floor).
+   */
+  private async load(authorIds: string[]): Promise<Map<string, Outbox>> {
+    const limit = Math.min(outboxLength * authorIds.length, maxLoad);
+    const docs = await this.content
+      .find(authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: authorIds } })
+      .sort({ _d: -1, _id: -1 })
+      .limit(limit)
+      .toArray();
+    const last = docs.at(-1);
+    const floor = docs.length === limit && last ? { createdAt: last._d, id: last._id } : null;
+    const outboxes = new Map<string, Outbox>(authorIds.map((authorId) => [authorId, { posts: [], floor }]));
+    for (const doc of docs) {
+      const outbox = outboxes.get(doc._a)!;
+      if (outbox.posts.length === outboxLength) continue;
+      outbox.posts.push({ ...toPostRecord(doc), counts: null });
+      if (outbox.posts.length === outboxLength) outbox.floor = outbox.posts[outboxLength - 1]!;
+    }
+    return outboxes;
+  }
+}
+
+/**
+ * A page merged from outboxes (each newest first), or null when it reaches past what they hold.
+ * Below the newest of their floors some author's posts may be missing, so an older page needs one
+ * post more than its size above that floor (which also proves `hasMore`), and a newer page must
+ * start at or above it.
+ */
+export function pageOfOutboxes(outboxes: readonly Outbox[], request: PageRequest): Page<PostRecord> | null {
+  let floor: PostPosition | null = null;
+  for (const outbox of outboxes) if (outbox.floor && (!floor || compareNewestFirst(outbox.floor, floor) < 0)) floor = outbox.floor;
+  const { direction, from, limit } = request;
+  const older = direction === 'older';
+  if (!older && floor && (!from || compareNewestFirst(from, floor) > 0)) return null;
+
+  // Each outbox's post nearest `from` in the page's direction; older pages walk towards the end.
+  const step = older ? 1 : -1;
+  const heads = outboxes.map(({ posts }) => {
+    if (older) {
+      let index = 0;
+      while (index < posts.length && !isBeyond(posts[index]!, direction, from)) index++;
+      return index;
+    }
+    let index = posts.length - 1;
+    while (index >= 0 && !isBeyond(posts[index]!, direction, from)) index--;
+    return index;
+  });
+  const headPost = (i: number) => outboxes[i]!.posts[heads[i]!];
+  const nearestFirst: PostRecord[] = [];
+  while (nearestFirst.length <= limit) {
+    let best = -1;
+    for (let i = 0; i < outboxes.length; i++) {
+      const head = headPost(i);
+      if (head && (best < 0 || compareNewestFirst(head, headPost(best)!) * step < 0)) best = i;
+    }
+    if (best < 0) break;
+    const post = headPost(best)!;
+    if (older && floor && compareNewestFirst(post, floor) > 0) break;
+    nearestFirst.push(post);
+    heads[best] = heads[best]! + step;
+  }
+  if (older && floor && nearestFirst.length <= limit) return null;
+  const items = nearestFirst.slice(0, limit);
+  return { items: older ? items : items.reverse(), hasMore: nearestFirst.length > limit };
+}
