@@ -17,6 +17,11 @@ export interface Outbox {
 const outboxLength = 40;
 /** Largest number of posts one load reads, whatever the number of authors missing. */
 const maxLoad = 1000;
+/**
+ * Readers who follow more authors than this are paged by a query: merging their outboxes would
+ * cost more CPU per page than the query it saves.
+ */
+const maxAuthors = 500;
 
 /**
  * Each author's newest posts held in this process (the outbox of Weibo's feed cache, in its L1
@@ -33,17 +38,19 @@ export class Outboxes {
   private readonly cache = new ReadThroughCache<string, Outbox>('outboxes', {
     max: 100_000,
     ttlMs: 10_000,
-    sized: { maxSize: 1_000_000, sizeOf: (outbox) => outbox.posts.length + 1 },
+    // At most about 60 MB of posts at the longest texts.
+    sized: { maxSize: 100_000, sizeOf: (outbox) => outbox.posts.length + 1 },
   });
 
   constructor(private readonly content: Collection<ContentDocument>) {}
 
   /**
-   * The page from the outboxes of `authorIds`; null when they do not
-   * hold all of it. A newest page loads the missing outboxes first, in one query; other pages use
-   * only what is held.
+   * The page from the outboxes of `authorIds`; null when they do not hold all of it, or for more
+   * than `maxAuthors`. A newest page loads the missing outboxes first, in one query; other pages
+   * use only what is held.
    */
   async page(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord> | null> {
+    if (authorIds.length > maxAuthors) return null;
     const newestPage = request.direction === 'older' && request.from === null;
     const held = await this.cache.getMany(authorIds, (missing) => (newestPage ? this.load(missing) : Promise.resolve(new Map())));
     const outboxes: Outbox[] = [];
