@@ -40,32 +40,37 @@ export function postPageRequest(args: PostPageArgs): PageRequest {
   return { direction: 'older', from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
 }
 
-/** An edge before its fields resolve: `repostedBy` is loaded only when asked for. */
+/**
+ * An edge before its fields resolve: its cursor is encoded and `repostedBy` loaded only when asked
+ * for (a client that pages by `pageInfo` alone makes none of the twenty cursors).
+ */
 export interface PostEdgeRecord {
-  cursor: string;
+  /** The timeline item, whose place the cursor marks: for a repost, the repost. */
+  item: PostRecord;
   node: PostRecord;
   repostedById: string | null;
 }
 
 /** A timeline item as an edge: a repost shows its original, at the repost's place (its cursor). */
 export function toPostEdge(item: PostRecord): PostEdgeRecord {
-  return { cursor: encodeCursor(item), node: shownPost(item), repostedById: item.repostOf ? item.authorId : null };
+  return { item, node: shownPost(item), repostedById: item.repostOf ? item.authorId : null };
 }
+
+const cursorOf = (item: PostRecord | undefined) => (item ? encodeCursor(item) : null);
 
 /**
  * The far end of a page in its direction is exact (one extra row was read). The near end is
  * "there is something beyond the cursor you came from", which is true whenever a cursor was given.
  */
 export function toPostConnection(page: Page<PostRecord>, request: PageRequest): ResolversTypes['PostConnection'] {
-  const edges = page.items.map(toPostEdge);
   const cameFromCursor = request.from !== null;
   return {
-    edges,
+    edges: page.items.map(toPostEdge),
     pageInfo: {
       hasNextPage: request.direction === 'older' ? page.hasMore : cameFromCursor,
       hasPreviousPage: request.direction === 'newer' ? page.hasMore : cameFromCursor,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      startCursor: cursorOf(page.items[0]),
+      endCursor: cursorOf(page.items.at(-1)),
     },
   };
 }
@@ -123,8 +128,10 @@ export function replyPageRequest(args: { first?: number | null; after?: string |
 }
 
 export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): ResolversTypes['PostConnection'] {
-  const edges = page.items.map(toPostEdge);
-  return { edges, pageInfo: forwardPageInfo(edges, page.hasMore, cameFromCursor) };
+  return {
+    edges: page.items.map(toPostEdge),
+    pageInfo: { hasNextPage: page.hasMore, hasPreviousPage: cameFromCursor, startCursor: cursorOf(page.items[0]), endCursor: cursorOf(page.items.at(-1)) },
+  };
 }
 
 /** A list paged forward only: more after the page is exact, before it means "came from a cursor". */

@@ -1,6 +1,7 @@
 import { GraphQLScalarType, Kind } from 'graphql';
 import { parsePostId, type PostCounts, type PostRecord } from '../content/contentService.js';
 import { AppError, badInput, notFound } from '../errors.js';
+import { encodeCursor } from '../content/position.js';
 import type { HandlePage, UserRecord } from '../graph/userGraphService.js';
 import { requireViewer, type RequestContext } from './context.js';
 import {
@@ -118,6 +119,7 @@ export const resolvers: Resolvers = {
   },
 
   PostEdge: {
+    cursor: (edge) => encodeCursor(edge.item),
     repostedBy: (edge, _args, context) => (edge.repostedById ? context.loaders.users.load(edge.repostedById) : null),
   },
 };
