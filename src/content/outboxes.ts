@@ -120,18 +120,24 @@ export function pageOfOutboxes(outboxes: readonly Outbox[], request: PageRequest
     return index;
   });
   const headPost = (i: number) => outboxes[i]!.posts[heads[i]!];
+  // The nearest head wins: by time (a number, the profile's hot path), by id only on a tie.
+  const headTimes = heads.map((_, i) => headPost(i)?.createdAt.getTime() ?? Number.NaN);
   const nearestFirst: PostRecord[] = [];
   while (nearestFirst.length <= limit) {
     let best = -1;
     for (let i = 0; i < outboxes.length; i++) {
-      const head = headPost(i);
-      if (head && (best < 0 || compareNewestFirst(head, headPost(best)!) * step < 0)) best = i;
+      const time = headTimes[i]!;
+      if (Number.isNaN(time)) continue;
+      const nearer = best < 0 || (older ? time > headTimes[best]! : time < headTimes[best]!);
+      const tie = !nearer && time === headTimes[best]! && compareNewestFirst(headPost(i)!, headPost(best)!) * step < 0;
+      if (nearer || tie) best = i;
     }
     if (best < 0) break;
     const post = headPost(best)!;
     if (older && floor && compareNewestFirst(post, floor) > 0) break;
     nearestFirst.push(post);
     heads[best] = heads[best]! + step;
+    headTimes[best] = headPost(best)?.createdAt.getTime() ?? Number.NaN;
   }
   if (older && floor && nearestFirst.length <= limit) return null;
   const items = nearestFirst.slice(0, limit);
