@@ -303,14 +303,15 @@ export class ContentService {
    * True when this call removed the post. A tombstone is written first and kept for a day, so
    * background work can tell a deleted post from one whose request has not stored it yet.
    */
-  async deletePost(id: ObjectId): Promise<boolean> {
-    const doc = await this.content.findOne({ _id: id }, { projection: { _a: 1, _r: 1 } });
+  async deletePost({ id, authorId }: PostRef): Promise<boolean> {
+    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1 } });
     const now = new Date();
     const intent = doc?._r ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
     await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent } }, { upsert: true });
     const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
     this.forgetPosts([id]);
-    if (doc) this.outboxes.forget([doc._a]);
+    // Also when another caller deleted it first: this process may hold it all the same.
+    this.outboxes.forget([authorId]);
     await this.uncountReply({ _id: id, 'uncount.state': 'pending' });
     return deleted;
   }

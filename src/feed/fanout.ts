@@ -205,7 +205,7 @@ export class Fanout {
     const post = fromPayload(task.payload.post);
     const { recipients } = task.payload;
     if (!recipients) {
-      await this.content.deletePost(post.id);
+      await this.content.deletePost(post);
       // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
       // (they check after writing).
       await this.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });

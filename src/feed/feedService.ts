@@ -161,7 +161,7 @@ export class FeedService {
   private async retract(post: PostRecord): Promise<void> {
     if (!post.pulled) await this.fanout.enqueueRetraction(post);
     // The retraction's first sub-task deletes the post too, and may have been first.
-    await this.content.deletePost(post.id);
+    await this.content.deletePost(post);
     await this.backend.removeFrom([post.authorId], post);
     await this.notify((observer) => observer.postDeleted(post));
   }

@@ -132,4 +132,20 @@ describe('fanout on read from the outboxes, on the database', () => {
     expect(texts).toEqual((await stored()).slice(0, 5));
     expect(app.services.content.outboxStats().hits).toBeGreaterThan(hits);
   });
+
+  it('drops a post from the outbox when another caller (a fanout worker elsewhere) deleted it first', async () => {
+    const invalidations = () => app.services.content.outboxStats().invalidations;
+    const before = invalidations();
+    const { createPost } = await ok('quiet', 'mutation { createPost(text: "raced") { id } }');
+    // The post's own live event comes back too and drops the outbox again: let it land first.
+    for (const deadline = Date.now() + 2000; invalidations() < before + 2 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(invalidations()).toBe(before + 2);
+    const newest = () => app.services.content.pageByAuthors(['quiet'], { direction: 'older', from: null, limit: 1 });
+    expect((await newest()).items[0]!.text).toBe('raced');
+    expect((await newest()).items[0]!.text).toBe('raced'); // from the outbox
+    const id = new ObjectId(createPost.id);
+    await app.database.db.collection('content').deleteOne({ _id: id });
+    expect(await app.services.content.deletePost({ id, authorId: 'quiet' })).toBe(false);
+    expect((await newest()).items[0]!.text).not.toBe('raced');
+  });
 });
