@@ -139,6 +139,10 @@ export function parsePostId(id: string): ObjectId | null {
   return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
 }
 
+/** The filter for the posts of these authors, in a page query and in an outbox load. */
+export const byAuthors = (authorIds: readonly string[]): Filter<ContentDocument> =>
+  authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
+
 /** The system of record for posts: every timeline strategy reads or links back to this collection. */
 export class ContentService {
   readonly content: Collection<ContentDocument>;
@@ -424,10 +428,8 @@ export class ContentService {
     if (authorIds.length === 0) return { items: [], hasMore: false };
     const held = fromOutboxes ? await this.outboxes.page(authorIds, request) : null;
     if (held) return held;
-    const byAuthor: Filter<ContentDocument> =
-      authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
     const docs = await this.content
-      .find({ ...only, ...byAuthor, ...beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id') })
+      .find({ ...only, ...byAuthors(authorIds), ...beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id') })
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();

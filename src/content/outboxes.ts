@@ -1,7 +1,7 @@
 import type { Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
-import { toPostRecord, type ContentDocument, type PostRecord } from './contentService.js';
+import { byAuthors, toPostRecord, type ContentDocument, type PostRecord } from './contentService.js';
 
 /**
  * What this process knows of one author's posts and reposts: every one at or newer than `floor`,
@@ -77,7 +77,7 @@ export class Outboxes {
   private async load(authorIds: string[]): Promise<Map<string, Outbox>> {
     const limit = Math.min(outboxLength * authorIds.length, maxLoad);
     const docs = await this.content
-      .find(authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: authorIds } })
+      .find(byAuthors(authorIds))
       .sort({ _d: -1, _id: -1 })
       .limit(limit)
       .toArray();
