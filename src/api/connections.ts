@@ -128,20 +128,13 @@ export function replyPageRequest(args: { first?: number | null; after?: string |
 }
 
 export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): ResolversTypes['PostConnection'] {
-  return {
-    edges: page.items.map(toPostEdge),
-    pageInfo: { hasNextPage: page.hasMore, hasPreviousPage: cameFromCursor, startCursor: cursorOf(page.items[0]), endCursor: cursorOf(page.items.at(-1)) },
-  };
+  const pageInfo = forwardPageInfo(cursorOf(page.items[0]), cursorOf(page.items.at(-1)), page.hasMore, cameFromCursor);
+  return { edges: page.items.map(toPostEdge), pageInfo };
 }
 
 /** A list paged forward only: more after the page is exact, before it means "came from a cursor". */
-function forwardPageInfo(edges: readonly { cursor: string }[], hasMore: boolean, cameFromCursor: boolean) {
-  return {
-    hasNextPage: hasMore,
-    hasPreviousPage: cameFromCursor,
-    startCursor: edges[0]?.cursor ?? null,
-    endCursor: edges.at(-1)?.cursor ?? null,
-  };
+function forwardPageInfo(startCursor: string | null, endCursor: string | null, hasMore: boolean, cameFromCursor: boolean) {
+  return { hasNextPage: hasMore, hasPreviousPage: cameFromCursor, startCursor, endCursor };
 }
 
 export function userPageRequest(args: { first?: number | null; after?: string | null }) {
@@ -167,5 +160,6 @@ export function toUserConnection(
   const edges = users
     .filter((user): user is UserRecord => user !== null)
     .map((user) => ({ cursor: encodeUserCursor(user.handle), node: user }));
-  return { edges, totalCount, pageInfo: forwardPageInfo(edges, page.hasMore, cameFromCursor) };
+  const pageInfo = forwardPageInfo(edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null, page.hasMore, cameFromCursor);
+  return { edges, totalCount, pageInfo };
 }

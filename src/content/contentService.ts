@@ -407,14 +407,14 @@ export class ContentService {
   }
 
   /** A page of the posts of one or many authors around a point in time, newest first. */
-  pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
-    return this.page(authorIds, request, {}, true);
+  async pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
+    return (await this.outboxes.page(authorIds, request)) ?? this.page(authorIds, request, {});
   }
 
   /** The same, for the posts of these authors that are pulled rather than pushed. */
   pulledPageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
     // A query, not the outboxes: a reader follows few pulled authors, and their outboxes would hold mostly pushed posts.
-    return this.page(authorIds, request, { _p: true }, false);
+    return this.page(authorIds, request, { _p: true });
   }
 
   /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
@@ -424,10 +424,8 @@ export class ContentService {
     for await (const doc of cursor) yield toPostRecord(doc);
   }
 
-  private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>, fromOutboxes: boolean): Promise<Page<PostRecord>> {
+  private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
-    const held = fromOutboxes ? await this.outboxes.page(authorIds, request) : null;
-    if (held) return held;
     const docs = await this.content
       .find({ ...only, ...byAuthors(authorIds), ...beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id') })
       .sort(sortFor(request.direction, '_d', '_id'))
