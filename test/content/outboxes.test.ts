@@ -1,7 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostRecord } from '../../src/content/contentService.js';
-import { pageOfOutboxes, type Outbox } from '../../src/content/outboxes.js';
+import { Outboxes, pageOfOutboxes, type Outbox } from '../../src/content/outboxes.js';
 import { compareNewestFirst, isBeyond, type PageRequest, type PostPosition } from '../../src/content/position.js';
 import { seededRandom } from '../../bench/generate.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
@@ -131,6 +131,32 @@ describe('fanout on read from the outboxes, on the database', () => {
     expect(texts).not.toContain('fresh');
     expect(texts).toEqual((await stored()).slice(0, 5));
     expect(app.services.content.outboxStats().hits).toBeGreaterThan(hits);
+  });
+
+  it('takes a post stored or deleted by this process into its author’s outbox at once, live events or not', async () => {
+    // Straight through the content service: no live event is published, so none can mend a stale outbox.
+    const { content } = app.services;
+    const newest = async () => (await content.pageByAuthors(['hermit'], { direction: 'older', from: null, limit: 5 })).items.map((post) => post.text);
+    expect(await newest()).toEqual([]);
+    const hits = content.outboxStats().hits;
+    expect(await newest()).toEqual([]);
+    expect(content.outboxStats().hits).toBe(hits + 1); // held now
+    const post = content.preparePost('hermit', 'stored here', { pulled: false });
+    await content.storePost(post);
+    expect(await newest()).toEqual(['stored here']);
+    await content.deletePost(post);
+    expect(await newest()).toEqual([]);
+  });
+
+  it('does not keep an outbox whose load overlapped a change of that author', async () => {
+    const outboxes = new Outboxes(app.database.db.collection('content'));
+    const newest = { direction: 'older', from: null, limit: 5 } as const;
+    const texts = async () => (await outboxes.page(['loner'], newest))!.items.map((post) => post.text);
+    const loading = texts(); // the load has started
+    outboxes.forget(['loner']); // a post of loner's is stored meanwhile
+    expect(await loading).toEqual([]);
+    await app.database.db.collection('content').insertOne({ _id: new ObjectId(), _a: 'loner', _m: 'stored during the load', _d: new Date() });
+    expect(await texts()).toEqual(['stored during the load']);
   });
 
   it('drops a post from the outbox when another caller (a fanout worker elsewhere) deleted it first', async () => {
