@@ -10,7 +10,7 @@ import { ReaderFilters } from './graph/readerFilters.js';
 import { AccountRemoval } from './feed/accountRemoval.js';
 import { Fanout } from './feed/fanout.js';
 import { createFeedBackend } from './feed/index.js';
-import { FeedService } from './feed/feedService.js';
+import { FeedService, fullChange } from './feed/feedService.js';
 import { TimelineState } from './feed/timelineState.js';
 import { UserGraphService } from './graph/userGraphService.js';
 import { createLiveEventSource, LiveService } from './live/liveService.js';
@@ -45,7 +45,13 @@ export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db);
   const content = new ContentService(db);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
-  const backend = createFeedBackend(config.feedStrategy, { db, content, options: config.timeline });
+  const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
+  const backend = createFeedBackend(config.feedStrategy, {
+    db,
+    content,
+    options: config.timeline,
+    timelinesChanged: (userIds) => live.changed(fullChange({ timelines: [...userIds] })),
+  });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
   const rateLimits = new RateLimits(db, config.rateLimits);
   const interactions = {
@@ -54,7 +60,6 @@ export function createServices(db: Db, config: Config): Services {
   };
   const readerFilters = new ReaderFilters(db);
   const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits, readerFilters, interactions);
-  const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
   feed.observe(live);
   // Another instance's change (or this one's, echoed) makes what this process holds stale.
   live.invalidateWith((event) => {
@@ -68,9 +73,11 @@ export function createServices(db: Db, config: Config): Services {
       return;
     }
     if (event.kind === 'changed') {
+      // Only the tiers named: each forget also discards its tier's loads in flight.
       graph.invalidate({ users: event.users });
       if (event.allFilters) readerFilters.invalidateAll();
-      else readerFilters.invalidate(event.filters);
+      else if (event.filters.length > 0) readerFilters.invalidate(event.filters);
+      if (event.timelines.length > 0) backend.forgetHeld(event.timelines);
       return;
     }
     graph.invalidate({ users: [event.followerId, event.followeeId], following: [event.followerId] });

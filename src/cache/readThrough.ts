@@ -37,13 +37,17 @@ export class ReadThroughCache<K extends string, V extends object> {
     });
   }
 
-  /** The values of `keys`, loading the missing ones in one call; absent keys are left out. */
-  async getMany(keys: readonly K[], load: (missing: K[]) => Promise<Map<K, V>>): Promise<Map<K, V>> {
+  /**
+   * The values of `keys`, loading the missing ones in one call; absent keys are left out. A held
+   * value that cannot answer this call (`usable` says no: it holds less than is asked) is loaded
+   * again, and the load replaces it.
+   */
+  async getMany(keys: readonly K[], load: (missing: K[]) => Promise<Map<K, V>>, usable?: (value: V) => boolean): Promise<Map<K, V>> {
     const found = new Map<K, V>();
     const missing: K[] = [];
     for (const key of keys) {
       const value = this.entries.get(key);
-      if (value === undefined) missing.push(key);
+      if (value === undefined || (usable && !usable(value))) missing.push(key);
       else found.set(key, value);
     }
     this.hits += found.size;
@@ -59,11 +63,21 @@ export class ReadThroughCache<K extends string, V extends object> {
     return found;
   }
 
-  async get(key: K, load: (key: K) => Promise<V | null>): Promise<V | null> {
-    const values = await this.getMany([key], async ([missing]) => {
-      const value = await load(missing!);
-      return new Map(value === null ? [] : [[missing!, value]]);
-    });
+  async get(key: K, load: (key: K) => Promise<V | null>, usable?: (value: V) => boolean): Promise<V | null> {
+    // The hit needs no map: a page's hot path.
+    const held = this.entries.get(key);
+    if (held !== undefined && (!usable || usable(held))) {
+      this.hits++;
+      return held;
+    }
+    const values = await this.getMany(
+      [key],
+      async ([missing]) => {
+        const value = await load(missing!);
+        return new Map(value === null ? [] : [[missing!, value]]);
+      },
+      usable,
+    );
     return values.get(key) ?? null;
   }
 

@@ -29,6 +29,8 @@ export class FanoutOnRead implements FeedBackend {
 
   async dropTimeline(): Promise<void> {}
 
+  forgetHeld(): void {}
+
   timeline(_userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
     return this.content.pageByAuthors(authorIds, request);
   }

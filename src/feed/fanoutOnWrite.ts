@@ -24,6 +24,9 @@ export abstract class FanoutOnWrite<T extends Document> {
     await this.timelines.deleteMany(this.ownedBy(userId));
   }
 
+  /** Buckets are read from the database on every page: nothing held to forget. */
+  forgetHeld(_userIds: readonly string[]): void {}
+
   /** Selects every document of one user's timeline. */
   protected abstract ownedBy(userId: string): Filter<T>;
 

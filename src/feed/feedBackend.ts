@@ -57,7 +57,18 @@ export interface FeedBackend {
   readerReturned(userId: string): Promise<void>;
   /** Deletes the user's whole timeline: their account is gone. */
   dropTimeline(userId: string): Promise<void>;
+  /**
+   * Another instance changed these users' timelines: drop what this process holds of them. Only
+   * the cache strategy holds any (see timelineCache.ts).
+   */
+  forgetHeld(userIds: readonly string[]): void;
 }
+
+/**
+ * Tells every instance, this one included, that these users' materialized timelines changed in
+ * the database, after the change is stored (a `changed` live event).
+ */
+export type TimelinesChanged = (userIds: readonly string[]) => Promise<void>;
 
 /**
  * Told about each change after it is durably stored, e.g. to push live updates. Called in the

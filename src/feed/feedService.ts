@@ -331,10 +331,9 @@ export class FeedService {
     return removed;
   }
 
-  /** Every instance forgets what it holds of these users or readers' filters. */
+  /** Every instance forgets what it holds of these users, readers' filters or timelines. */
   async announce(change: Partial<StoredChange>): Promise<void> {
-    const full: StoredChange = { users: [...(change.users ?? [])], filters: [...(change.filters ?? [])], allFilters: change.allFilters ?? false };
-    await this.notify((observer) => observer.changed(full));
+    await this.notify((observer) => observer.changed(fullChange(change)));
   }
 
   /** Recorded first, so no follow can slip in between; then the follows go both ways. */
@@ -444,4 +443,14 @@ export class FeedService {
     if (!user) throw notFound(`No user with handle "${handle}"`);
     return user;
   }
+}
+
+/** A change with nothing left out: what is not named did not change. */
+export function fullChange(change: Partial<StoredChange>): StoredChange {
+  return {
+    users: [...(change.users ?? [])],
+    filters: [...(change.filters ?? [])],
+    allFilters: change.allFilters ?? false,
+    timelines: [...(change.timelines ?? [])],
+  };
 }

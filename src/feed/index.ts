@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { FeedStrategyName, TimelineOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
 import { FanoutOnRead } from './fanoutOnRead.js';
-import type { FeedBackend } from './feedBackend.js';
+import type { FeedBackend, TimelinesChanged } from './feedBackend.js';
 import { SizedBuckets } from './sizedBuckets.js';
 import { TimeBuckets } from './timeBuckets.js';
 import { TimelineCache } from './timelineCache.js';
@@ -11,10 +11,12 @@ export interface FeedBackendDependencies {
   db: Db;
   content: ContentService;
   options: TimelineOptions;
+  /** How the cache strategy announces its writes to the other instances' held copies. */
+  timelinesChanged: TimelinesChanged;
 }
 
 export function createFeedBackend(strategy: FeedStrategyName, deps: FeedBackendDependencies): FeedBackend {
-  const { db, content, options } = deps;
+  const { db, content, options, timelinesChanged } = deps;
   switch (strategy) {
     case 'fanout-on-read':
       return new FanoutOnRead(content);
@@ -23,6 +25,6 @@ export function createFeedBackend(strategy: FeedStrategyName, deps: FeedBackendD
     case 'sized-buckets':
       return new SizedBuckets(db, content, options);
     case 'cache':
-      return new TimelineCache(db, content, options);
+      return new TimelineCache(db, content, options, timelinesChanged);
   }
 }

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Db, Filter, FindOptions, ObjectId } from 'mongodb';
+import { ReadThroughCache } from '../cache/readThrough.js';
 import type { TimelineOptions } from '../config.js';
 import type { ContentService, PostRecord } from '../content/contentService.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelineEntry } from './feedBackend.js';
+import type { FeedBackend, TimelineEntry, TimelinesChanged } from './feedBackend.js';
 
 /** The newest entries of one user's timeline, oldest first, at most `TIMELINE_CACHE_SIZE`. */
 export interface CacheDocument {
@@ -55,8 +56,60 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     maxBatchSize: maxCoalescedReads,
   });
 
-  constructor(db: Db, content: ContentService, options: TimelineOptions) {
+  /**
+   * The caches this process read, held in front of MongoDB (the L1 tier of
+   * `../shared/reference/weibo-feed-cache-architecture.zh.md`), so a warm page makes no round trip.
+   * Every write to a cache below forgets it here at once and announces it to every other instance
+   * (`timelinesChanged`, a `changed` live event) once it is stored; a fanout sub-task whose process
+   * dies in between is retried by the queue, which announces again. Entries are trusted for 10 s at
+   * most: the backstop for a request that died between its write and the announcement, or an
+   * announcement lost in a database outage.
+   */
+  private readonly held = new ReadThroughCache<string, HeldCache>('timeline caches', {
+    max: 100_000,
+    ttlMs: 10_000,
+    // Entries of embedded posts are the largest: at most about 100 MB at the longest texts.
+    sized: { maxSize: 200_000, sizeOf: (held) => held.entries.length + 1 },
+  });
+
+  constructor(
+    db: Db,
+    content: ContentService,
+    options: TimelineOptions,
+    private readonly timelinesChanged: TimelinesChanged,
+  ) {
     super(db, 'timeline_cache', content, options);
+  }
+
+  override forgetHeld(userIds: readonly string[]): void {
+    this.held.invalidate(userIds);
+  }
+
+  cacheStats() {
+    return this.held.stats();
+  }
+
+  override async clear(): Promise<void> {
+    await super.clear();
+    this.held.clear();
+  }
+
+  override async dropTimeline(userId: string): Promise<void> {
+    await this.writing([userId], () => super.dropTimeline(userId));
+  }
+
+  /**
+   * Every write to caches goes through here: they are forgotten here at once and announced to every
+   * instance once the write is over, failed ones included (an unordered bulk write may have done
+   * part of its work).
+   */
+  private async writing(userIds: readonly string[], write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } finally {
+      this.held.invalidate(userIds);
+      await this.timelinesChanged(userIds);
+    }
   }
 
   async ensureIndexes(): Promise<void> {}
@@ -84,11 +137,11 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   }
 
   async readerReturned(userId: string): Promise<void> {
-    await this.timelines.deleteOne({ _id: userId });
+    await this.writing([userId], () => this.timelines.deleteOne({ _id: userId }));
   }
 
   async unfollowed(followerId: string, followeeId: string): Promise<void> {
-    await this.timelines.updateOne({ _id: followerId }, { $pull: { _c: { _a: followeeId } } });
+    await this.writing([followerId], () => this.timelines.updateOne({ _id: followerId }, { $pull: { _c: { _a: followeeId } } }));
   }
 
   async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
@@ -96,10 +149,13 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     // A first page needs only the newest `limit + 1` entries: the rest of the cache would be
     // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
     // is the whole cache, so the edge and refill logic below sees the same document either way.
-    const newestOnly = request.direction === 'older' && request.from === null;
-    const stored = await this.cacheReads.load({ userId, newest: newestOnly ? request.limit + 1 : null });
-    const cache = stored ?? (await this.build(userId, fanoutOnRead, authorIds));
-    const cached = cache._c.map(fromEntryDocument);
+    const newest = request.direction === 'older' && request.from === null ? request.limit + 1 : null;
+    const stored = await this.held.get(
+      userId,
+      () => this.cacheReads.load({ userId, newest }).then((cache) => cache && holding(cache, newest)),
+      (held) => held.whole || (newest !== null && held.entries.length >= newest),
+    );
+    const { cache, entries: cached } = stored ?? holding(await this.build(userId, fanoutOnRead, authorIds), null);
     const oldest = cached[0];
 
     if (request.direction === 'newer') {
@@ -165,6 +221,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const oldestId = added.at(-1)?.id ?? cache._c[0]?._id;
     const stillOldest: Filter<CacheDocument> = oldestId ? { _id: userId, '_c.0._id': oldestId } : { _id: userId, _c: { $size: 0 } };
     await this.timelines.updateOne(stillOldest, { $set: { _e: bottomMark(oldestId, authorIds) } });
+    // Not announced: a copy without the mark only makes that instance look below once more.
+    this.held.invalidate([userId]);
   }
 
   /**
@@ -196,7 +254,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   }
 
   async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
-    await this.timelines.updateMany({ _id: { $in: [...recipients] } }, { $pull: { _c: { _id: post.id } } });
+    await this.writing(recipients, () => this.timelines.updateMany({ _id: { $in: [...recipients] } }, { $pull: { _c: { _id: post.id } } }));
   }
 
   /**
@@ -207,7 +265,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
    */
   async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
     if (posts.length === 0 || recipients.length === 0) return;
-    await this.timelines.bulkWrite(
+    await this.writing(recipients, () => this.timelines.bulkWrite(
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
@@ -225,8 +283,23 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
         })),
       ),
       { ordered: false },
-    );
+    ));
   }
+}
+
+/**
+ * A cache as this process holds it: the document as read, its entries ready for pages, and
+ * whether it is the whole cache or only its newest entries (a first page's `$slice`).
+ */
+interface HeldCache {
+  cache: CacheDocument;
+  entries: TimelineEntry[];
+  whole: boolean;
+}
+
+/** A slice shorter than was asked for is the whole cache. */
+function holding(cache: CacheDocument, newest: number | null): HeldCache {
+  return { cache, entries: cache._c.map(fromEntryDocument), whole: newest === null || cache._c.length < newest };
 }
 
 /** A page's read of its reader's cache: the whole of it, or only the newest entries. */

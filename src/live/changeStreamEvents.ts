@@ -14,7 +14,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
-  | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean }
+  | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[] }
 );
 
 export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument {
@@ -27,7 +27,7 @@ export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
     case 'changed':
-      return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters };
+      return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines };
   }
 }
 
@@ -42,7 +42,7 @@ export function fromDocument(doc: LiveEventDocument): LiveEvent | null {
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };
     case 'changed':
-      return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters };
+      return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [] };
     default:
       return null;
   }

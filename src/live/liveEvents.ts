@@ -19,12 +19,13 @@ export type LiveEvent =
 /**
  * Records that changed outside follows and posts, for every instance's in-process tier to forget:
  * users (deleted, now pulling), readers' filters (mutes, blocks, keywords; `allFilters` when a
- * deleted account left many lists).
+ * deleted account left many lists), and the cache strategy's timelines (every write to one).
  */
 export interface StoredChange {
   users: string[];
   filters: string[];
   allFilters: boolean;
+  timelines: string[];
 }
 
 export type PostAddedEvent = Extract<LiveEvent, { kind: 'postAdded' }>;

@@ -111,9 +111,10 @@ describe('a known query during a database outage', () => {
 
   beforeAll(async () => {
     database = await startStandIn();
-    // The cache strategy: its pages read the reader's cache on every request (fanout on read merges
-    // warm pages from outboxes held in process, and would answer through a short outage).
-    app = await startTestApp({ MONGODB_URI: withDatabaseName(database.uri, 'direct_outage'), LIVE_EVENTS: 'local', FANOUT_WORKERS: '0', FEED_STRATEGY: 'cache' });
+    // Time buckets: their pages read the reader's buckets on every request (fanout on read merges
+    // warm pages from outboxes held in process, the cache strategy from its held copy of the cache,
+    // and both would answer through a short outage).
+    app = await startTestApp({ MONGODB_URI: withDatabaseName(database.uri, 'direct_outage'), LIVE_EVENTS: 'local', FANOUT_WORKERS: '0', FEED_STRATEGY: 'time-buckets' });
   });
   afterAll(async () => {
     await app?.stop().catch(() => undefined);
@@ -123,7 +124,7 @@ describe('a known query during a database outage', () => {
   it('is answered SERVICE_UNAVAILABLE within 3 s, by Apollo, as a page error', async () => {
     const token = await app.signUp('survivor');
     await app.gql('mutation { createPost(text: "hi") { id } }', {}, token);
-    // A cache-strategy page reads the database on every request, however warm the process is.
+    // A bucket page reads the database on every request, however warm the process is.
     const query = '{ timeline { edges { node { text } } } }';
     for (let sent = 0; sent < 3; sent++) expect((await app.gql(query, {}, token)).data.timeline.edges).toHaveLength(1);
 

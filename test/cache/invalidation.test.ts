@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TimelineCache } from '../../src/feed/timelineCache.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
@@ -101,5 +102,74 @@ describe('the in-process tier across two instances', () => {
     await ok(first, 'other', 'mutation { deleteAccount(password: "correct horse battery") }');
     await withinASecond(async () => (await second.gql('{ timeline { edges { cursor } } }', {}, tokens.other)).errors?.[0]?.extensions?.code, 'UNAUTHENTICATED');
     expect((await ok(second, 'fan', '{ user(handle: "other") { handle } }')).user).toBeNull();
+  });
+});
+
+/**
+ * The cache strategy's timelines held across two instances. The second runs no fanout worker, so
+ * every delivery is written by the first and reaches the second's copies only through the change
+ * stream, as with a separate worker process or another server.
+ */
+describe('timeline caches held across two instances', () => {
+  let first: TestApp;
+  let second: TestApp;
+  const tokens: Record<string, string> = {};
+  const ok = async (app: TestApp, handle: string, query: string) => {
+    const result = await app.gql(query, {}, tokens[handle]);
+    if (result.errors) throw new Error(JSON.stringify(result.errors));
+    return result.data;
+  };
+  const texts = async () =>
+    // Shorter than the cache: the page is the cache's alone, with nothing read below it.
+    (await ok(second, 'reader', '{ timeline(first: 1) { edges { node { text } } } }')).timeline.edges.map((edge: any) => edge.node.text);
+  const heldHits = () => second.services.feed.backend instanceof TimelineCache ? second.services.feed.backend.cacheStats().hits : 0;
+
+  /** The second instance serves the page from its copy, then shows `expected` within a second of the change. */
+  async function changesWithinASecond(change: () => Promise<unknown>, expected: string[]): Promise<void> {
+    const before = await texts();
+    const hits = heldHits();
+    expect(await texts()).toEqual(before);
+    expect(heldHits()).toBeGreaterThan(hits); // served from the copy: only an invalidation can change it
+    await change();
+    const deadline = Date.now() + 1000;
+    let last = before;
+    while (Date.now() < deadline) {
+      last = await texts();
+      if (JSON.stringify(last) === JSON.stringify(expected)) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(last).toEqual(expected);
+  }
+
+  beforeAll(async () => {
+    first = await startTestApp({ FEED_STRATEGY: 'cache' });
+    second = await startTestApp({ MONGODB_URI: first.mongodbUri, FEED_STRATEGY: 'cache', FANOUT_WORKERS: '0' });
+    for (const handle of ['reader', 'writer', 'later']) tokens[handle] = await first.signUp(handle);
+    // More than a page and the entry that proves the next: a page needs nothing below the cache.
+    for (const text of ['minus one', 'zero', 'one']) await ok(first, 'writer', `mutation { createPost(text: "${text}") { id } }`);
+    await ok(first, 'reader', 'mutation { follow(handle: "writer") { handle } }');
+    await first.settled();
+    expect(await texts()).toEqual(['one']); // the second instance builds the cache and holds it
+  });
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+  });
+
+  it('shows a post delivered by the other instance’s fanout', async () => {
+    await changesWithinASecond(() => ok(first, 'writer', 'mutation { createPost(text: "two") { id } }'), ['two']);
+  });
+
+  it('drops a post the other instance took out of the cache', async () => {
+    const { createPost } = await ok(first, 'writer', 'mutation { createPost(text: "short-lived") { id } }');
+    await first.settled();
+    const deadline = Date.now() + 1000;
+    while ((await texts())[0] !== 'short-lived' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await changesWithinASecond(() => ok(first, 'writer', `mutation { deletePost(id: "${createPost.id}") }`), ['two']);
+  });
+
+  it('shows the posts a follow on the other instance brought into the cache', async () => {
+    await ok(first, 'later', 'mutation { createPost(text: "from later") { id } }');
+    await changesWithinASecond(() => ok(first, 'reader', 'mutation { follow(handle: "later") { handle } }'), ['from later']);
   });
 });

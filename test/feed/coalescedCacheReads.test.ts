@@ -56,7 +56,13 @@ describe('the cache strategy reading many readers’ caches at once', () => {
         ),
       );
     let together: Awaited<ReturnType<typeof readTogether>> = [];
-    const commands = requestCommands(await app.warmCommandsDuring(async () => (together = await readTogether()), [...held, 'content']));
+    // As an instance that holds none of these caches reads them: a warm page reads none.
+    const commands = requestCommands(
+      await app.warmCommandsDuring(async () => {
+        app.services.feed.backend.forgetHeld(readers);
+        together = await readTogether();
+      }, [...held, 'content']),
+    );
     expect(commands.map((command) => `${command.commandName} ${command.command[command.commandName]}`)).toEqual(['find timeline_cache']);
     expect(together.map((page) => page.items.map((post) => post.text))).toEqual(alone.map(texts));
     expect(together.map((page) => page.hasMore)).toEqual(alone.map((page) => page.data.timeline.pageInfo.hasNextPage));
@@ -72,9 +78,11 @@ describe('the cache strategy reading many readers’ caches at once', () => {
         }),
       );
     const laterAlone = [];
+    app.services.feed.backend.forgetHeld(readers);
     for (const [index, reader] of readers.entries()) {
       laterAlone.push(await app.gql(pageQuery(3, firsts[index]!.data.timeline.edges.at(-1).cursor), {}, tokens.get(reader)));
     }
+    app.services.feed.backend.forgetHeld(readers);
     const [laterTogether, firstsTogether] = await Promise.all([later(), firstPages()]);
     expect(laterTogether.map((page) => page.data.timeline)).toEqual(laterAlone.map((page) => page.data.timeline));
     expect(firstsTogether.map((page) => page.data.timeline)).toEqual(firsts.map((page) => page.data.timeline));
@@ -83,7 +91,9 @@ describe('the cache strategy reading many readers’ caches at once', () => {
   it('gives one reader asking several times at once the same page, and builds a missing cache once', async () => {
     const reader = readers[3]!;
     const alone = await app.gql(pageQuery(3), {}, tokens.get(reader));
-    await app.database.db.collection('timeline_cache').deleteOne({ _id: reader as never });
+    // As a reader back from a long absence: the cache goes, and every instance forgets its copy.
+    await app.services.feed.backend.readerReturned(reader);
+    expect(await app.database.db.collection('timeline_cache').countDocuments({ _id: reader as never })).toBe(0);
     const together = await Promise.all(Array.from({ length: 6 }, () => app.gql(pageQuery(3), {}, tokens.get(reader))));
     for (const page of together) expect(page.data.timeline).toEqual(alone.data.timeline);
     expect(await app.database.db.collection('timeline_cache').countDocuments({ _id: reader as never })).toBe(1);

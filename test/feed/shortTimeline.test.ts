@@ -37,13 +37,20 @@ describe('the cache strategy with a timeline shorter than a page', () => {
   });
   afterAll(() => app?.stop());
 
-  it('reads a warm page in one round trip, the cache alone', async () => {
+  it('reads a page in one round trip, the cache alone, and a warm page in none', async () => {
     expect(await texts()).toEqual(['w3', 'w2', 'w1']); // builds the cache
     expect(await texts()).toEqual(['w3', 'w2', 'w1']);
-    const commands = requestCommands(
-      await app.warmCommandsDuring(() => app.gql('{ timeline(first: 10) { edges { node { text author { handle } } } } }', {}, reader), held),
-    );
-    expect(commands.map((command) => `${command.commandName} ${command.command[command.commandName]}`)).toEqual(['find timeline_cache']);
+    const page = '{ timeline(first: 10) { edges { node { text author { handle } } } } }';
+    const named = (commands: Parameters<typeof requestCommands>[0]) =>
+      requestCommands(commands).map((command) => `${command.commandName} ${command.command[command.commandName]}`);
+    // This process holds the cache it read: nothing below it is looked for again either.
+    expect(named(await app.warmCommandsDuring(() => app.gql(page, {}, reader), held))).toEqual([]);
+    // As another instance reads it, whose copy a change made it forget.
+    const cold = await app.warmCommandsDuring(async () => {
+      app.services.feed.backend.forgetHeld(['reader']);
+      await app.gql(page, {}, reader);
+    }, held);
+    expect(named(cold)).toEqual(['find timeline_cache']);
   });
 
   it('shows the older posts of an account followed later', async () => {
