@@ -41,6 +41,7 @@ const usage = `Usage: npm run bench:socialite -- --jar <path to socialite-0.0.1-
                        author, as Socialite's page; default) or client (also a cursor per post and
                        the author's display name)
   --processes <n>      this API's server processes, WEB_CONCURRENCY (default 1); Socialite's Jetty uses every core
+  --profile-server <dir>  write this API's server processes' CPU profiles (.cpuprofile) there
   --out <path>         JSON results (default bench/results/socialite-<time>.json)
 `;
 
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
       strategies: { type: 'string' },
       processes: { type: 'string' },
       fields: { type: 'string' },
+      'profile-server': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
     strategies: list('strategies', values.strategies, Object.keys(socialiteModels) as FeedStrategyName[]),
     processes: int('processes', values.processes, 1, 1),
     fields: pageFields(values.fields),
+    profileDir: values['profile-server'] ? resolve(values['profile-server']) : null,
     out: values.out ?? `bench/results/socialite-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
 
@@ -148,7 +151,7 @@ async function compare(
   strategy: FeedStrategyName,
   baseUri: string,
   databasePid: number | null,
-  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client' },
+  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client'; profileDir: string | null },
 ) {
   const model = socialiteModels[strategy]!;
   const socialiteDatabase = `socialite_${Date.now().toString(36)}`;
@@ -188,7 +191,7 @@ async function compare(
   const graph = await loadGraph(ourDatabase.db, { users: options.users, followsPerUser: socialiteFollows / options.users, zipf: 1, postsPerUser: options.messages, days: 7, seed: 42 });
 
   const socialite = spawn('java', ['-jar', options.jar, 'server', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const { server, world } = await serveStrategy(ourDatabase.db, ourUri, graph, { strategy, mode: 'embed', processes: options.processes, execution: 'compiled', profileDir: null });
+  const { server, world } = await serveStrategy(ourDatabase.db, ourUri, graph, { strategy, mode: 'embed', processes: options.processes, execution: 'compiled', profileDir: options.profileDir });
   const theirClient = httpClient(`http://127.0.0.1:${port}`, options.concurrency);
   const ourClient = httpClient(server.url, options.concurrency);
   try {
