@@ -29,7 +29,8 @@ export async function freePort(): Promise<number> {
  */
 export async function startServerProcess(environment: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServerProcess> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx/esm', 'src/main.ts'], {
+  // The flags of `npm start` (package.json), so what is measured is what is served.
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--max-semi-space-size=64', '--import', 'tsx/esm', 'src/main.ts'], {
     cwd: projectRoot,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...environment },
     stdio: ['ignore', 'ignore', 'pipe'],
