@@ -1,0 +1,91 @@
+import type { ChildProcess } from 'node:child_process';
+import { ObjectId } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TimelineCache } from '../../src/feed/timelineCache.js';
+import { insertFollowers } from '../support/bulkGraph.js';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+import { startWorkerProcess } from '../support/workerProcess.js';
+
+const followerCount = 2000;
+/** Copies held longer than this may have been refreshed by their TTL, which would prove nothing. */
+const heldTtlMs = 10_000;
+
+/**
+ * The cache strategy's held copies when the fanout worker that writes the caches is killed: this
+ * instance runs no worker, so its copies change only through the workers' announcements. A
+ * sub-task killed between its write and its announcement is run again by the next worker, which
+ * announces; no copy stays stale.
+ */
+describe('caches held by an API instance while a fanout worker process is killed mid-fanout', () => {
+  let app: TestApp;
+  let token: string;
+  const workers: ChildProcess[] = [];
+  const followers = Array.from({ length: followerCount }, (_, i) => `held_${String(i).padStart(4, '0')}`);
+  const workerEnvironment = () => ({
+    MONGODB_URI: app.mongodbUri,
+    FEED_STRATEGY: 'cache',
+    FANOUT_WORKERS: '2',
+    FANOUT_BATCH: '50', // 40 sub-tasks, so the kill lands mid-way
+    FANOUT_LEASE_SECONDS: '1',
+  });
+  /** A first page of two, as this instance serves it: the caches hold three older posts, so nothing is read below them. */
+  const newestTwo = async (handle: string) =>
+    (await app.services.feed.backend.timeline(handle, { direction: 'older', from: null, limit: 2 }, [handle, 'held_star'])).items.map(
+      (entry) => entry.text,
+    );
+
+  const heldHits = () => {
+    const { backend } = app.services.feed;
+    if (!(backend instanceof TimelineCache)) throw new Error('not the cache strategy');
+    return backend.cacheStats().hits;
+  };
+
+  beforeAll(async () => {
+    app = await startTestApp({ FEED_STRATEGY: 'cache', FANOUT_WORKERS: '0' });
+    token = await app.signUp('held_star');
+    await insertFollowers(app.database.db, 'held_star', followers, { withCaches: true });
+    const older = ['older 1', 'older 2', 'older 3'].map((text) => app.services.content.preparePost('held_star', text, { pulled: false }));
+    for (const post of older) await app.services.content.storePost(post);
+    await app.services.feed.backend.deliverTo(followers, older);
+  }, 120_000);
+  afterAll(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await app?.stop();
+  });
+
+  it('shows the post in every copy it holds once the restarted worker has finished', async () => {
+    const first = await startWorkerProcess(workerEnvironment());
+    workers.push(first);
+    const created = await app.gql('mutation { createPost(text: "after the crash") { id } }', {}, token);
+    const postId = new ObjectId(created.data.createPost.id as string);
+    const stats = app.database.db.collection<any>('fanout_stats');
+    while ((await stats.find().toArray()).reduce((sum, minute) => sum + minute.subtasks, 0) < 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    const caches = app.database.db.collection<any>('timeline_cache');
+    const delivered = new Set((await caches.find({ '_c._id': postId }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id as string));
+    expect(delivered.size).toBeGreaterThan(0);
+    expect(delivered.size).toBeLessThan(followerCount); // the kill really landed mid-fanout
+    const waiting = followers.filter((handle) => !delivered.has(handle)).filter((_, index) => index % 10 === 0);
+    const heldAt = Date.now();
+    for (const handle of waiting) expect(await newestTwo(handle)).toEqual(['older 3', 'older 2']);
+    const hits = heldHits();
+    for (const handle of waiting.slice(0, 5)) expect(await newestTwo(handle)).toEqual(['older 3', 'older 2']);
+    expect(heldHits()).toBe(hits + 5); // served from this instance's copies
+
+    workers.push(await startWorkerProcess(workerEnvironment()));
+    await app.settled(60_000);
+    const deadline = Date.now() + 1000;
+    let stale = waiting;
+    while (stale.length > 0 && Date.now() < deadline) {
+      const pages = await Promise.all(stale.map(newestTwo));
+      stale = stale.filter((_, index) => pages[index]![0] !== 'after the crash');
+      if (stale.length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(stale).toEqual([]);
+    expect(Date.now() - heldAt, 'the copies outlived their TTL: nothing was proven').toBeLessThan(heldTtlMs);
+  });
+});
