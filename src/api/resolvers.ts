@@ -16,10 +16,26 @@ import {
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
 
+/**
+ * The ISO strings of dates served before. A page's dates mostly come from records this process
+ * holds (readers' caches, outboxes), the same Date objects page after page, and `toISOString` was
+ * about 5 % of a cache page's CPU. Nothing in this code changes a Date once made.
+ */
+const isoStrings = new WeakMap<Date, string>();
+
+function isoString(date: Date): string {
+  let iso = isoStrings.get(date);
+  if (iso === undefined) {
+    iso = date.toISOString();
+    isoStrings.set(date, iso);
+  }
+  return iso;
+}
+
 const dateTime = new GraphQLScalarType<Date, string>({
   name: 'DateTime',
   description: 'An ISO-8601 date-time string in UTC.',
-  serialize: (value) => (value instanceof Date ? value : new Date(String(value))).toISOString(),
+  serialize: (value) => (value instanceof Date ? isoString(value) : new Date(String(value)).toISOString()),
   parseValue: (value) => parseDateTime(value),
   parseLiteral: (ast) => parseDateTime(ast.kind === Kind.STRING ? ast.value : null),
 });
