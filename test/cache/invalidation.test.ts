@@ -8,27 +8,30 @@ import { startTestApp, type TestApp } from '../support/testApp.js';
  * A change made through one must show through the other within a second: the change stream the
  * live path runs carries the invalidation.
  */
+/** The data of a query that must not fail. */
+async function dataOf(app: TestApp, token: string | undefined, query: string) {
+  const result = await app.gql(query, {}, token);
+  if (result.errors) throw new Error(JSON.stringify(result.errors));
+  return result.data;
+}
+
+/** Polls `read` on an instance until it returns `expected`; fails after a second. */
+async function withinASecond<T>(read: () => Promise<T>, expected: T): Promise<void> {
+  const deadline = Date.now() + 1000;
+  let last: T;
+  do {
+    last = await read();
+    if (JSON.stringify(last) === JSON.stringify(expected)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  } while (Date.now() < deadline);
+  expect(last).toEqual(expected);
+}
+
 describe('the in-process tier across two instances', () => {
   let first: TestApp;
   let second: TestApp;
   const tokens: Record<string, string> = {};
-
-  const ok = async (app: TestApp, handle: string, query: string) => {
-    const result = await app.gql(query, {}, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
-  /** Polls `read` on an instance until it returns `expected`; fails after a second. */
-  async function withinASecond<T>(read: () => Promise<T>, expected: T): Promise<void> {
-    const deadline = Date.now() + 1000;
-    let last: T;
-    do {
-      last = await read();
-      if (JSON.stringify(last) === JSON.stringify(expected)) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    } while (Date.now() < deadline);
-    expect(last).toEqual(expected);
-  }
+  const ok = (app: TestApp, handle: string, query: string) => dataOf(app, tokens[handle], query);
 
   beforeAll(async () => {
     first = await startTestApp();
@@ -114,11 +117,7 @@ describe('timeline caches held across two instances', () => {
   let first: TestApp;
   let second: TestApp;
   const tokens: Record<string, string> = {};
-  const ok = async (app: TestApp, handle: string, query: string) => {
-    const result = await app.gql(query, {}, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
+  const ok = (app: TestApp, handle: string, query: string) => dataOf(app, tokens[handle], query);
   const texts = async () =>
     // Shorter than the cache: the page is the cache's alone, with nothing read below it.
     (await ok(second, 'reader', '{ timeline(first: 1) { edges { node { text } } } }')).timeline.edges.map((edge: any) => edge.node.text);
@@ -131,14 +130,7 @@ describe('timeline caches held across two instances', () => {
     expect(await texts()).toEqual(before);
     expect(heldHits()).toBeGreaterThan(hits); // served from the copy: only an invalidation can change it
     await change();
-    const deadline = Date.now() + 1000;
-    let last = before;
-    while (Date.now() < deadline) {
-      last = await texts();
-      if (JSON.stringify(last) === JSON.stringify(expected)) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(last).toEqual(expected);
+    await withinASecond(texts, expected);
   }
 
   beforeAll(async () => {
@@ -163,8 +155,7 @@ describe('timeline caches held across two instances', () => {
   it('drops a post the other instance took out of the cache', async () => {
     const { createPost } = await ok(first, 'writer', 'mutation { createPost(text: "short-lived") { id } }');
     await first.settled();
-    const deadline = Date.now() + 1000;
-    while ((await texts())[0] !== 'short-lived' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await withinASecond(async () => (await texts())[0], 'short-lived');
     await changesWithinASecond(() => ok(first, 'writer', `mutation { deletePost(id: "${createPost.id}") }`), ['two']);
   });
 

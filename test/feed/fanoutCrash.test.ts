@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { ObjectId } from 'mongodb';
+import type { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFollowers } from '../support/bulkGraph.js';
+import { postAndKillWorker } from '../support/killedFanout.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { startWorkerProcess as startWorker } from '../support/workerProcess.js';
 
@@ -38,16 +39,7 @@ describe.each(strategies)('kill -9 of a worker process mid-fanout to 5,000 follo
   });
 
   it('delivers the post to every follower exactly once after the restart', async () => {
-    const first = await startWorker(workerEnvironment());
-    workers.push(first);
-    const created = await app.gql('mutation { createPost(text: "survives a crash") { id } }', {}, token);
-    const postId = new ObjectId(created.data.createPost.id as string);
-    const stats = app.database.db.collection<any>('fanout_stats');
-    while ((await stats.find().toArray()).reduce((sum, minute) => sum + minute.subtasks, 0) < 1) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    const postId = await postAndKillWorker(app, token, 'survives a crash', workerEnvironment(), workers);
     const deliveredBeforeRestart = await app.database.db.collection(collection).countDocuments({ '_c._id': postId });
     expect(deliveredBeforeRestart).toBeGreaterThan(0);
     expect(deliveredBeforeRestart).toBeLessThan(followerCount); // the kill really landed mid-fanout

@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TimelineCache } from '../../src/feed/timelineCache.js';
 import { insertFollowers } from '../support/bulkGraph.js';
+import { postAndKillWorker } from '../support/killedFanout.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { startWorkerProcess } from '../support/workerProcess.js';
 
@@ -54,16 +54,7 @@ describe('caches held by an API instance while a fanout worker process is killed
   });
 
   it('shows the post in every copy it holds once the restarted worker has finished', async () => {
-    const first = await startWorkerProcess(workerEnvironment());
-    workers.push(first);
-    const created = await app.gql('mutation { createPost(text: "after the crash") { id } }', {}, token);
-    const postId = new ObjectId(created.data.createPost.id as string);
-    const stats = app.database.db.collection<any>('fanout_stats');
-    while ((await stats.find().toArray()).reduce((sum, minute) => sum + minute.subtasks, 0) < 1) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    const postId = await postAndKillWorker(app, token, 'after the crash', workerEnvironment(), workers);
 
     const caches = app.database.db.collection<any>('timeline_cache');
     const delivered = new Set((await caches.find({ '_c._id': postId }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id as string));

@@ -1,0 +1,30 @@
+import type { ChildProcess } from 'node:child_process';
+import { ObjectId } from 'mongodb';
+import type { TestApp } from './testApp.js';
+import { startWorkerProcess } from './workerProcess.js';
+
+/**
+ * Posts through `app` while a real worker process (`npm run worker`, with `environment`) runs its
+ * fanout, and kills that process with SIGKILL once its first sub-task is done: the kill lands
+ * mid-fanout when the audience spans many sub-tasks. Started processes go into `workers`, for the
+ * caller to clean up. Returns the post's id.
+ */
+export async function postAndKillWorker(
+  app: TestApp,
+  token: string,
+  text: string,
+  environment: Record<string, string>,
+  workers: ChildProcess[],
+): Promise<ObjectId> {
+  const worker = await startWorkerProcess(environment);
+  workers.push(worker);
+  const created = await app.gql(`mutation { createPost(text: "${text}") { id } }`, {}, token);
+  const postId = new ObjectId(created.data.createPost.id as string);
+  const stats = app.database.db.collection<{ subtasks: number }>('fanout_stats');
+  while ((await stats.find().toArray()).reduce((sum, minute) => sum + minute.subtasks, 0) < 1) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  worker.kill('SIGKILL');
+  await new Promise((resolve) => worker.once('exit', resolve));
+  return postId;
+}
