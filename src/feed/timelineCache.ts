@@ -44,11 +44,11 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   readonly rebuild = 'lazy' as const;
 
   /**
-   * Every page starts with one read of the reader's cache, and under load many requests are at
+   * A page whose cache this process does not hold reads it, and under load many requests are at
    * that step in the same turn of the event loop: they share one `$in` query, so the driver's and
    * the database's cost per command is paid once per turn rather than once per page. A request
    * alone still makes its one command, sent one turn later (`setImmediate`, after the I/O the loop
-   * has in hand). Nothing is cached: each read sees the database as of its command.
+   * has in hand). The loader keeps nothing itself: what is kept is `held`, below.
    */
   private readonly cacheReads = new DataLoader<CacheRead, CacheDocument | null>((reads) => this.readCaches(reads), {
     cache: false,
