@@ -73,11 +73,10 @@ export function createServices(db: Db, config: Config): Services {
       return;
     }
     if (event.kind === 'changed') {
-      // Only the tiers named: each forget also discards its tier's loads in flight.
       graph.invalidate({ users: event.users });
       if (event.allFilters) readerFilters.invalidateAll();
-      else if (event.filters.length > 0) readerFilters.invalidate(event.filters);
-      if (event.timelines.length > 0) backend.forgetHeld(event.timelines);
+      else readerFilters.invalidate(event.filters);
+      backend.forgetHeld(event.timelines);
       return;
     }
     graph.invalidate({ users: [event.followerId, event.followeeId], following: [event.followerId] });

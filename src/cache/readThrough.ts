@@ -81,12 +81,15 @@ export class ReadThroughCache<K extends string, V extends object> {
     return values.get(key) ?? null;
   }
 
+  /** Nothing to forget is a no-op: loads in flight are discarded only when some key goes. */
   invalidate(keys: Iterable<K>): void {
-    this.generation++;
+    let forgot = false;
     for (const key of keys) {
       this.invalidations++;
       this.entries.delete(key);
+      forgot = true;
     }
+    if (forgot) this.generation++;
   }
 
   clear(): void {

@@ -179,8 +179,8 @@ export class UserGraphService {
 
   /** Forgets what this process holds about these users and follow lists. */
   invalidate(change: GraphChange): void {
-    if (change.users?.length) this.userCache.invalidate(change.users);
-    if (change.following?.length) this.followingCache.invalidate(change.following);
+    this.userCache.invalidate(change.users ?? []);
+    this.followingCache.invalidate(change.following ?? []);
   }
 
   invalidateAll(): void {
