@@ -10,9 +10,10 @@ import { ReaderFilters } from './graph/readerFilters.js';
 import { AccountRemoval } from './feed/accountRemoval.js';
 import { Fanout } from './feed/fanout.js';
 import { createFeedBackend } from './feed/index.js';
-import { FeedService, fullChange } from './feed/feedService.js';
+import { FeedService } from './feed/feedService.js';
 import { TimelineState } from './feed/timelineState.js';
 import { UserGraphService } from './graph/userGraphService.js';
+import { fullChange } from './live/liveEvents.js';
 import { createLiveEventSource, LiveService } from './live/liveService.js';
 
 /** The domain services, built once per process and shared by every request. */
@@ -50,7 +51,7 @@ export function createServices(db: Db, config: Config): Services {
     db,
     content,
     options: config.timeline,
-    timelinesChanged: (userIds) => live.changed(fullChange({ timelines: [...userIds] })),
+    timelinesChanged: (userIds) => live.changed(fullChange({ timelines: userIds })),
   });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
   const rateLimits = new RateLimits(db, config.rateLimits);

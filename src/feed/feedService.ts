@@ -6,7 +6,7 @@ import type { ObjectId } from 'mongodb';
 import type { Page, PageRequest } from '../content/position.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import type { KeywordFilterRecord, ReaderFilters } from '../graph/readerFilters.js';
-import type { StoredChange } from '../live/liveEvents.js';
+import { fullChange, type StoredChange } from '../live/liveEvents.js';
 import type { UserGraphService, UserRecord } from '../graph/userGraphService.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend, FeedObserver, TimelineEntry } from './feedBackend.js';
@@ -443,14 +443,4 @@ export class FeedService {
     if (!user) throw notFound(`No user with handle "${handle}"`);
     return user;
   }
-}
-
-/** A change with nothing left out: what is not named did not change. */
-export function fullChange(change: Partial<StoredChange>): StoredChange {
-  return {
-    users: [...(change.users ?? [])],
-    filters: [...(change.filters ?? [])],
-    allFilters: change.allFilters ?? false,
-    timelines: [...(change.timelines ?? [])],
-  };
 }

@@ -28,6 +28,16 @@ export interface StoredChange {
   timelines: string[];
 }
 
+/** A change with nothing left out: what is not named did not change. */
+export function fullChange(change: { [K in keyof StoredChange]?: Readonly<StoredChange[K]> }): StoredChange {
+  return {
+    users: [...(change.users ?? [])],
+    filters: [...(change.filters ?? [])],
+    allFilters: change.allFilters ?? false,
+    timelines: [...(change.timelines ?? [])],
+  };
+}
+
 export type PostAddedEvent = Extract<LiveEvent, { kind: 'postAdded' }>;
 export type PostRemovedEvent = Extract<LiveEvent, { kind: 'postRemoved' }>;
 
