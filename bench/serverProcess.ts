@@ -5,6 +5,12 @@ import { fileURLToPath } from 'node:url';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * What `npm start` passes to node (its flags and entry point), read from package.json, so what is
+ * measured is what is served.
+ */
+const startArguments: string[] = JSON.parse(readFileSync(`${projectRoot}/package.json`, 'utf8')).scripts.start.split(' ').slice(1);
+
 /** The API as a user runs it (`npm start`'s entry point), in processes of its own, so the load generator never shares its thread. */
 export interface ServerProcess {
   url: string;
@@ -29,8 +35,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startServerProcess(environment: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServerProcess> {
   const port = await freePort();
-  // The flags of `npm start` (package.json), so what is measured is what is served.
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--max-semi-space-size=64', '--import', 'tsx/esm', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...startArguments], {
     cwd: projectRoot,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...environment },
     stdio: ['ignore', 'ignore', 'pipe'],
