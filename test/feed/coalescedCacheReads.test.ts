@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageLoads } from '../../src/api/connections.js';
 import { createLoaders } from '../../src/api/loaders.js';
-import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
+import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 const held = ['users', 'following', 'reader_filters'];
 const readers = Array.from({ length: 12 }, (_, i) => `coalesced${i}`);
@@ -57,13 +57,11 @@ describe('the cache strategy reading many readers’ caches at once', () => {
       );
     let together: Awaited<ReturnType<typeof readTogether>> = [];
     // As an instance that holds none of these caches reads them: a warm page reads none.
-    const commands = requestCommands(
-      await app.warmCommandsDuring(async () => {
-        app.services.feed.backend.forgetHeld(readers);
-        together = await readTogether();
-      }, [...held, 'content']),
-    );
-    expect(commands.map((command) => `${command.commandName} ${command.command[command.commandName]}`)).toEqual(['find timeline_cache']);
+    const commands = await app.warmCommandsDuring(async () => {
+      app.services.feed.backend.forgetHeld(readers);
+      together = await readTogether();
+    }, [...held, 'content']);
+    expect(requestCommandNames(commands)).toEqual(['find timeline_cache']);
     expect(together.map((page) => page.items.map((post) => post.text))).toEqual(alone.map(texts));
     expect(together.map((page) => page.hasMore)).toEqual(alone.map((page) => page.data.timeline.pageInfo.hasNextPage));
   });

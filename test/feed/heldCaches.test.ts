@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { PostRecord } from '../../src/content/contentService.js';
 import { TimelineCache, type CacheDocument } from '../../src/feed/timelineCache.js';
-import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
+import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
  * The orderings the cache strategy's held copies guard, forced one by one on a backend of their
@@ -65,6 +65,6 @@ describe('the caches a process holds', () => {
     expect(older!.items.map((entry) => entry.text)).toEqual(['one']);
     expect(older!.hasMore).toBe(false);
     // The whole cache holds it, and knows nothing is below: one read of the cache, none of `content`.
-    expect(requestCommands(commands).map((command) => `${command.commandName} ${command.command[command.commandName]}`)).toEqual(['find timeline_cache']);
+    expect(requestCommandNames(commands)).toEqual(['find timeline_cache']);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
+import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 const held = ['users', 'following', 'reader_filters'];
 
@@ -41,16 +41,14 @@ describe('the cache strategy with a timeline shorter than a page', () => {
     expect(await texts()).toEqual(['w3', 'w2', 'w1']); // builds the cache
     expect(await texts()).toEqual(['w3', 'w2', 'w1']);
     const page = '{ timeline(first: 10) { edges { node { text author { handle } } } } }';
-    const named = (commands: Parameters<typeof requestCommands>[0]) =>
-      requestCommands(commands).map((command) => `${command.commandName} ${command.command[command.commandName]}`);
     // This process holds the cache it read: nothing below it is looked for again either.
-    expect(named(await app.warmCommandsDuring(() => app.gql(page, {}, reader), held))).toEqual([]);
+    expect(requestCommandNames(await app.warmCommandsDuring(() => app.gql(page, {}, reader), held))).toEqual([]);
     // As another instance reads it, whose copy a change made it forget.
     const cold = await app.warmCommandsDuring(async () => {
       app.services.feed.backend.forgetHeld(['reader']);
       await app.gql(page, {}, reader);
     }, held);
-    expect(named(cold)).toEqual(['find timeline_cache']);
+    expect(requestCommandNames(cold)).toEqual(['find timeline_cache']);
   });
 
   it('shows the older posts of an account followed later', async () => {

@@ -45,6 +45,11 @@ export function requestCommands(commands: readonly CommandStartedEvent[]): Comma
   });
 }
 
+/** A request's commands as "find timeline_cache": the command and the collection it names. */
+export function requestCommandNames(commands: readonly CommandStartedEvent[]): string[] {
+  return requestCommands(commands).map((command) => `${command.commandName} ${command.command[command.commandName]}`);
+}
+
 /** A fresh database name per app, so test files never see each other's data. */
 export function testDatabaseUri(): string {
   return withDatabaseName(inject('mongoServerUri'), `feed_test_${randomBytes(5).toString('hex')}`);
