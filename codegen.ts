@@ -1,6 +1,6 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Resolver types come from schema.graphql; `mappers` tell codegen which service records the
+// Resolver types come from schema.graphql; `mappers` tell codegen which records (src/records/) the
 // resolvers receive as parents, so each field resolver is checked against the real data shape.
 const config: CodegenConfig = {
   schema: 'schema.graphql',
@@ -13,10 +13,10 @@ const config: CodegenConfig = {
         contextType: '../context.js#RequestContext',
         scalars: { DateTime: { input: 'string', output: 'Date | string' } },
         mappers: {
-          User: '../../graph/userGraphService.js#UserRecord',
-          Post: '../../content/contentService.js#PostRecord',
+          User: '../../records/users.js#UserRecord',
+          Post: '../../records/posts.js#PostRecord',
           PostEdge: '../connections.js#PostEdgeRecord',
-          AuthPayload: '../../auth/accountService.js#Session',
+          AuthPayload: '../../records/users.js#Session',
         },
       },
     },

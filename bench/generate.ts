@@ -1,6 +1,6 @@
 import { ObjectId, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
-import type { ContentDocument } from '../src/content/contentService.js';
-import type { EdgeDocument, UserDocument } from '../src/graph/userGraphService.js';
+import type { ContentDocument } from '../src/records/posts.js';
+import type { EdgeDocument, UserDocument } from '../src/records/users.js';
 
 export interface GraphSizes {
   users: number;

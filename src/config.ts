@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { RequestLimits } from './api/requestLimits.js';
 
 /** Names of the timeline strategies a deployment can choose with `FEED_STRATEGY`. */
 export const feedStrategies = ['fanout-on-read', 'time-buckets', 'sized-buckets', 'cache'] as const;
@@ -163,6 +162,17 @@ export interface LiveOptions {
   maxQueuedEvents: number;
 }
 
+/** Per-operation limits of the GraphQL API, checked before an operation runs (api/requestLimits.ts). */
+export interface RequestLimits {
+  maxDepth: number;
+  maxAliases: number;
+  /** Cost budget of one operation for a signed-in viewer ... */
+  maxCost: number;
+  /** ... and without a token. */
+  maxCostAnonymous: number;
+  maxRootMutations: number;
+}
+
 export interface TimelineOptions {
   content: TimelineContentMode;
   bucketSpanMs: number;
@@ -171,6 +181,24 @@ export interface TimelineOptions {
   cacheSize: number;
   followBackfill: number;
 }
+
+/**
+ * Held in this process by the in-process caches (cache/readThrough.ts): entries per cache, and how
+ * long an entry is trusted. Every change drops its entries at once here and, through the change
+ * bus, in every other instance; the time limit is only the backstop for an announcement that was
+ * lost (a request that died between storing a change and announcing it).
+ */
+const announcedChangeTtlMs = 60_000;
+/** Outboxes change with every post, so a lost announcement is trusted for less. */
+const postedChangeTtlMs = 10_000;
+export const heldCaches = {
+  users: { max: 100_000, ttlMs: announcedChangeTtlMs },
+  following: { max: 20_000, ttlMs: announcedChangeTtlMs },
+  readerFilters: { max: 20_000, ttlMs: announcedChangeTtlMs },
+  posts: { max: 50_000, ttlMs: announcedChangeTtlMs },
+  /** `maxPosts` bounds the posts of all outboxes together: about 60 MB at the longest texts. */
+  outboxes: { max: 100_000, ttlMs: postedChangeTtlMs, maxPosts: 100_000 },
+} as const;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

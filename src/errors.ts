@@ -2,7 +2,15 @@
  * Error codes a client can rely on. They travel as `extensions.code` in GraphQL errors,
  * so the services can reject input without knowing about GraphQL.
  */
-export type ErrorCode = 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMITED';
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'BAD_USER_INPUT'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'RATE_LIMITED'
+  /** MongoDB cannot be reached: nothing is wrong with the request, so retry it shortly (HTTP 503). */
+  | 'SERVICE_UNAVAILABLE';
 
 export class AppError extends Error {
   override name = 'AppError';
@@ -23,6 +31,9 @@ export class AppError extends Error {
 
 export const badInput = (message: string) => new AppError('BAD_USER_INPUT', message);
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
+/** The one answer to a request that failed because the database is unreachable (see `isDatabaseUnavailable`). */
+export const databaseUnavailable = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { http: { status: 503 } });
 
 /** MongoDB's duplicate-key error, raised by unique indexes (including `_id`). */
 export function isDuplicateKeyError(error: unknown): boolean {

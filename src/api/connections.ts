@@ -1,10 +1,10 @@
 import type DataLoader from 'dataloader';
-import { shownPost, type PostRecord } from '../content/contentService.js';
+import { shownPost, type PostRecord } from '../records/posts.js';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../content/position.js';
 import { badInput } from '../errors.js';
-import type { TimelineEntry } from '../feed/feedBackend.js';
-import type { PageLoads } from '../feed/feedService.js';
-import { handlePattern, type HandlePage, type UserRecord } from '../graph/userGraphService.js';
+import type { TimelineEntry } from '../feed/timelineEntry.js';
+import type { PageLoads } from '../feed/timelineEntry.js';
+import { handlePattern, type HandlePage, type UserRecord } from '../records/users.js';
 import type { ResolversTypes } from './generated/graphql.js';
 import type { Loaders } from './loaders.js';
 

@@ -1,12 +1,17 @@
 import { GraphQLError } from 'graphql';
 import { isDatabaseUnavailable } from '../db/connect.js';
-import { AppError } from '../errors.js';
+import { AppError, databaseUnavailable } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
 import type { Services } from '../services.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 export interface RequestContext {
-  /** Handle of the signed-in user, or null. */
+  /**
+   * The signed-in user's handle, or null: the key every collection names users by. It is not the
+   * account's identity: a deleted account's handle can be taken again, and the account behind a
+   * token is its `accountId`, which `authenticate` checks against the user under this handle on
+   * every request (and every WebSocket connection), so a token never speaks for a later account.
+   */
   viewerId: string | null;
   /** A token was sent but is forged, expired, or its account is gone: said apart from "no token". */
   tokenRejected: boolean;
@@ -28,9 +33,8 @@ export async function createRequestContext(
   const authenticated = await services.accounts.authenticate(authorization).catch((error: unknown) => {
     // Apollo would answer a failed context with a 500: say what it is, as resolvers do.
     if (!isDatabaseUnavailable(error)) throw error;
-    throw new GraphQLError('The database is unavailable; try again shortly', {
-      extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } },
-    });
+    const unavailable = databaseUnavailable();
+    throw new GraphQLError(unavailable.message, { originalError: unavailable, extensions: unavailable.extensions });
   });
   const viewerId = authenticated === 'invalid' ? null : authenticated;
   return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live, clientAddress };

@@ -1,7 +1,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
 import { isDatabaseUnavailable } from '../db/connect.js';
-import { AppError } from '../errors.js';
+import { AppError, databaseUnavailable } from '../errors.js';
 
 export type ErrorLogger = (message: string, error: unknown) => void;
 
@@ -13,7 +13,8 @@ export function createErrorFormatter(options: { isDevelopment: boolean; log: Err
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     if (isDatabaseUnavailable(original)) {
-      return { message: 'The database is unavailable; try again shortly', path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+      const unavailable = databaseUnavailable();
+      return { message: unavailable.message, path: formatted.path, extensions: { code: unavailable.code } };
     }
     if (original instanceof AppError) {
       return { ...formatted, message: original.message, extensions: { ...formatted.extensions, code: original.code } };

@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
-import type { PostCounts, PostRecord } from '../content/contentService.js';
+import type { PostCounts, PostRecord } from '../records/posts.js';
 import { ObjectId } from 'mongodb';
-import type { ReaderView } from '../graph/readerFilters.js';
-import type { UserRecord } from '../graph/userGraphService.js';
+import type { ReaderView } from '../graph/readerView.js';
+import type { UserRecord } from '../records/users.js';
 import type { Services } from '../services.js';
 
 /**

@@ -16,17 +16,8 @@ import {
   type ValidationRule,
   type ValueNode,
 } from 'graphql';
+import type { RequestLimits } from '../config.js';
 import { defaultPageSize, maxPageSize } from './connections.js';
-
-export interface RequestLimits {
-  maxDepth: number;
-  maxAliases: number;
-  /** Cost budget of one operation for a signed-in viewer ... */
-  maxCost: number;
-  /** ... and without a token. */
-  maxCostAnonymous: number;
-  maxRootMutations: number;
-}
 
 /** Mutations that hash a password: one per request, so a body cannot carry a thousand sign-ups. */
 const passwordMutations = new Set(['signUp', 'logIn']);

@@ -1,8 +1,8 @@
 import { GraphQLScalarType, Kind } from 'graphql';
-import { parsePostId, type PostCounts, type PostRecord } from '../content/contentService.js';
+import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { encodeCursor } from '../content/position.js';
-import type { HandlePage, UserRecord } from '../graph/userGraphService.js';
+import type { HandlePage, UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
 import {
   pageLoads,

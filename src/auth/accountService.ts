@@ -1,6 +1,8 @@
 import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { AppError, badInput } from '../errors.js';
-import { assertHandle, handlePattern, maxDisplayNameLength, type UserGraphService, type UserRecord } from '../graph/userGraphService.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import { assertHandle, handlePattern, maxDisplayNameLength, type UserRecord } from '../records/users.js';
+import type { Session } from '../records/users.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import type { RateLimits } from './rateLimits.js';
 import type { TokenService } from './tokens.js';
@@ -8,11 +10,6 @@ import type { TokenService } from './tokens.js';
 export const minPasswordLength = 8;
 // scrypt's cost grows with input; an upper bound keeps a huge "password" from being a cheap DoS.
 export const maxPasswordLength = 200;
-
-export interface Session {
-  token: string;
-  user: UserRecord;
-}
 
 export class AccountService {
   constructor(

@@ -2,6 +2,8 @@ import { errors, jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 
 const algorithm = 'HS256';
+/** Verified tokens held at once; the oldest are verified again when more are in use. */
+const maxVerifiedTokens = 50_000;
 
 /** Who a valid token speaks for. */
 export interface TokenSubject {
@@ -19,7 +21,7 @@ export class TokenService {
    * CPU per request. Only the signature and claims are cached; whether the account still exists
    * is checked on every request (AccountService.authenticate).
    */
-  private readonly verified = new LRUCache<string, TokenSubject>({ max: 50_000 });
+  private readonly verified = new LRUCache<string, TokenSubject>({ max: maxVerifiedTokens });
 
   constructor(
     private readonly secret: Uint8Array,

@@ -9,8 +9,8 @@ export interface CacheStats {
 }
 
 /**
- * One kind of record held in this process in front of MongoDB (the L1 tier of
- * `../shared/reference/weibo-feed-cache-architecture.zh.md`): bounded by count, each entry
+ * One kind of record held in this process in front of MongoDB (the in-process L1 tier of a
+ * multi-tier feed cache, as Weibo's feed architecture layers it): bounded by count, each entry
  * trusted for at most `ttlMs` as a backstop, and dropped at once by `invalidate`, which every
  * change of the record triggers in this process and, through the live event stream, in every other.
  *

@@ -2,6 +2,7 @@ import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
 import { sweepQuery } from '../db/connect.js';
+import { sleep } from '../sleep.js';
 
 /**
  * One user's like or repost of one post (Weibo's existence service): the `_id` is the pair, so
@@ -30,7 +31,6 @@ export interface InteractionEffects {
 }
 
 const noEffects: InteractionEffects = { adding: async () => {}, removing: async () => {} };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const keyOf = (postId: ObjectId, userId: string) => `${postId.toHexString()}:${userId}`;
 
 /**

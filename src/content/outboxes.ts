@@ -1,7 +1,8 @@
 import type { Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
-import { byAuthors, toPostRecord, type ContentDocument, type PostRecord } from './contentService.js';
+import { byAuthors, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { heldCaches } from '../config.js';
 
 /**
  * What this process knows of one author's posts and reposts: every one at or newer than `floor`,
@@ -24,8 +25,8 @@ const maxLoad = 1000;
 const maxAuthors = 500;
 
 /**
- * Each author's newest posts held in this process (the outbox of Weibo's feed cache, in its L1
- * tier: `../shared/reference/weibo-feed-cache-architecture.zh.md`), so a page of several authors
+ * Each author's newest posts held in this process (the outbox of Weibo's multi-tier feed cache,
+ * in its in-process L1 tier), so a page of several authors
  * (fanout on read, a returning reader's first pages, an account's own posts) is merged here instead of read from
  * `content`. A page the outboxes cannot answer exactly (past what they hold) is left to `content`.
  *
@@ -36,10 +37,9 @@ const maxAuthors = 500;
  */
 export class Outboxes {
   private readonly cache = new ReadThroughCache<string, Outbox>('outboxes', {
-    max: 100_000,
-    ttlMs: 10_000,
-    // At most about 60 MB of posts at the longest texts.
-    sized: { maxSize: 100_000, sizeOf: (outbox) => outbox.posts.length + 1 },
+    max: heldCaches.outboxes.max,
+    ttlMs: heldCaches.outboxes.ttlMs,
+    sized: { maxSize: heldCaches.outboxes.maxPosts, sizeOf: (outbox) => outbox.posts.length + 1 },
   });
 
   constructor(private readonly content: Collection<ContentDocument>) {}

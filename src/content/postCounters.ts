@@ -1,5 +1,5 @@
 import type { Collection, ObjectId } from 'mongodb';
-import type { ContentDocument } from './contentService.js';
+import type { ContentDocument } from '../records/posts.js';
 
 export type CountName = 'likes' | 'reposts' | 'replies';
 

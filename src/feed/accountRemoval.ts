@@ -5,6 +5,7 @@ import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { Fanout } from './fanout.js';
 import type { FeedService } from './feedService.js';
+import { sleep } from '../sleep.js';
 
 interface AccountPayload {
   handle: string;
@@ -21,8 +22,6 @@ const lostRequestMs = 60_000;
 const followConcurrency = 8;
 /** Posts and interactions read per step, between checkpoints. */
 const stepSize = 100;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Deleting an account, through the same durable queue and workers as fanout, in steps that can

@@ -1,10 +1,10 @@
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
-import { toContentDocument, toRef, toRepostOf, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../content/contentService.js';
+import { toContentDocument, toRef, toRepostOf, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../records/posts.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest } from '../content/position.js';
 import { isDuplicateKeyError } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
-import type { TimelineEntry } from './feedBackend.js';
+import type { TimelineEntry } from './timelineEntry.js';
 
 /**
  * One post inside a materialized timeline: the reference layout (`_id` post id, `_a` author,

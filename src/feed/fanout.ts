@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
-import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { ContentService } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
 import { TaskQueue, type NewTask, type QueueStatus, type TaskDocument } from '../queue/taskQueue.js';

@@ -1,6 +1,7 @@
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
-import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { ContentService } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 
 /** What the three fanout-on-write strategies share: a collection of timelines and a way into `content`. */
 export abstract class FanoutOnWrite<T extends Document> {

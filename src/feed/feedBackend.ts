@@ -1,19 +1,8 @@
-import type { PostRecord, PostRef, RepostOf } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
+import type { TimelineEntry } from './timelineEntry.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
 import type { StoredChange } from '../live/liveEvents.js';
-
-/**
- * One post as a timeline holds it. `text` is null when the strategy links to content instead of
- * embedding it; the API then hydrates the page's posts in one batched content query.
- */
-export interface TimelineEntry extends PostPosition {
-  /** The author, or for a repost the reposter. */
-  authorId: string;
-  text: string | null;
-  replyTo: PostRef | null;
-  repostOf: RepostOf | null;
-}
 
 /**
  * A timeline strategy (Socialite's FeedService models). Posts are already stored in `content`

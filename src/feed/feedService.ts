@@ -1,27 +1,21 @@
 import type { RateLimits } from '../auth/rateLimits.js';
 import type { FanoutOptions } from '../config.js';
-import { parsePostId, type ContentService, type PostRecord } from '../content/contentService.js';
+import { type ContentService } from '../content/contentService.js';
+import { parsePostId, type PostRecord } from '../records/posts.js';
 import type { InteractionDocument, Interactions } from '../content/interactions.js';
 import type { ObjectId } from 'mongodb';
 import type { Page, PageRequest } from '../content/position.js';
 import { AppError, badInput, notFound } from '../errors.js';
-import type { KeywordFilterRecord, ReaderFilters } from '../graph/readerFilters.js';
+import type { ReaderFilters } from '../graph/readerFilters.js';
+import type { KeywordFilterRecord } from '../graph/readerView.js';
 import { fullChange, type StoredChange } from '../live/liveEvents.js';
-import type { UserGraphService, UserRecord } from '../graph/userGraphService.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
-import type { FeedBackend, FeedObserver, TimelineEntry } from './feedBackend.js';
+import type { FeedBackend, FeedObserver } from './feedBackend.js';
+import type { PageLoads, TimelineEntry } from './timelineEntry.js';
 import { mergeFiltered, type EntrySource } from './pageMerge.js';
 import { firstOccurrences, passesGraph, type Reader } from './visibility.js';
-
-/**
- * How a page gets what its entries leave out, batched per request by the API's DataLoaders:
- * `posts` gives linked entries their post (aligned with its input; null for a post that no longer
- * exists), `users` says which authors still exist. Both are loads the response needs anyway.
- */
-export interface PageLoads {
-  posts(entries: readonly TimelineEntry[]): Promise<(PostRecord | null)[]>;
-  users(handles: readonly string[]): Promise<Set<string>>;
-}
 
 /** The likes and reposts kept by ContentService's interactions. */
 export interface InteractionStores {

@@ -1,6 +1,6 @@
 import { isBeyond, type Page, type PageRequest } from '../content/position.js';
 import { nearestBeyond } from './entries.js';
-import type { TimelineEntry } from './feedBackend.js';
+import type { TimelineEntry } from './timelineEntry.js';
 
 /** A paged list of timeline entries: a materialized timeline, the pulled authors' outboxes, `content`. */
 export type EntrySource = (request: PageRequest) => Promise<Page<TimelineEntry>>;

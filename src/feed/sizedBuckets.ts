@@ -1,11 +1,13 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
-import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { ContentService } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelineEntry } from './feedBackend.js';
+import type { FeedBackend } from './feedBackend.js';
+import type { TimelineEntry } from './timelineEntry.js';
 
 /**
  * Up to `TIMELINE_BUCKET_SIZE` entries of one user (`_u`), with `_s` the slots used. `_lo`/`_hi`

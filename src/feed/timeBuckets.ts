@@ -1,11 +1,13 @@
 import type { Db, Filter } from 'mongodb';
 import type { TimelineOptions } from '../config.js';
-import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { ContentService } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelineEntry } from './feedBackend.js';
+import type { FeedBackend } from './feedBackend.js';
+import type { TimelineEntry } from './timelineEntry.js';
 
 /** One user's entries for one time span: `_t` is the span's number since the epoch. */
 export interface TimedBucketDocument {

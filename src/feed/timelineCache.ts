@@ -3,12 +3,14 @@ import DataLoader from 'dataloader';
 import type { Db, Filter, FindOptions, ObjectId } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import type { TimelineOptions } from '../config.js';
-import type { ContentService, PostRecord } from '../content/contentService.js';
+import type { ContentService } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
 import { isDuplicateKeyError } from '../errors.js';
 import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from './entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelineEntry, TimelinesChanged } from './feedBackend.js';
+import type { FeedBackend, TimelinesChanged } from './feedBackend.js';
+import type { TimelineEntry } from './timelineEntry.js';
 
 /** The newest entries of one user's timeline, oldest first, at most `TIMELINE_CACHE_SIZE`. */
 export interface CacheDocument {

@@ -1,7 +1,7 @@
-import type { PostRecord, PostRef, RepostOf } from '../content/contentService.js';
+import type { PostRecord, PostRef, RepostOf } from '../records/posts.js';
 import { compareNewestFirst } from '../content/position.js';
-import type { ReaderView } from '../graph/readerFilters.js';
-import type { TimelineEntry } from './feedBackend.js';
+import type { ReaderView } from '../graph/readerView.js';
+import type { TimelineEntry } from './timelineEntry.js';
 
 /** Who is reading, whom they follow (themselves included), and what they hide. */
 export interface Reader {

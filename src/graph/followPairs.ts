@@ -1,7 +1,8 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
-import type { EdgeDocument, UserDocument } from './userGraphService.js';
+import type { EdgeDocument, UserDocument } from '../records/users.js';
 import { sweepQuery } from '../db/connect.js';
+import { sleep } from '../sleep.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
@@ -42,7 +43,6 @@ const pairLeaseMs = 10_000;
 const stalledAfterMs = 2_000;
 
 const pairId = (followerId: string, followeeId: string) => `${followerId} ${followeeId}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Follows and unfollows, exact under any interleaving and any crash.

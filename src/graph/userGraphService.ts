@@ -4,61 +4,10 @@ import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js'
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
 import { sweepQuery } from '../db/connect.js';
-
-export interface UserDocument {
-  /** The handle: unique, permanent, and a good shard key. */
-  _id: string;
-  /**
-   * Random, fixed at sign-up, never reused: tokens name it, so a token outlives neither its account
-   * nor a later account that takes the same handle.
-   */
-  accountId: string;
-  displayName: string | null;
-  passwordHash: string;
-  createdAt: Date;
-  followerCount: number;
-  followingCount: number;
-  /** Tokens of count changes under way (see FollowPairs); empty or absent at rest. */
-  pendingCounts?: string[];
-  /** Last timeline read, at most `activityGranularity` stale; fanout skips readers inactive too long. */
-  readAt?: Date;
-  /**
-   * Set while this reader's materialized timeline misses posts that fanout skipped while they were
-   * inactive: the posts from `from` on are being redelivered, and reads are served from content.
-   */
-  timelineGap?: { from: Date; since: Date };
-  /**
-   * Set when the account is being deleted: from then on it is gone for reads, sign-in and tokens;
-   * the document itself (and with it the handle) goes once everything else is removed.
-   */
-  deletedAt?: Date;
-  /**
-   * Set once the user has stored a post that readers pull (they had more than
-   * FANOUT_PULL_THRESHOLD followers): only followees with it cost a page the pulled-posts query.
-   */
-  pulls?: true;
-}
+import { assertHandle, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
+import { heldCaches } from '../config.js';
 
 const live = { deletedAt: { $exists: false } } as const;
-
-/**
- * One directed edge. In `followers`, `_f` is the followed user and `_t` one of their followers;
- * in `following`, `_f` is the follower and `_t` someone they follow. Both collections are queried
- * by `_f` alone and covered by their `{ _f: 1, _t: 1 }` index.
- */
-export interface EdgeDocument {
-  _id?: ObjectId;
-  _f: string;
-  _t: string;
-}
-
-export interface UserRecord {
-  handle: string;
-  displayName: string | null;
-  createdAt: Date;
-  followerCount: number;
-  followingCount: number;
-}
 
 /** What this process keeps of a user: the public record, and what token checks and pages need. */
 interface CachedUser {
@@ -73,31 +22,8 @@ export interface GraphChange {
   following?: readonly string[];
 }
 
-export interface HandlePage {
-  handles: string[];
-  hasMore: boolean;
-}
-
-export const handlePattern = /^[a-z0-9_]{3,30}$/;
-export const maxDisplayNameLength = 50;
-
-
-const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
-  handle: doc._id,
-  displayName: doc.displayName,
-  createdAt: doc.createdAt,
-  followerCount: doc.followerCount,
-  followingCount: doc.followingCount,
-});
-
 const edgeIndex = { key: { _f: 1, _t: 1 }, name: 'from_to', unique: true } as const;
 const idsOnly = { _id: 0, _t: 1 } as const;
-
-export function assertHandle(handle: string): void {
-  if (!handlePattern.test(handle)) {
-    throw badInput('Handle must be 3 to 30 characters of a-z, 0-9 and _');
-  }
-}
 
 /**
  * Users and who follows whom (Socialite's user graph service): the edges live in two collections,
@@ -109,8 +35,8 @@ export class UserGraphService {
   readonly following: Collection<EdgeDocument>;
   readonly pairs: FollowPairs;
   /** Users and follow lists held in this process (see ReadThroughCache); every change invalidates them. */
-  private readonly userCache = new ReadThroughCache<string, CachedUser>('users', { max: 100_000, ttlMs: 60_000 });
-  private readonly followingCache = new ReadThroughCache<string, { ids: string[] }>('following', { max: 20_000, ttlMs: 60_000 });
+  private readonly userCache = new ReadThroughCache<string, CachedUser>('users', heldCaches.users);
+  private readonly followingCache = new ReadThroughCache<string, { ids: string[] }>('following', heldCaches.following);
 
   constructor(db: Db) {
     this.users = db.collection<UserDocument>('users');

@@ -1,8 +1,9 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
-import { toContentDocument, toPostRecord, type ContentDocument } from '../content/contentService.js';
+import { toContentDocument, toPostRecord, type ContentDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import { Listeners, type LiveEvent, type LiveEventListener, type LiveEventSource } from './liveEvents.js';
+import { sleep } from '../sleep.js';
 
 export const liveEventsCollection = 'live_events';
 
@@ -71,7 +72,8 @@ export class ChangeStreamEventSource implements LiveEventSource {
   private resumeToken: ResumeToken | undefined;
   private loop: Promise<void> | null = null;
   private stopping = false;
-  private wake: (() => void) | null = null;
+  /** Wakes a pause between restarts when the source stops. */
+  private readonly sleepers = new Set<() => void>();
   /** Times the stream was reopened after an error. */
   restarts = 0;
 
@@ -114,7 +116,7 @@ export class ChangeStreamEventSource implements LiveEventSource {
   async stop(): Promise<void> {
     if (!this.loop) return;
     this.stopping = true;
-    this.wake?.();
+    for (const wake of this.sleepers) wake();
     await this.stream?.close().catch(() => {});
     await this.loop;
     this.loop = null;
@@ -169,7 +171,7 @@ export class ChangeStreamEventSource implements LiveEventSource {
         } else {
           this.logger?.error(`live events: the change stream failed; reopening it (attempt ${failures})`, error);
         }
-        await this.pause(Math.min(250 * 2 ** (failures - 1), maxRestartDelayMs));
+        await sleep(Math.min(250 * 2 ** (failures - 1), maxRestartDelayMs), this.sleepers);
         if (!this.stopping) this.stream = this.open();
       }
     }
@@ -181,19 +183,6 @@ export class ChangeStreamEventSource implements LiveEventSource {
     const event = fromDocument(change.fullDocument);
     if (event) this.listeners.emit(event);
     else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(change.fullDocument.kind)}`);
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    }).finally(() => {
-      this.wake = null;
-    });
   }
 }
 

@@ -27,6 +27,7 @@ export const closeReasons = {
 
 /** What a subscription needs from the connection it runs on. */
 export interface LiveClient {
+  /** The handle of the account the connection authenticated as (see RequestContext.viewerId). */
   readonly viewerId: string;
   /** Closes the whole connection with a code and reason the client sees. */
   close(code: number, reason: string): void;

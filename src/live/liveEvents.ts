@@ -1,6 +1,6 @@
 import type { ObjectId } from 'mongodb';
 import type { LiveEventMode } from '../config.js';
-import type { PostRecord } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 
 /**

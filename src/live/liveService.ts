@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { LiveOptions } from '../config.js';
-import type { PostRecord } from '../content/contentService.js';
+import type { PostRecord } from '../records/posts.js';
 import type { FeedObserver } from '../feed/feedBackend.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { quietLogger, type Logger } from '../logger.js';

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { TaskDocument, TaskQueue } from './taskQueue.js';
+import { sleep } from '../sleep.js';
 
 export interface TaskRun {
   /** 1 for the first attempt; more means an earlier attempt may have done part of the work. */
@@ -41,7 +42,7 @@ export interface TaskWorkersOptions {
 export class TaskWorkers {
   private running = false;
   private loops: Promise<void>[] = [];
-  private sleepers = new Set<() => void>();
+  private readonly sleepers = new Set<() => void>();
   private lastPeriodic = 0;
 
   constructor(
@@ -82,7 +83,7 @@ export class TaskWorkers {
         this.options.logger.error('fanout worker: could not claim a task', error);
       }
       if (!task) {
-        await this.sleep(idleMs);
+        await sleep(idleMs, this.sleepers);
         idleMs = Math.min(idleMs * 2, maxIdleMs);
         continue;
       }
@@ -131,17 +132,5 @@ export class TaskWorkers {
     if (!periodic || Date.now() - this.lastPeriodic < periodicMs) return;
     this.lastPeriodic = Date.now();
     await periodic();
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
-    });
   }
 }

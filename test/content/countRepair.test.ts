@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ContentDocument } from '../../src/content/contentService.js';
+import type { ContentDocument } from '../../src/records/posts.js';
 import { staleChangeMs } from '../../src/content/postCounters.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 

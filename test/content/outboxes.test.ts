@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostRecord } from '../../src/content/contentService.js';
+import type { PostRecord } from '../../src/records/posts.js';
 import { Outboxes, pageOfOutboxes, type Outbox } from '../../src/content/outboxes.js';
 import { compareNewestFirst, isBeyond, type PageRequest, type PostPosition } from '../../src/content/position.js';
 import { seededRandom } from '../../bench/generate.js';

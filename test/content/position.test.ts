@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { compareNewestFirst, decodeCursor, encodeCursor } from '../../src/content/position.js';
 import { nearestBeyond } from '../../src/feed/entries.js';
-import type { TimelineEntry } from '../../src/feed/feedBackend.js';
+import type { TimelineEntry } from '../../src/feed/timelineEntry.js';
 
 const at = new Date('2026-11-25T10:00:00.000Z');
 const entry = (hex: string, text: string, createdAt = at): TimelineEntry => ({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keywordPattern } from '../../src/graph/readerFilters.js';
+import { keywordPattern } from '../../src/graph/readerView.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 describe('keyword filters match whole words, case-insensitively, in any script', () => {

@@ -1,0 +1,132 @@
+/**
+ * Posts as every layer sees them: the stored document (`content`, timeline entries, fanout tasks
+ * and change events all carry this shape) and the record the services and the API pass around,
+ * with the mappers between them. Types and pure functions only: no service, no I/O.
+ */
+import { ObjectId, type Filter } from 'mongodb';
+
+export const maxPostLength = 500;
+
+/** Another post, named by id and author: what a reply answers. */
+export interface PostRefDocument {
+  _id: ObjectId;
+  _a: string;
+}
+
+/** The post a repost brings into timelines; the repost's `_m` is a copy of the original's text. */
+export interface RepostOfDocument extends PostRefDocument {
+  _d: Date;
+  _r?: PostRefDocument;
+}
+
+/**
+ * A post as stored: the reference layout's short field names, plus `_d`, the creation time.
+ * A repost is a document of its own (author: the reposter, time: the repost), so every timeline
+ * strategy carries reposts exactly as it carries posts: fanout, pull, refills and rebuilds alike.
+ */
+export interface ContentDocument {
+  _id: ObjectId;
+  /** Author handle. */
+  _a: string;
+  /** Message text. */
+  _m: string;
+  _d: Date;
+  /**
+   * Set when the author had more than FANOUT_PULL_THRESHOLD followers at posting time: the post
+   * is not pushed into followers' timelines; readers pull it from here (the author's outbox).
+   */
+  _p?: true;
+  /** Reply to this post. */
+  _r?: PostRefDocument;
+  /** Repost of this post. */
+  _o?: RepostOfDocument;
+  /** Counts kept on the post (the counter service): likes, reposts, replies. Absent means 0. */
+  n?: { l?: number; r?: number; y?: number };
+  /** Tokens of count changes under way (see PostCounters); empty or absent at rest. */
+  pc?: string[];
+  /** A reply not yet counted on its parent; cleared once it is. */
+  _cq?: true;
+}
+
+export interface PostRef {
+  id: ObjectId;
+  authorId: string;
+}
+
+export interface RepostOf extends PostRef {
+  createdAt: Date;
+  replyTo: PostRef | null;
+}
+
+export interface PostCounts {
+  likes: number;
+  reposts: number;
+  replies: number;
+}
+
+export interface PostRecord {
+  id: ObjectId;
+  authorId: string;
+  /** For a repost, the original's text. */
+  text: string;
+  createdAt: Date;
+  /** Delivered by pull at read time instead of by fanout. */
+  pulled: boolean;
+  replyTo: PostRef | null;
+  /** Set on a repost: the post it brings into timelines. */
+  repostOf: RepostOf | null;
+  /** Null when the record did not come from `content` (an embedded entry, a live event). */
+  counts: PostCounts | null;
+}
+
+export const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
+export const fromRef = (ref: PostRef): PostRefDocument => ({ _id: ref.id, _a: ref.authorId });
+
+/** A repost's stored original (the same in `content` and in timeline entries) as a record's. */
+export const toRepostOf = (doc: RepostOfDocument | undefined): RepostOf | null =>
+  doc ? { id: doc._id, authorId: doc._a, createdAt: doc._d, replyTo: toRef(doc._r) } : null;
+
+export const toPostRecord = (doc: ContentDocument): PostRecord => ({
+  id: doc._id,
+  authorId: doc._a,
+  text: doc._m,
+  createdAt: doc._d,
+  pulled: doc._p === true,
+  replyTo: toRef(doc._r),
+  repostOf: toRepostOf(doc._o),
+  counts: toPostCounts(doc),
+});
+
+export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
+  likes: Math.max(0, doc.n?.l ?? 0),
+  reposts: Math.max(0, doc.n?.r ?? 0),
+  replies: Math.max(0, doc.n?.y ?? 0),
+});
+
+/** The stored shape of a post; also how fanout tasks and live events carry one. */
+export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocument {
+  const doc: ContentDocument = { _id: post.id, _a: post.authorId, _m: post.text, _d: post.createdAt };
+  if (post.pulled) doc._p = true;
+  if (post.replyTo) doc._r = fromRef(post.replyTo);
+  if (post.repostOf) {
+    const { id, authorId, createdAt, replyTo } = post.repostOf;
+    doc._o = { _id: id, _a: authorId, _d: createdAt, ...(replyTo ? { _r: fromRef(replyTo) } : {}) };
+  }
+  return doc;
+}
+
+/** What a reader sees for a timeline item: the original for a repost, the post itself otherwise. */
+export function shownPost(post: PostRecord): PostRecord {
+  if (!post.repostOf) return post;
+  const { id, authorId, createdAt, replyTo } = post.repostOf;
+  return { id, authorId, createdAt, replyTo, text: post.text, pulled: false, repostOf: null, counts: null };
+}
+
+/** Parses a client-supplied post id; a malformed id names no post, so it yields null. */
+export function parsePostId(id: string): ObjectId | null {
+  return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
+}
+
+/** The filter for the posts of these authors, in a page query and in an outbox load. */
+export const byAuthors = (authorIds: readonly string[]): Filter<ContentDocument> =>
+  authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };

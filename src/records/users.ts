@@ -1,0 +1,90 @@
+/**
+ * Users as every layer sees them: the stored user and follow-edge documents, the public record,
+ * handle rules, and the mapper between them. Types and pure functions only: no service, no I/O.
+ */
+import type { ObjectId } from 'mongodb';
+import { badInput } from '../errors.js';
+
+export interface UserDocument {
+  /**
+   * The handle: unique among existing accounts, the key every collection names users by, and a good
+   * shard key. It is not permanent: once an account is deleted, a new sign-up may take the handle.
+   */
+  _id: string;
+  /**
+   * The account's identity: random, fixed at sign-up, never reused. Tokens name it beside the handle,
+   * so a token outlives neither its account nor a later account that takes the same handle.
+   */
+  accountId: string;
+  displayName: string | null;
+  passwordHash: string;
+  createdAt: Date;
+  followerCount: number;
+  followingCount: number;
+  /** Tokens of count changes under way (see FollowPairs); empty or absent at rest. */
+  pendingCounts?: string[];
+  /** Last timeline read, at most `activityGranularity` stale; fanout skips readers inactive too long. */
+  readAt?: Date;
+  /**
+   * Set while this reader's materialized timeline misses posts that fanout skipped while they were
+   * inactive: the posts from `from` on are being redelivered, and reads are served from content.
+   */
+  timelineGap?: { from: Date; since: Date };
+  /**
+   * Set when the account is being deleted: from then on it is gone for reads, sign-in and tokens;
+   * the document itself (and with it the handle) goes once everything else is removed.
+   */
+  deletedAt?: Date;
+  /**
+   * Set once the user has stored a post that readers pull (they had more than
+   * FANOUT_PULL_THRESHOLD followers): only followees with it cost a page the pulled-posts query.
+   */
+  pulls?: true;
+}
+
+/**
+ * One directed edge. In `followers`, `_f` is the followed user and `_t` one of their followers;
+ * in `following`, `_f` is the follower and `_t` someone they follow. Both collections are queried
+ * by `_f` alone and covered by their `{ _f: 1, _t: 1 }` index.
+ */
+export interface EdgeDocument {
+  _id?: ObjectId;
+  _f: string;
+  _t: string;
+}
+
+export interface UserRecord {
+  handle: string;
+  displayName: string | null;
+  createdAt: Date;
+  followerCount: number;
+  followingCount: number;
+}
+
+export interface HandlePage {
+  handles: string[];
+  hasMore: boolean;
+}
+
+export const handlePattern = /^[a-z0-9_]{3,30}$/;
+export const maxDisplayNameLength = 50;
+
+export const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
+  handle: doc._id,
+  displayName: doc.displayName,
+  createdAt: doc.createdAt,
+  followerCount: doc.followerCount,
+  followingCount: doc.followingCount,
+});
+
+export function assertHandle(handle: string): void {
+  if (!handlePattern.test(handle)) {
+    throw badInput('Handle must be 3 to 30 characters of a-z, 0-9 and _');
+  }
+}
+
+/** What signing up or logging in returns: a token for the account, and its user. */
+export interface Session {
+  token: string;
+  user: UserRecord;
+}
