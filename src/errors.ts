@@ -35,6 +35,17 @@ export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const databaseUnavailable = () =>
   new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { http: { status: 503 } });
 
+/**
+ * Thrown where a switch over a union has run out of cases: `value` is typed `never`, so adding a
+ * kind to the union breaks the build at every switch that does not handle it yet.
+ */
+export class UnreachableCaseError extends Error {
+  override name = 'UnreachableCaseError';
+  constructor(value: never) {
+    super(`Unreachable case: ${JSON.stringify(value)}`);
+  }
+}
+
 /** MongoDB's duplicate-key error, raised by unique indexes (including `_id`). */
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;

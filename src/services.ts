@@ -13,8 +13,10 @@ import { createFeedBackend } from './feed/index.js';
 import { FeedService } from './feed/feedService.js';
 import { TimelineState } from './feed/timelineState.js';
 import { UserGraphService } from './graph/userGraphService.js';
-import { fullChange } from './live/liveEvents.js';
-import { createLiveEventSource, LiveService } from './live/liveService.js';
+import { ChangeBus, createChangeSource } from './changes/bus.js';
+import { changed } from './changes/events.js';
+import { forgetStale } from './changes/staleness.js';
+import { LiveService } from './live/liveService.js';
 
 /** The domain services, built once per process and shared by every request. */
 export interface Services {
@@ -28,6 +30,8 @@ export interface Services {
   timelineState: TimelineState;
   /** The durable fanout queue; `start` runs its workers in this process. */
   fanout: Fanout;
+  /** Every stored change, for this instance and the others; it runs while `live` does. */
+  changes: ChangeBus;
   /** Live timeline updates; `start` it to deliver to subscribers (publishing works without). */
   live: LiveService;
   accountRemoval: AccountRemoval;
@@ -46,12 +50,12 @@ export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db);
   const content = new ContentService(db);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
-  const live = new LiveService(createLiveEventSource(db, config.live), graph, config.live);
+  const changes = new ChangeBus(createChangeSource(db, config.live));
   const backend = createFeedBackend(config.feedStrategy, {
     db,
     content,
     options: config.timeline,
-    timelinesChanged: (userIds) => live.changed(fullChange({ timelines: userIds })),
+    timelinesChanged: (userIds) => changes.publish(changed({ timelines: userIds })),
   });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
   const rateLimits = new RateLimits(db, config.rateLimits);
@@ -60,29 +64,25 @@ export function createServices(db: Db, config: Config): Services {
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts'),
   };
   const readerFilters = new ReaderFilters(db);
-  const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits, readerFilters, interactions);
-  feed.observe(live);
+  const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits, readerFilters, interactions, changes);
   // Another instance's change (or this one's, echoed) makes what this process holds stale.
-  live.invalidateWith((event) => {
-    if (event.kind === 'postAdded') {
-      content.forgetOutboxes([event.post.authorId]);
-      return;
-    }
-    if (event.kind === 'postRemoved') {
-      content.forgetPosts([event.postId]);
-      content.forgetOutboxes([event.authorId]);
-      return;
-    }
-    if (event.kind === 'changed') {
-      graph.invalidate({ users: event.users });
-      if (event.allFilters) readerFilters.invalidateAll();
-      else readerFilters.invalidate(event.filters);
-      backend.forgetHeld(event.timelines);
-      return;
-    }
-    graph.invalidate({ users: [event.followerId, event.followeeId], following: [event.followerId] });
-  });
-  live.showOnly({ added: (viewerId, post) => feed.showsLive(viewerId, post), removed: (viewerId, removal) => feed.showsLiveRemoval(viewerId, removal) });
+  changes.listen((event) =>
+    forgetStale(event, {
+      forgetOutboxes: (authorIds) => content.forgetOutboxes(authorIds),
+      forgetPosts: (postIds) => content.forgetPosts(postIds),
+      forgetUsers: (change) => graph.invalidate(change),
+      forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
+      forgetTimelines: (userIds) => backend.forgetHeld(userIds),
+    }),
+  );
+  const live = new LiveService(
+    changes,
+    {
+      followingIds: (viewerId) => graph.followingIds(viewerId),
+      visibility: { added: (viewerId, post) => feed.showsLive(viewerId, post), removed: (viewerId, removal) => feed.showsLiveRemoval(viewerId, removal) },
+    },
+    config.live,
+  );
   const accountRemoval = new AccountRemoval(graph, content, feed, fanout);
   return {
     db,
@@ -95,6 +95,7 @@ export function createServices(db: Db, config: Config): Services {
     rateLimits,
     timelineState: new TimelineState(db, backend, content, config.timeline),
     fanout,
+    changes,
     live,
   };
 }
@@ -108,7 +109,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.graph.ensureIndexes(),
     services.content.ensureIndexes(),
     services.feed.backend.ensureIndexes(),
-    services.live.ensureIndexes(),
+    services.changes.ensureIndexes(),
     services.fanout.ensureIndexes(),
     services.rateLimits.ensureIndexes(),
     services.feed.ensureIndexes(),

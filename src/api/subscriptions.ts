@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
-import type { LiveEvent, PostAddedEvent, PostRemovedEvent } from '../live/liveEvents.js';
+import type { ChangeEvent, PostAddedEvent, PostRemovedEvent } from '../changes/events.js';
 import { requireViewer, type RequestContext } from './context.js';
 import type { SubscriptionResolvers } from './generated/graphql.js';
 import { toPostEdge } from './connections.js';
@@ -16,7 +16,7 @@ function requireLiveClient(context: RequestContext): LiveClient {
 }
 
 /** Viewer-independent loaders per event: one `users` query per event, however many subscribers. */
-const sharedLoaders = new WeakMap<LiveEvent, Loaders>();
+const sharedLoaders = new WeakMap<ChangeEvent, Loaders>();
 
 /**
  * A subscription's context lives as long as the subscription, but its loaders must not: they would
@@ -24,7 +24,7 @@ const sharedLoaders = new WeakMap<LiveEvent, Loaders>();
  * viewer-independent loads (users, posts) with every other subscriber of the same event. Events of
  * one subscription execute one after another, so swapping them here is safe.
  */
-function useEventLoaders(context: RequestContext, event: LiveEvent): void {
+function useEventLoaders(context: RequestContext, event: ChangeEvent): void {
   let shared = sharedLoaders.get(event);
   if (!shared) {
     shared = createLoaders(context.services, null);

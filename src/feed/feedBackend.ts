@@ -2,7 +2,6 @@ import type { PostRecord } from '../records/posts.js';
 import type { TimelineEntry } from './timelineEntry.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
-import type { StoredChange } from '../live/liveEvents.js';
 
 /**
  * A timeline strategy (Socialite's FeedService models). Posts are already stored in `content`
@@ -58,16 +57,3 @@ export interface FeedBackend {
  * the database, after the change is stored (a `changed` live event).
  */
 export type TimelinesChanged = (userIds: readonly string[]) => Promise<void>;
-
-/**
- * Told about each change after it is durably stored, e.g. to push live updates. Called in the
- * request that made the change; a failing observer fails that request after the change is kept.
- */
-export interface FeedObserver {
-  postCreated(post: PostRecord): Promise<void>;
-  postDeleted(post: PostRecord): Promise<void>;
-  followed(followerId: string, followeeId: string): Promise<void>;
-  unfollowed(followerId: string, followeeId: string): Promise<void>;
-  /** Users or readers' filters changed: every instance's in-process tier must forget them. */
-  changed(change: StoredChange): Promise<void>;
-}

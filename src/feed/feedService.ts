@@ -8,11 +8,11 @@ import type { Page, PageRequest } from '../content/position.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { KeywordFilterRecord } from '../graph/readerView.js';
-import { fullChange, type StoredChange } from '../live/liveEvents.js';
+import { changed, followChange, postAdded, postRemoved, type ChangePublisher, type StoredChange } from '../changes/events.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
-import type { FeedBackend, FeedObserver } from './feedBackend.js';
+import type { FeedBackend } from './feedBackend.js';
 import type { PageLoads, TimelineEntry } from './timelineEntry.js';
 import { mergeFiltered, type EntrySource } from './pageMerge.js';
 import { firstOccurrences, passesGraph, type Reader } from './visibility.js';
@@ -30,14 +30,13 @@ const activityMemoLimit = 100_000;
 /**
  * Everything that changes what a timeline shows goes through here: the content store is written
  * first (the system of record), the fanout queue and the configured backend update timelines, and
- * observers (live updates) hear about the change once it is stored.
+ * the change bus hears about the change once it is stored.
  *
  * The read side merges the reader's materialized timeline with the posts of the high-follower
  * authors they follow (pulled from `content` at read time) and keeps only entries of authors the
  * reader follows now, so a delivery that raced an unfollow never shows.
  */
 export class FeedService {
-  private readonly observers: FeedObserver[] = [];
   /** Readers whose activity this process recorded recently: no database write per page. */
   private readonly activeReaders = new Map<string, number>();
 
@@ -50,6 +49,7 @@ export class FeedService {
     private readonly rateLimits: RateLimits,
     readonly readerFilters: ReaderFilters,
     private readonly interactions: InteractionStores,
+    private readonly changes: ChangePublisher,
   ) {
     interactions.reposts.withEffects({
       adding: (edge) => this.repostAdded(edge),
@@ -63,10 +63,6 @@ export class FeedService {
       this.interactions.likes.ensureIndexes(),
       this.interactions.reposts.ensureIndexes(),
     ]);
-  }
-
-  observe(observer: FeedObserver): void {
-    this.observers.push(observer);
   }
 
   /**
@@ -91,7 +87,7 @@ export class FeedService {
     if (this.backend.materialized && !post.pulled) await this.fanout.enqueueDelivery(post);
     await this.content.storePost(post);
     await this.backend.deliverTo([post.authorId], [post]);
-    await this.notify((observer) => observer.postCreated(post));
+    await this.changes.publish(postAdded(post));
   }
 
   /** Whether the author's posts (and reposts) are pulled by readers instead of pushed to them. */
@@ -157,7 +153,7 @@ export class FeedService {
     // The retraction's first sub-task deletes the post too, and may have been first.
     await this.content.deletePost(post);
     await this.backend.removeFrom([post.authorId], post);
-    await this.notify((observer) => observer.postDeleted(post));
+    await this.changes.publish(postRemoved(post));
   }
 
   private async existingPost(id: string): Promise<PostRecord> {
@@ -207,7 +203,7 @@ export class FeedService {
   /** Ends one follow of a deleted account, counts and timeline included, and tells live subscribers. */
   async endFollow(followerId: string, followeeId: string): Promise<void> {
     await this.graph.endFollow(followerId, followeeId, this.backend);
-    await this.notify((observer) => observer.unfollowed(followerId, followeeId));
+    await this.changes.publish(followChange(false, followerId, followeeId));
   }
 
   /** The last traces of a deleted reader: their filters, their place in others', their timeline. */
@@ -327,7 +323,7 @@ export class FeedService {
 
   /** Every instance forgets what it holds of these users, readers' filters or timelines. */
   async announce(change: Partial<StoredChange>): Promise<void> {
-    await this.notify((observer) => observer.changed(fullChange(change)));
+    await this.changes.publish(changed(change));
   }
 
   /** Recorded first, so no follow can slip in between; then the follows go both ways. */
@@ -337,7 +333,7 @@ export class FeedService {
     await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
       const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
-      if (!following) await this.notify((observer) => observer.unfollowed(followerId, followeeId));
+      if (!following) await this.changes.publish(followChange(false, followerId, followeeId));
     }
     return this.freshUser(handle);
   }
@@ -362,7 +358,7 @@ export class FeedService {
     // A block recorded while this follow was applied wins: its unfollow may have run first.
     const blocked = await this.readerFilters.of(followerId).then((view) => view.isBlockedEitherWay(followeeId));
     if (blocked) ({ following } = await this.graph.unfollow(followerId, followeeId, this.backend));
-    await this.notify((observer) => (following ? observer.followed : observer.unfollowed).call(observer, followerId, followeeId));
+    await this.changes.publish(followChange(following, followerId, followeeId));
     if (blocked) throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
     return this.freshUser(followeeId);
   }
@@ -370,7 +366,7 @@ export class FeedService {
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
     await this.rateLimits.follow(followerId);
     const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
-    await this.notify((observer) => (following ? observer.followed : observer.unfollowed).call(observer, followerId, followeeId));
+    await this.changes.publish(followChange(following, followerId, followeeId));
     return this.freshUser(followeeId);
   }
 
@@ -426,10 +422,6 @@ export class FeedService {
     if (this.activeReaders.size >= activityMemoLimit) this.activeReaders.clear();
     this.activeReaders.set(userId, now);
     return false;
-  }
-
-  private async notify(event: (observer: FeedObserver) => Promise<void>): Promise<void> {
-    await Promise.all(this.observers.map(event));
   }
 
   private async freshUser(handle: string): Promise<UserRecord> {

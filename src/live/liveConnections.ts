@@ -1,30 +1,3 @@
-import { CloseCode } from 'graphql-ws';
-
-/**
- * WebSocket close codes the live API uses. The first four are graphql-ws's own; the graphql-ws
- * client treats 4401 and 4429 as final and retries after 4403, 4408 and 4413.
- */
-export const LiveCloseCode = {
-  /** No `authorization` in `connectionParams`. */
-  Unauthorized: CloseCode.Unauthorized,
-  /** The token is invalid or expired (a retry with a fresh token can succeed). */
-  Forbidden: CloseCode.Forbidden,
-  /** No `connection_init` within LIVE_CONNECTION_INIT_TIMEOUT_MS (sent by graphql-ws itself). */
-  ConnectionInitialisationTimeout: CloseCode.ConnectionInitialisationTimeout,
-  /** Too many connections for one user, or too many subscriptions on one connection. */
-  TooManyRequests: 4429,
-  /** The client fell LIVE_MAX_QUEUED_EVENTS events behind: reconnect, then refresh the timeline. */
-  ClientTooSlow: 4413,
-} as const;
-
-export const closeReasons = {
-  unauthorized: 'Unauthorized: send connectionParams { authorization: "Bearer <token>" }',
-  forbidden: 'Forbidden: the token is invalid or expired; sign in again',
-  tooManyConnections: (limit: number) => `Too many live connections for this user (at most ${limit})`,
-  tooManySubscriptions: (limit: number) => `Too many subscriptions on this connection (at most ${limit})`,
-  clientTooSlow: 'Client is too slow; reconnect and refresh the timeline',
-} as const;
-
 /** What a subscription needs from the connection it runs on. */
 export interface LiveClient {
   /** The handle of the account the connection authenticated as (see RequestContext.viewerId). */
@@ -80,6 +53,7 @@ export class LiveConnection implements LiveClient {
 export class LiveConnections {
   private readonly byUser = new Map<string, Set<LiveConnection>>();
   private count = 0;
+  private openSockets = 0;
 
   constructor(readonly maxPerUser: number) {}
 
@@ -104,5 +78,18 @@ export class LiveConnections {
 
   get size(): number {
     return this.count;
+  }
+
+  /** The transport reports every socket it holds, authenticated or not, from open to close. */
+  socketOpened(): void {
+    this.openSockets += 1;
+  }
+
+  socketClosed(): void {
+    this.openSockets -= 1;
+  }
+
+  get sockets(): number {
+    return this.openSockets;
   }
 }

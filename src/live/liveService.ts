@@ -1,13 +1,17 @@
-import type { Db } from 'mongodb';
+/**
+ * live/ owns live timeline updates without any transport: which events each open subscription
+ * receives (timelineSubscriptions.ts), bounded queues for slow subscribers (eventQueue.ts), and the
+ * rules of a connection (liveConnections.ts: per-user limits, what closing ends). It listens to the
+ * change bus and is given its visibility rules; the WebSocket adapter in api/ drives it.
+ */
 import type { LiveOptions } from '../config.js';
-import type { PostRecord } from '../records/posts.js';
-import type { FeedObserver } from '../feed/feedBackend.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { ChangeBus } from '../changes/bus.js';
+import type { PostRemovedEvent } from '../changes/events.js';
 import { quietLogger, type Logger } from '../logger.js';
-import { ChangeStreamEventSource } from './changeStreamEvents.js';
+import type { PostRecord } from '../records/posts.js';
 import { keepOnly } from './eventQueue.js';
-import { closeReasons, LiveCloseCode, LiveConnections, type LiveClient } from './liveConnections.js';
-import { LocalEventSource, type LiveEvent, type LiveEventSource, type PostRemovedEvent, type StoredChange } from './liveEvents.js';
+import { LiveConnections, type LiveClient } from './liveConnections.js';
+import { closeReasons, LiveCloseCode } from './protocol.js';
 import { TimelineSubscriptions, type TimelineEvent, type TimelineEventKind } from './timelineSubscriptions.js';
 
 export interface LiveStats {
@@ -31,46 +35,40 @@ export interface LiveVisibility {
   removed(viewerId: string, removal: PostRemovedEvent): Promise<boolean>;
 }
 
-export function createLiveEventSource(db: Db, options: LiveOptions): LiveEventSource {
-  return options.events === 'local' ? new LocalEventSource() : new ChangeStreamEventSource(db, options.eventTtlSeconds);
+/** What the live core needs besides the bus: whom a viewer follows, and what each viewer may see. */
+export interface LiveDependencies {
+  followingIds(viewerId: string): Promise<string[]>;
+  visibility: LiveVisibility;
 }
 
 /**
- * Live timeline updates. As a FeedObserver it publishes each stored change to the event source;
- * from the source it routes every event to this instance's open subscriptions. Publishing and
- * routing are the same code whether one instance runs or many.
+ * Live timeline updates: routes every event of the change bus, from this instance or another, to
+ * this instance's open subscriptions, each filtered by the viewer's visibility rules. Running it
+ * runs the bus, so nothing is delivered to subscriptions before `start` or after `stop`.
  */
-export class LiveService implements FeedObserver {
+export class LiveService {
   readonly connections: LiveConnections;
   private readonly timelines: TimelineSubscriptions;
+  private readonly visibility: LiveVisibility;
   private logger: Logger = quietLogger;
   private unlisten: (() => void) | null = null;
-  private countWebSockets: () => number = () => 0;
-  private visibility: LiveVisibility = { added: async () => true, removed: async () => true };
-  private forget: Parameters<LiveService['invalidateWith']>[0] = () => {};
 
   constructor(
-    private readonly source: LiveEventSource,
-    graph: UserGraphService,
+    private readonly bus: ChangeBus,
+    dependencies: LiveDependencies,
     private readonly options: LiveOptions,
   ) {
     this.connections = new LiveConnections(options.maxConnectionsPerUser);
-    this.timelines = new TimelineSubscriptions((viewerId) => graph.followingIds(viewerId));
-  }
-
-  ensureIndexes(): Promise<void> {
-    return this.source.ensureIndexes();
+    this.timelines = new TimelineSubscriptions((viewerId) => dependencies.followingIds(viewerId));
+    this.visibility = dependencies.visibility;
   }
 
   async start(logger: Logger): Promise<void> {
     if (this.unlisten) return;
     this.logger = logger;
-    this.unlisten = this.source.listen((event) => {
-      this.forget(event);
-      this.timelines.handle(event);
-    });
+    this.unlisten = this.bus.listen((event) => this.timelines.handle(event));
     try {
-      await this.source.start(logger);
+      await this.bus.start(logger);
     } catch (error) {
       this.unlisten();
       this.unlisten = null;
@@ -81,29 +79,19 @@ export class LiveService implements FeedObserver {
   async stop(): Promise<void> {
     this.unlisten?.();
     this.unlisten = null;
-    await this.source.stop();
+    await this.bus.stop();
     this.timelines.endAll();
-  }
-
-  /** Set once by the feed, which owns the rules. */
-  showOnly(visibility: LiveVisibility): void {
-    this.visibility = visibility;
-  }
-
-  /** Lets `stats()` report the transport's open sockets. */
-  countWebSocketsWith(count: () => number): void {
-    this.countWebSockets = count;
   }
 
   stats(): LiveStats {
     const { subscriptions, queuedEvents } = this.timelines.stats();
     return {
       connections: this.connections.size,
-      webSockets: this.countWebSockets(),
+      webSockets: this.connections.sockets,
       subscriptions,
       queuedEvents,
-      sourceListeners: this.source.listenerCount(),
-      sourceRestarts: this.source instanceof ChangeStreamEventSource ? this.source.restarts : 0,
+      sourceListeners: this.bus.sourceListenerCount(),
+      sourceRestarts: this.bus.restarts,
     };
   }
 
@@ -120,48 +108,6 @@ export class LiveService implements FeedObserver {
   }
 
   private readonly checkFailed = (error: unknown) => this.logger.error('live events: could not check an event for a subscriber; it is skipped', error);
-
-  postCreated(post: PostRecord): Promise<void> {
-    return this.publish({ kind: 'postAdded', post });
-  }
-
-  postDeleted(post: PostRecord): Promise<void> {
-    // Clients know a repost by its original's id, which is what they must remove.
-    const { repostOf } = post;
-    return this.publish({ kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null });
-  }
-
-  followed(followerId: string, followeeId: string): Promise<void> {
-    return this.publish({ kind: 'followed', followerId, followeeId });
-  }
-
-  unfollowed(followerId: string, followeeId: string): Promise<void> {
-    return this.publish({ kind: 'unfollowed', followerId, followeeId });
-  }
-
-  changed(change: StoredChange): Promise<void> {
-    return this.publish({ kind: 'changed', ...change });
-  }
-
-  /**
-   * Hands every event (posts added and removed, follows, unfollows, changes), from this instance or another, to
-   * `forget`: the in-process tier drops what they make stale. Called once, before `start`.
-   */
-  invalidateWith(forget: (event: LiveEvent) => void): void {
-    this.forget = forget;
-  }
-
-  /**
-   * The change itself is already stored: a lost live event must not fail the user's request (a
-   * retried createPost would post twice). Clients catch up from the timeline query.
-   */
-  private async publish(event: LiveEvent): Promise<void> {
-    try {
-      await this.source.publish(event);
-    } catch (error) {
-      this.logger.error(`live events: could not publish a ${event.kind} event; open subscriptions miss it`, error);
-    }
-  }
 
   private async subscribe<K extends TimelineEventKind>(
     client: LiveClient,

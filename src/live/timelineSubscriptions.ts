@@ -1,5 +1,6 @@
+import { UnreachableCaseError } from '../errors.js';
 import { EventQueue } from './eventQueue.js';
-import type { LiveEvent, PostAddedEvent, PostRemovedEvent } from './liveEvents.js';
+import type { ChangeEvent, PostAddedEvent, PostRemovedEvent } from '../changes/events.js';
 
 export type TimelineEventKind = 'postAdded' | 'postRemoved';
 export type TimelineEvent<K extends TimelineEventKind> = K extends 'postAdded' ? PostAddedEvent : PostRemovedEvent;
@@ -18,7 +19,7 @@ class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
   /** The authors whose posts this viewer's timeline shows: themselves and whom they follow. Null while loading. */
   visible: Set<string> | null = null;
   /** Events that arrived while `visible` was loading, replayed in order once it is known. */
-  pending: LiveEvent[] | null = [];
+  pending: ChangeEvent[] | null = [];
   readonly queue: EventQueue<TimelineEvent<K>>;
 
   constructor(
@@ -37,7 +38,7 @@ class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
   }
 
   /** Holds an event until the following list is loaded, within the same bound as the queue. */
-  hold(event: LiveEvent): void {
+  hold(event: ChangeEvent): void {
     if (!this.pending || this.queue.isEnded) return;
     if (this.pending.length < this.options.maxQueued) {
       this.pending.push(event);
@@ -87,7 +88,7 @@ export class TimelineSubscriptions {
     return { queue: subscriber.queue, ready: this.load(subscriber as Subscriber) };
   }
 
-  handle(event: LiveEvent): void {
+  handle(event: ChangeEvent): void {
     switch (event.kind) {
       case 'postAdded':
         return this.toFollowersOf(event.post.authorId, event);
@@ -96,6 +97,12 @@ export class TimelineSubscriptions {
       case 'followed':
       case 'unfollowed':
         for (const subscriber of this.byViewer.get(event.followerId) ?? []) this.apply(subscriber, event);
+        return;
+      case 'changed':
+        // Filters and users are read again for every event (the visibility rules): nothing to route.
+        return;
+      default:
+        throw new UnreachableCaseError(event);
     }
   }
 
@@ -141,7 +148,7 @@ export class TimelineSubscriptions {
     }
   }
 
-  private apply(subscriber: Subscriber, event: LiveEvent): void {
+  private apply(subscriber: Subscriber, event: ChangeEvent): void {
     if (subscriber.queue.isEnded) return;
     if (!subscriber.visible) return subscriber.hold(event);
     switch (event.kind) {
@@ -162,6 +169,10 @@ export class TimelineSubscriptions {
           removeFrom(this.byAuthor, event.followeeId, subscriber);
         }
         return;
+      case 'changed':
+        return;
+      default:
+        throw new UnreachableCaseError(event);
     }
   }
 

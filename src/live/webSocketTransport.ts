@@ -7,7 +7,8 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import { createRequestContext } from '../api/context.js';
 import type { Config } from '../config.js';
 import type { Services } from '../services.js';
-import { closeReasons, LiveCloseCode, type LiveConnection } from './liveConnections.js';
+import type { LiveConnection } from './liveConnections.js';
+import { closeReasons, LiveCloseCode } from './protocol.js';
 import { formatOperationErrors, prepareOperation, type ErrorFormatter } from './operations.js';
 
 export interface LiveTransportOptions {
@@ -42,7 +43,10 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
   const { schema, services, config, formatError, validationRules } = options;
   const live = services.live;
   const connections = new WeakMap<LiveContext, LiveConnection>();
-  live.countWebSocketsWith(() => webSocketServer.clients.size);
+  webSocketServer.on('connection', (socket) => {
+    live.connections.socketOpened();
+    socket.once('close', () => live.connections.socketClosed());
+  });
 
   const reject = (socket: WebSocket, code: number, reason: string): false => {
     closeSocket(socket, code, reason);

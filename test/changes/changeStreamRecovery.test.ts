@@ -2,8 +2,8 @@ import type { Db } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import type { Logger } from '../../src/logger.js';
-import { ChangeStreamEventSource, toDocument } from '../../src/live/changeStreamEvents.js';
-import type { LiveEvent } from '../../src/live/liveEvents.js';
+import { ChangeStreamEventSource, toDocument } from '../../src/changes/changeStreamEvents.js';
+import type { ChangeEvent as LiveEvent } from '../../src/changes/events.js';
 
 // Failures a real deployment can produce but the stand-in cannot be made to: a standalone server,
 // and a change stream that dies with an error the driver does not resume from by itself.

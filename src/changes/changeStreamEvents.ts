@@ -1,8 +1,10 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
+import { UnreachableCaseError } from '../errors.js';
 import { toContentDocument, toPostRecord, type ContentDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
-import { Listeners, type LiveEvent, type LiveEventListener, type LiveEventSource } from './liveEvents.js';
+import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
+import { Listeners } from './listeners.js';
 import { sleep } from '../sleep.js';
 
 export const liveEventsCollection = 'live_events';
@@ -18,7 +20,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
   | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[] }
 );
 
-export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument {
+export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
   switch (event.kind) {
     case 'postAdded':
       return { at, kind: event.kind, post: toContentDocument(event.post) };
@@ -29,11 +31,13 @@ export function toDocument(event: LiveEvent, at = new Date()): LiveEventDocument
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
     case 'changed':
       return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines };
+    default:
+      throw new UnreachableCaseError(event);
   }
 }
 
 /** Null for a document this version does not understand (written by a newer one, say). */
-export function fromDocument(doc: LiveEventDocument): LiveEvent | null {
+export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
   switch (doc.kind) {
     case 'postAdded':
       return { kind: 'postAdded', post: { ...toPostRecord(doc.post), counts: null } };
@@ -63,7 +67,7 @@ const maxRestartDelayMs = 10_000;
  * network); anything else is logged and the stream is reopened after the last event seen, with a
  * growing delay.
  */
-export class ChangeStreamEventSource implements LiveEventSource {
+export class ChangeStreamEventSource implements ChangeSource {
   readonly mode = 'change-stream' as const;
   private readonly collection: Collection<LiveEventDocument>;
   private readonly listeners = new Listeners((error) => this.logger?.error('live events: a listener failed', error));
@@ -123,11 +127,11 @@ export class ChangeStreamEventSource implements LiveEventSource {
     this.stream = null;
   }
 
-  async publish(event: LiveEvent): Promise<void> {
+  async publish(event: ChangeEvent): Promise<void> {
     await this.collection.insertOne(toDocument(event));
   }
 
-  listen(listener: LiveEventListener): () => void {
+  listen(listener: ChangeListener): () => void {
     return this.listeners.add(listener);
   }
 

@@ -1,0 +1,96 @@
+/**
+ * The change bus's vocabulary: event types, their builders, and the interfaces of a source and a
+ * publisher. Types and pure functions only, no I/O (see bus.ts for the bus itself).
+ */
+import type { ObjectId } from 'mongodb';
+import type { LiveEventMode } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { PostRecord } from '../records/posts.js';
+
+/**
+ * Each published only after the change is stored. `followed`/`unfollowed` change which authors a
+ * viewer's open subscriptions show; the post events are what those subscriptions deliver. Delete
+ * events carry the author, so a subscriber can tell whether the deleted post was in its timeline
+ * without reading anything.
+ */
+export type ChangeEvent =
+  | { kind: 'postAdded'; post: PostRecord }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId: string | null }
+  | { kind: 'followed'; followerId: string; followeeId: string }
+  | { kind: 'unfollowed'; followerId: string; followeeId: string }
+  | ({ kind: 'changed' } & StoredChange);
+
+export type ChangeKind = ChangeEvent['kind'];
+
+/**
+ * Records that changed outside follows and posts, for every instance's in-process tier to forget:
+ * users (deleted, now pulling), readers' filters (mutes, blocks, keywords; `allFilters` when a
+ * deleted account left many lists), and the cache strategy's timelines (every write to one).
+ */
+export interface StoredChange {
+  users: string[];
+  filters: string[];
+  allFilters: boolean;
+  timelines: string[];
+}
+
+/** Part of a StoredChange: what is not named did not change. */
+export type ChangeParts = { [K in keyof StoredChange]?: Readonly<StoredChange[K]> };
+
+/** A change with nothing left out: what is not named did not change. */
+export function fullChange(change: ChangeParts): StoredChange {
+  return {
+    users: [...(change.users ?? [])],
+    filters: [...(change.filters ?? [])],
+    allFilters: change.allFilters ?? false,
+    timelines: [...(change.timelines ?? [])],
+  };
+}
+
+export type PostAddedEvent = Extract<ChangeEvent, { kind: 'postAdded' }>;
+export type PostRemovedEvent = Extract<ChangeEvent, { kind: 'postRemoved' }>;
+
+export const postAdded = (post: PostRecord): PostAddedEvent => ({ kind: 'postAdded', post });
+
+/** Clients know a repost by its original's id, which is what they must remove. */
+export function postRemoved(post: PostRecord): PostRemovedEvent {
+  const { repostOf } = post;
+  return { kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null };
+}
+
+export const followChange = (following: boolean, followerId: string, followeeId: string): ChangeEvent => ({
+  kind: following ? 'followed' : 'unfollowed',
+  followerId,
+  followeeId,
+});
+
+export const changed = (change: ChangeParts): ChangeEvent => ({ kind: 'changed', ...fullChange(change) });
+
+export type ChangeListener = (event: ChangeEvent) => void;
+
+/**
+ * What a service needs to announce a stored change. Publishing never fails the caller: the change
+ * is kept already, and a lost event is logged (see ChangeBus.publish).
+ */
+export interface ChangePublisher {
+  publish(event: ChangeEvent): Promise<void>;
+}
+
+/**
+ * Carries events from whichever instance stored a change to every instance's listeners, in the
+ * order the changes were published.
+ */
+export interface ChangeSource {
+  readonly mode: LiveEventMode;
+  ensureIndexes(): Promise<void>;
+  /** Starts delivering published events to listeners; fails when the transport is unavailable. */
+  start(logger: Logger): Promise<void>;
+  /** Stops delivering; no listener is called once this resolves. */
+  stop(): Promise<void>;
+  publish(event: ChangeEvent): Promise<void>;
+  /** Returns the function that removes the listener. */
+  listen(listener: ChangeListener): () => void;
+  listenerCount(): number;
+  /** Times the transport was reopened after an error (0 for one that cannot fail). */
+  readonly restarts: number;
+}

@@ -1,0 +1,46 @@
+import type { ObjectId } from 'mongodb';
+import { UnreachableCaseError } from '../errors.js';
+import type { ChangeEvent } from './events.js';
+
+/**
+ * What this process holds in front of MongoDB, by what a change can make stale: authors' outboxes
+ * and posts (content), users and follow lists (graph), readers' filters, and the cache strategy's
+ * timelines. Each is a plain function, so this module knows none of the services that hold them.
+ */
+export interface HeldRecords {
+  forgetOutboxes(authorIds: readonly string[]): void;
+  forgetPosts(postIds: readonly ObjectId[]): void;
+  forgetUsers(change: { users: readonly string[]; following: readonly string[] }): void;
+  /** `all` when a change touched more readers' filters than it names (a deleted account). */
+  forgetFilters(readerIds: readonly string[] | 'all'): void;
+  forgetTimelines(userIds: readonly string[]): void;
+}
+
+/**
+ * The one place that says what each change makes stale. Every instance runs it for every event,
+ * its own included (they come back through the bus), so what one instance changed no other keeps
+ * serving. A new kind of change breaks the build here until it is handled.
+ */
+export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
+  switch (event.kind) {
+    case 'postAdded':
+      held.forgetOutboxes([event.post.authorId]);
+      return;
+    case 'postRemoved':
+      held.forgetPosts([event.postId]);
+      held.forgetOutboxes([event.authorId]);
+      return;
+    case 'followed':
+    case 'unfollowed':
+      // Both users' counts, and the follower's list of whom they follow.
+      held.forgetUsers({ users: [event.followerId, event.followeeId], following: [event.followerId] });
+      return;
+    case 'changed':
+      held.forgetUsers({ users: event.users, following: [] });
+      held.forgetFilters(event.allFilters ? 'all' : event.filters);
+      held.forgetTimelines(event.timelines);
+      return;
+    default:
+      throw new UnreachableCaseError(event);
+  }
+}
