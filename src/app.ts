@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import type { MongoClientOptions } from 'mongodb';
-import { createApiServer } from './api/server.js';
+import { requestContexts } from './api/context.js';
+import { createApiServer, type ApiDependencies } from './api/server.js';
 import { storedTokenSecret } from './auth/storedSecret.js';
 import type { Config } from './config.js';
-import { connectDatabase, type Database } from './db/connect.js';
+import { connectDatabase, pingDatabase, type Database } from './db/connect.js';
 import type { Logger } from './logger.js';
 import { createServices, prepareDatabase, startWorkers, type Services } from './services.js';
 
@@ -30,7 +31,7 @@ export async function startApp(
     await prepareDatabase(services);
     await services.live.start(options.logger);
     startWorkers(services, options.logger);
-    const api = await createApiServer(services, config, options.logger.error).catch(async (error: unknown) => {
+    const api = await createApiServer(apiDependencies(services), config, options.logger.error).catch(async (error: unknown) => {
       await services.fanout.stop();
       await services.live.stop();
       throw error;
@@ -59,4 +60,14 @@ export async function startApp(
     await database.close();
     throw error;
   }
+}
+
+/** The narrow dependencies of the transports, taken from the services. */
+function apiDependencies(services: Services): ApiDependencies {
+  return {
+    createContext: requestContexts(services),
+    authenticate: (authorization) => services.accounts.authenticate(authorization),
+    liveConnections: services.live.connections,
+    databaseReachable: (timeoutMs) => pingDatabase(services.db, timeoutMs),
+  };
 }

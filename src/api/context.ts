@@ -23,12 +23,26 @@ export interface RequestContext {
   clientAddress: string;
 }
 
+/**
+ * The handle an `Authorization` value speaks for: null without one, `invalid` for a token that is
+ * forged, expired, or names an account that no longer exists.
+ */
+export type Authenticate = (authorization: unknown) => Promise<string | null | 'invalid'>;
+
+/** What every transport needs to run an operation: its context, from what the client sent. */
+export type CreateContext = (authorization: unknown, live: LiveClient | null, clientAddress: string) => Promise<RequestContext>;
+
+/** Contexts over these services. */
+export function requestContexts(services: Services): CreateContext {
+  return (authorization, live, clientAddress) => createRequestContext(services, authorization, live, clientAddress);
+}
+
 /** Built per HTTP request or per subscription operation, so loaders never leak across requests. */
-export async function createRequestContext(
+async function createRequestContext(
   services: Services,
   authorization: unknown,
-  live: LiveClient | null = null,
-  clientAddress = 'unknown',
+  live: LiveClient | null,
+  clientAddress: string,
 ): Promise<RequestContext> {
   const authenticated = await services.accounts.authenticate(authorization).catch((error: unknown) => {
     // Apollo would answer a failed context with a 500: say what it is, as resolvers do.

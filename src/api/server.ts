@@ -1,3 +1,9 @@
+/**
+ * api/ owns every transport and the GraphQL layer over the services: HTTP (Express and Apollo),
+ * the direct POST path (graphqlPost.ts), the WebSocket adapter of the live core
+ * (webSocketTransport.ts), the resolvers, request limits and error formatting. Each transport
+ * takes narrow dependencies (ApiDependencies); nothing below api/ imports it.
+ */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
@@ -10,17 +16,16 @@ import cors from 'cors';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
-import { pingDatabase } from '../db/connect.js';
-import { serveLiveUpdates } from '../live/webSocketTransport.js';
-import type { Services } from '../services.js';
+import type { LiveConnections } from '../live/liveConnections.js';
 import { compiledExecution } from './compiledExecution.js';
-import { createRequestContext, type RequestContext } from './context.js';
+import type { Authenticate, CreateContext, RequestContext } from './context.js';
 import { createErrorFormatter, type ErrorLogger } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
 import { graphqlPostHandler, transportError, type PlainRequest } from './graphqlPost.js';
 import { originPolicy } from './origins.js';
 import { checkOperation, limitRules } from './requestLimits.js';
 import { buildSchema } from './schema.js';
+import { serveLiveUpdates } from './webSocketTransport.js';
 
 export const graphqlPath = '/graphql';
 
@@ -30,8 +35,19 @@ export interface ApiServer {
   stop(): Promise<void>;
 }
 
+/** What the transports need, and nothing more: the services reach resolvers through the context. */
+export interface ApiDependencies {
+  createContext: CreateContext;
+  /** For connection_init on WebSockets; HTTP authenticates in `createContext`. */
+  authenticate: Authenticate;
+  /** The live core's connection rules, for the WebSocket adapter. */
+  liveConnections: LiveConnections;
+  /** For /healthz: whether the database answers within `timeoutMs`. */
+  databaseReachable(timeoutMs: number): Promise<boolean>;
+}
+
 /** HTTP and WebSocket transport: POST/GET /graphql, GraphiQL for browsers, /healthz. */
-export async function createApiServer(services: Services, config: Config, log: ErrorLogger): Promise<ApiServer> {
+export async function createApiServer(dependencies: ApiDependencies, config: Config, log: ErrorLogger): Promise<ApiServer> {
   const schema = buildSchema();
   const app = express();
   // Node checks these timeouts every `connectionsCheckingInterval`: a client trickling its headers
@@ -57,7 +73,15 @@ export async function createApiServer(services: Services, config: Config, log: E
     // Browsers send Origin with every WebSocket and enforce no CORS on it: the server must.
     verifyClient: ({ origin }: { origin?: string }) => allowedOrigin(origin),
   });
-  const webSocketCleanup = serveLiveUpdates(webSocketServer, { schema, services, config, formatError, validationRules });
+  const webSocketCleanup = serveLiveUpdates(webSocketServer, {
+    schema,
+    authenticate: dependencies.authenticate,
+    createContext: dependencies.createContext,
+    connections: dependencies.liveConnections,
+    config,
+    formatError,
+    validationRules,
+  });
 
   // Cost and mutation limits need the variables and the viewer: checked once the operation is known, before it runs.
   const refusal = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: RequestContext) =>
@@ -108,7 +132,7 @@ export async function createApiServer(services: Services, config: Config, log: E
   // refuses simple (non-preflighted) requests that could come from any page.
   app.use(cors({ origin: (origin, answer) => answer(null, allowedOrigin(origin)), maxAge: 600 }));
   app.get('/healthz', async (_request, response) => {
-    const reachable = await pingDatabase(services.db, healthCheckTimeoutMs);
+    const reachable = await dependencies.databaseReachable(healthCheckTimeoutMs);
     response.status(reachable ? 200 : 503).json({ status: reachable ? 'ok' : 'unavailable', database: reachable });
   });
   if (config.graphiql) {
@@ -122,7 +146,7 @@ export async function createApiServer(services: Services, config: Config, log: E
     });
   }
   const context = (request: IncomingMessage) =>
-    createRequestContext(services, request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
+    dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
   app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), expressMiddleware(apollo, { context: ({ req }) => context(req) }));
   app.use(transportErrors);
   // A query Apollo has already validated and compiled, within its limits, is run without Apollo's

@@ -1,20 +1,24 @@
 import type { GraphQLSchema, ValidationRule } from 'graphql';
 import { getOperationAST, GraphQLError } from 'graphql';
-import { checkOperation } from '../api/requestLimits.js';
 import type { Context, Disposable } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { createRequestContext } from '../api/context.js';
 import type { Config } from '../config.js';
-import type { Services } from '../services.js';
-import type { LiveConnection } from './liveConnections.js';
-import { closeReasons, LiveCloseCode } from './protocol.js';
+import type { LiveConnection, LiveConnections } from '../live/liveConnections.js';
+import { closeReasons, LiveCloseCode } from '../live/protocol.js';
+import type { Authenticate, CreateContext } from './context.js';
 import { formatOperationErrors, prepareOperation, type ErrorFormatter } from './operations.js';
+import { checkOperation } from './requestLimits.js';
 
 export interface LiveTransportOptions {
   schema: GraphQLSchema;
-  services: Services;
-  config: Config;
+  /** Who a connection's `authorization` speaks for, checked once at connection_init. */
+  authenticate: Authenticate;
+  /** The context of each operation, which knows its connection. */
+  createContext: CreateContext;
+  /** The live core's connection rules: per-user limits, and the sockets it counts. */
+  connections: LiveConnections;
+  config: Pick<Config, 'isDevelopment' | 'isProduction' | 'limits' | 'live'>;
   formatError: ErrorFormatter;
   /** Validation rules on top of graphql's own, as for HTTP (the depth limit). */
   validationRules: readonly ValidationRule[];
@@ -35,17 +39,18 @@ type ConnectionParams = Record<string, unknown>;
 type LiveContext = Context<ConnectionParams, Extra>;
 
 /**
- * graphql-ws (protocol graphql-transport-ws) on `webSocketServer`: authentication at
+ * The WebSocket adapter of the live core: it only turns sockets into calls on the core and on the
+ * same GraphQL pipeline as HTTP. graphql-ws (protocol graphql-transport-ws) on `webSocketServer`: authentication at
  * connection_init, the connection and subscription limits, the same validation and error codes as
  * HTTP, and a fresh request context per operation that knows its connection.
  */
 export function serveLiveUpdates(webSocketServer: WebSocketServer, options: LiveTransportOptions): Disposable {
-  const { schema, services, config, formatError, validationRules } = options;
-  const live = services.live;
+  const { schema, authenticate, createContext, config, formatError, validationRules } = options;
+  const rules = options.connections;
   const connections = new WeakMap<LiveContext, LiveConnection>();
   webSocketServer.on('connection', (socket) => {
-    live.connections.socketOpened();
-    socket.once('close', () => live.connections.socketClosed());
+    rules.socketOpened();
+    socket.once('close', () => rules.socketClosed());
   });
 
   const reject = (socket: WebSocket, code: number, reason: string): false => {
@@ -64,13 +69,13 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
         if (authorization === undefined || authorization === null || authorization === '') {
           return reject(socket, LiveCloseCode.Unauthorized, closeReasons.unauthorized);
         }
-        const viewerId = await services.accounts.authenticate(authorization);
+        const viewerId = await authenticate(authorization);
         if (viewerId === null || viewerId === 'invalid') return reject(socket, LiveCloseCode.Forbidden, closeReasons.forbidden);
         // Closed while the token was checked: onClose has run already, so it must not be counted.
         if (socket.readyState !== socket.OPEN) return false;
-        const connection = live.connections.admit(viewerId, (code, reason) => closeSocket(socket, code, reason));
+        const connection = rules.admit(viewerId, (code, reason) => closeSocket(socket, code, reason));
         if (!connection) {
-          return reject(socket, LiveCloseCode.TooManyRequests, closeReasons.tooManyConnections(live.connections.maxPerUser));
+          return reject(socket, LiveCloseCode.TooManyRequests, closeReasons.tooManyConnections(rules.maxPerUser));
         }
         connections.set(ctx, connection);
         return true;
@@ -94,8 +99,7 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
         return refusal ? [refusal] : prepared;
       },
       context: (ctx) =>
-        createRequestContext(
-          services,
+        createContext(
           ctx.connectionParams?.authorization,
           connections.get(ctx) ?? null,
           ctx.extra.request.socket.remoteAddress ?? 'unknown',
@@ -107,7 +111,7 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
         const connection = connections.get(ctx);
         if (!connection) return;
         connections.delete(ctx);
-        live.connections.release(connection);
+        rules.release(connection);
       },
     },
     webSocketServer,
