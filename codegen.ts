@@ -15,7 +15,7 @@ const config: CodegenConfig = {
         mappers: {
           User: '../../records/users.js#UserRecord',
           Post: '../../records/posts.js#PostRecord',
-          PostEdge: '../connections.js#PostEdgeRecord',
+          PostEdge: '../../records/posts.js#PostEdgeRecord',
           AuthPayload: '../../records/users.js#Session',
         },
       },

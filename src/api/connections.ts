@@ -1,9 +1,8 @@
 import type DataLoader from 'dataloader';
-import { shownPost, type PostRecord } from '../records/posts.js';
+import { shownPost, type PostEdgeRecord, type PostRecord } from '../records/posts.js';
 import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../content/position.js';
 import { badInput } from '../errors.js';
-import type { TimelineEntry } from '../feed/timelineEntry.js';
-import type { PageLoads } from '../feed/timelineEntry.js';
+import type { PageLoads, TimelineEntry } from '../feed/timelineEntry.js';
 import { handlePattern, type HandlePage, type UserRecord } from '../records/users.js';
 import type { ResolversTypes } from './generated/graphql.js';
 import type { Loaders } from './loaders.js';
@@ -38,17 +37,6 @@ export function postPageRequest(args: PostPageArgs): PageRequest {
     return { direction: 'newer', from: args.before != null ? decodeCursor(args.before) : null, limit: pageSize(args.last, 'last') };
   }
   return { direction: 'older', from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
-}
-
-/**
- * An edge before its fields resolve: its cursor is encoded and `repostedBy` loaded only when asked
- * for (a client that pages by `pageInfo` alone makes none of the twenty cursors).
- */
-export interface PostEdgeRecord {
-  /** The timeline item, whose place the cursor marks: for a repost, the repost. */
-  item: PostRecord;
-  node: PostRecord;
-  repostedById: string | null;
 }
 
 /** A timeline item as an edge: a repost shows its original, at the repost's place (its cursor). */

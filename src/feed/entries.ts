@@ -42,7 +42,7 @@ export function fromEntryDocument(entry: EntryDocument): TimelineEntry {
 }
 
 /** The author's own timeline, then every follower, in batches of at most `batchSize`. */
-export async function* recipientBatches(graph: UserGraphService, authorId: string, batchSize: number): AsyncGenerator<string[]> {
+export async function* recipientBatches(graph: Pick<UserGraphService, 'followerIdBatches'>, authorId: string, batchSize: number): AsyncGenerator<string[]> {
   let batch = [authorId];
   for await (const followers of graph.followerIdBatches(authorId, batchSize)) {
     for (const follower of followers) {

@@ -1,5 +1,17 @@
-import type { Services } from '../services.js';
+import type { ContentService } from '../content/contentService.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
 import { recipientBatches } from './entries.js';
+import type { FeedBackend } from './feedBackend.js';
+import type { TimelineState } from './timelineState.js';
+
+/** What a rebuild reads and writes: the services object has these, and a tool may pass its own. */
+export interface RebuildDependencies {
+  feed: { readonly backend: FeedBackend };
+  content: Pick<ContentService, 'countPosts' | 'allPostsOldestFirst'>;
+  graph: Pick<UserGraphService, 'followerIdBatches'>;
+  fanout: { readonly options: { readonly batchSize: number } };
+  timelineState: Pick<TimelineState, 'record'>;
+}
 
 /**
  * Rebuilds the configured strategy's timelines from `content` and the follow graph: clears them,
@@ -8,7 +20,7 @@ import { recipientBatches } from './entries.js';
  * A cache is only cleared; it rebuilds on each user's next read.
  */
 export async function rebuildTimelines(
-  services: Services,
+  services: RebuildDependencies,
   onProgress?: (done: number, total: number) => void,
 ): Promise<{ posts: number }> {
   const { backend } = services.feed;

@@ -130,3 +130,14 @@ export function parsePostId(id: string): ObjectId | null {
 /** The filter for the posts of these authors, in a page query and in an outbox load. */
 export const byAuthors = (authorIds: readonly string[]): Filter<ContentDocument> =>
   authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
+
+/**
+ * An edge before its fields resolve: its cursor is encoded and `repostedBy` loaded only when asked
+ * for (a client that pages by `pageInfo` alone makes none of the twenty cursors).
+ */
+export interface PostEdgeRecord {
+  /** The timeline item, whose place the cursor marks: for a repost, the repost. */
+  item: PostRecord;
+  node: PostRecord;
+  repostedById: string | null;
+}
