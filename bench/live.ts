@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     const tokens = new Map<string, string>();
     await inParallel(followers, 32, async (handle) => {
       await services.graph.createUser({ handle, displayName: null, passwordHash: 'unused' });
-      await services.feed.follow(handle, author);
+      await services.relations.follow(handle, author);
       tokens.set(handle, await services.accounts.tokenFor(handle));
     });
     const authorToken = await services.accounts.tokenFor(author);

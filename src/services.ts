@@ -1,21 +1,32 @@
+/**
+ * The one place that wires everything from configuration (Socialite's ServiceManager): every
+ * service gets what it needs in its constructor, in dependency order, and nothing is set later.
+ */
 import type { Db } from 'mongodb';
 import type { Logger } from './logger.js';
 import { AccountService } from './auth/accountService.js';
 import { RateLimits } from './auth/rateLimits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
-import { ContentService } from './content/contentService.js';
-import { Interactions } from './content/interactions.js';
-import { ReaderFilters } from './graph/readerFilters.js';
-import { AccountRemoval } from './feed/accountRemoval.js';
-import { Fanout } from './feed/fanout.js';
-import { createFeedBackend } from './feed/index.js';
-import { FeedService } from './feed/feedService.js';
-import { TimelineState } from './feed/timelineState.js';
-import { UserGraphService } from './graph/userGraphService.js';
 import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
 import { forgetStale } from './changes/staleness.js';
+import { ContentService } from './content/contentService.js';
+import { Interactions } from './content/interactions.js';
+import { AccountRemoval } from './feed/accountRemoval.js';
+import { Fanout } from './feed/fanout.js';
+import type { FeedBackend } from './feed/feedBackend.js';
+import { feedService, type FeedService } from './feed/feedService.js';
+import { createFeedBackend } from './feed/index.js';
+import { PostDelivery } from './feed/postDelivery.js';
+import { Publishing, type InteractionStores } from './feed/publishing.js';
+import { ReaderActivity } from './feed/readerActivity.js';
+import { ReaderRelations } from './feed/readerRelations.js';
+import { repairStalledWork } from './feed/stalledWork.js';
+import { TimelineReading } from './feed/timelineReading.js';
+import { TimelineState } from './feed/timelineState.js';
+import { ReaderFilters } from './graph/readerFilters.js';
+import { UserGraphService } from './graph/userGraphService.js';
 import { LiveService } from './live/liveService.js';
 
 /** The domain services, built once per process and shared by every request. */
@@ -23,6 +34,13 @@ export interface Services {
   db: Db;
   graph: UserGraphService;
   content: ContentService;
+  /** Reading timelines and an author's posts, and the rules live events pass. */
+  timelines: TimelineReading;
+  /** Posts, deletes, likes and reposts. */
+  publishing: Publishing;
+  /** Follows, mutes, blocks and keyword filters. */
+  relations: ReaderRelations;
+  /** Post and read over the configured strategy (see FeedService). */
   feed: FeedService;
   accounts: AccountService;
   tokens: TokenService;
@@ -35,6 +53,7 @@ export interface Services {
   /** Live timeline updates; `start` it to deliver to subscribers (publishing works without). */
   live: LiveService;
   accountRemoval: AccountRemoval;
+  interactions: InteractionStores;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -49,6 +68,8 @@ export function startWorkers(services: Services, logger: Logger, workers?: numbe
 export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db);
   const content = new ContentService(db);
+  const readerFilters = new ReaderFilters(db);
+  const rateLimits = new RateLimits(db, config.rateLimits);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
   const changes = new ChangeBus(createChangeSource(db, config.live));
   const backend = createFeedBackend(config.feedStrategy, {
@@ -58,14 +79,53 @@ export function createServices(db: Db, config: Config): Services {
     timelinesChanged: (userIds) => changes.publish(changed({ timelines: userIds })),
   });
   const fanout = new Fanout(db, graph, content, backend, config.fanout);
-  const rateLimits = new RateLimits(db, config.rateLimits);
-  const interactions = {
+  forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
+
+  const delivery = new PostDelivery({ graph, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
+  const interactions: InteractionStores = {
     likes: new Interactions(db, 'likes', content.counters, 'likes'),
-    reposts: new Interactions(db, 'reposts', content.counters, 'reposts'),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', delivery.repostEffects),
   };
-  const readerFilters = new ReaderFilters(db);
-  const feed = new FeedService(graph, content, backend, fanout, config.fanout, rateLimits, readerFilters, interactions, changes);
-  // Another instance's change (or this one's, echoed) makes what this process holds stale.
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters });
+  const relations = new ReaderRelations({ graph, readerFilters, backend, rateLimits, changes });
+  const activity = new ReaderActivity({ graph, backend, fanout, options: config.fanout });
+  const timelines = new TimelineReading({ graph, content, backend, readerFilters, interactions, activity });
+  const repairStalled = repairStalledWork({ graph, content, interactions, backend });
+  const live = new LiveService(
+    changes,
+    {
+      followingIds: (viewerId) => graph.followingIds(viewerId),
+      visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
+    },
+    config.live,
+  );
+  const accountRemoval = new AccountRemoval(graph, content, publishing, relations, changes, fanout);
+  return {
+    db,
+    graph,
+    content,
+    timelines,
+    publishing,
+    relations,
+    feed: feedService({ backend, readerFilters, publishing, relations, reading: timelines, repairStalled }),
+    accounts: new AccountService(graph, tokens, rateLimits, accountRemoval),
+    accountRemoval,
+    tokens,
+    rateLimits,
+    timelineState: new TimelineState(db, backend, content, config.timeline),
+    fanout,
+    changes,
+    live,
+    interactions,
+  };
+}
+
+/** Another instance's change (or this one's, echoed) makes what this process holds stale. */
+function forgetWhatChangesMakeStale(
+  changes: ChangeBus,
+  held: { content: ContentService; graph: UserGraphService; readerFilters: ReaderFilters; backend: FeedBackend },
+): void {
+  const { content, graph, readerFilters, backend } = held;
   changes.listen((event) =>
     forgetStale(event, {
       forgetOutboxes: (authorIds) => content.forgetOutboxes(authorIds),
@@ -75,29 +135,6 @@ export function createServices(db: Db, config: Config): Services {
       forgetTimelines: (userIds) => backend.forgetHeld(userIds),
     }),
   );
-  const live = new LiveService(
-    changes,
-    {
-      followingIds: (viewerId) => graph.followingIds(viewerId),
-      visibility: { added: (viewerId, post) => feed.showsLive(viewerId, post), removed: (viewerId, removal) => feed.showsLiveRemoval(viewerId, removal) },
-    },
-    config.live,
-  );
-  const accountRemoval = new AccountRemoval(graph, content, feed, fanout);
-  return {
-    db,
-    graph,
-    content,
-    feed,
-    accounts: new AccountService(graph, tokens, rateLimits, accountRemoval),
-    accountRemoval,
-    tokens,
-    rateLimits,
-    timelineState: new TimelineState(db, backend, content, config.timeline),
-    fanout,
-    changes,
-    live,
-  };
 }
 
 /**
@@ -112,7 +149,9 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.changes.ensureIndexes(),
     services.fanout.ensureIndexes(),
     services.rateLimits.ensureIndexes(),
-    services.feed.ensureIndexes(),
+    services.relations.readerFilters.ensureIndexes(),
+    services.interactions.likes.ensureIndexes(),
+    services.interactions.reposts.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

@@ -52,9 +52,9 @@ export function createLoaders(services: Services, viewerId: string | null): Load
       return ids.map((id) => counts.get(id) ?? noCounts);
     }),
     viewerFollows: createViewerFollowsLoader(services, viewerId),
-    viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.feed.viewerLikes(viewer, ids)),
-    viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.feed.viewerReposts(viewer, ids)),
-    viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.feed.readerFilters.of(handle)))),
+    viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerLikes(viewer, ids)),
+    viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerReposts(viewer, ids)),
+    viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.relations.filtersOf(handle)))),
   };
 }
 

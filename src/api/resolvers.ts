@@ -68,7 +68,7 @@ export const resolvers: Resolvers = {
     timeline: async (_parent, args, context) => {
       const viewerId = requireViewer(context);
       const request = postPageRequest(args);
-      const page = await context.services.feed.timeline(viewerId, request, pageLoads(context.loaders));
+      const page = await context.services.timelines.timeline(viewerId, request, pageLoads(context.loaders));
       return toPostConnection(page, request);
     },
   },
@@ -76,20 +76,20 @@ export const resolvers: Resolvers = {
   Mutation: {
     signUp: (_parent, args, context) => context.services.accounts.signUp(args, context.clientAddress),
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
-    follow: (_parent, { handle }, context) => context.services.feed.follow(requireViewer(context), handle),
-    unfollow: (_parent, { handle }, context) => context.services.feed.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo }, context) => context.services.feed.post(requireViewer(context), text, replyTo ?? null),
-    deletePost: (_parent, { id }, context) => context.services.feed.deletePost(requireViewer(context), id),
-    likePost: (_parent, { id }, context) => context.services.feed.likePost(requireViewer(context), id),
-    unlikePost: (_parent, { id }, context) => context.services.feed.unlikePost(requireViewer(context), id),
-    repost: (_parent, { id }, context) => context.services.feed.repost(requireViewer(context), id),
-    undoRepost: (_parent, { id }, context) => context.services.feed.undoRepost(requireViewer(context), id),
-    mute: (_parent, { handle }, context) => context.services.feed.mute(requireViewer(context), handle),
-    unmute: (_parent, { handle }, context) => context.services.feed.unmute(requireViewer(context), handle),
-    block: (_parent, { handle }, context) => context.services.feed.block(requireViewer(context), handle),
-    unblock: (_parent, { handle }, context) => context.services.feed.unblock(requireViewer(context), handle),
-    addKeywordFilter: (_parent, { phrase }, context) => context.services.feed.addKeywordFilter(requireViewer(context), phrase),
-    removeKeywordFilter: (_parent, { id }, context) => context.services.feed.removeKeywordFilter(requireViewer(context), id),
+    follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
+    unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
+    createPost: (_parent, { text, replyTo }, context) => context.services.publishing.post(requireViewer(context), text, replyTo ?? null),
+    deletePost: (_parent, { id }, context) => context.services.publishing.deletePost(requireViewer(context), id),
+    likePost: (_parent, { id }, context) => context.services.publishing.likePost(requireViewer(context), id),
+    unlikePost: (_parent, { id }, context) => context.services.publishing.unlikePost(requireViewer(context), id),
+    repost: (_parent, { id }, context) => context.services.publishing.repost(requireViewer(context), id),
+    undoRepost: (_parent, { id }, context) => context.services.publishing.undoRepost(requireViewer(context), id),
+    mute: (_parent, { handle }, context) => context.services.relations.mute(requireViewer(context), handle),
+    unmute: (_parent, { handle }, context) => context.services.relations.unmute(requireViewer(context), handle),
+    block: (_parent, { handle }, context) => context.services.relations.block(requireViewer(context), handle),
+    unblock: (_parent, { handle }, context) => context.services.relations.unblock(requireViewer(context), handle),
+    addKeywordFilter: (_parent, { phrase }, context) => context.services.relations.addKeywordFilter(requireViewer(context), phrase),
+    removeKeywordFilter: (_parent, { id }, context) => context.services.relations.removeKeywordFilter(requireViewer(context), id),
     deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
   },
 
@@ -103,7 +103,7 @@ export const resolvers: Resolvers = {
         : false,
     posts: async (user, args, context) => {
       const request = postPageRequest(args);
-      return toPostConnection(await context.services.feed.postsOf(context.viewerId, user.handle, request), request);
+      return toPostConnection(await context.services.timelines.postsOf(context.viewerId, user.handle, request), request);
     },
     viewerHasMuted: async (user, _args, context) =>
       context.viewerId !== null && (await context.loaders.viewerFilters.load(context.viewerId)).muted.has(user.handle),
@@ -111,7 +111,7 @@ export const resolvers: Resolvers = {
       context.viewerId !== null && (await context.loaders.viewerFilters.load(context.viewerId)).blocked.has(user.handle),
     keywordFilters: (user, _args, context) => {
       if (requireViewer(context) !== user.handle) throw new AppError('FORBIDDEN', 'Keyword filters are visible only to their owner');
-      return context.services.feed.readerFilters.keywordFilters(user.handle);
+      return context.services.relations.readerFilters.keywordFilters(user.handle);
     },
     followers: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),

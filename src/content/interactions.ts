@@ -40,20 +40,16 @@ const keyOf = (postId: ObjectId, userId: string) => `${postId.toHexString()}:${u
  */
 export class Interactions {
   readonly edges: Collection<InteractionDocument>;
-  private effects: InteractionEffects = noEffects;
 
   constructor(
     db: Db,
     name: 'likes' | 'reposts',
     private readonly counters: PostCounters,
     private readonly count: CountName,
+    /** Reposts bring their own entry into timelines (the feed's PostDelivery); likes have none. */
+    private readonly effects: InteractionEffects = noEffects,
   ) {
     this.edges = db.collection<InteractionDocument>(name);
-  }
-
-  /** The reposts' effects live in the feed, which is built after this. */
-  withEffects(effects: InteractionEffects): void {
-    this.effects = effects;
   }
 
   async ensureIndexes(): Promise<void> {

@@ -1,10 +1,12 @@
 import type { ContentService } from '../content/contentService.js';
+import { changed, type ChangePublisher } from '../changes/events.js';
 import { AppError } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { Fanout } from './fanout.js';
-import type { FeedService } from './feedService.js';
+import type { Publishing } from './publishing.js';
+import type { ReaderRelations } from './readerRelations.js';
 import { sleep } from '../sleep.js';
 
 interface AccountPayload {
@@ -40,7 +42,9 @@ export class AccountRemoval {
   constructor(
     private readonly graph: UserGraphService,
     private readonly content: ContentService,
-    private readonly feed: FeedService,
+    private readonly publishing: Pick<Publishing, 'removeAuthored' | 'undoInteractionsOf'>,
+    private readonly relations: Pick<ReaderRelations, 'endFollow' | 'forgetReader'>,
+    private readonly changes: ChangePublisher,
     private readonly fanout: Fanout,
   ) {
     fanout.register('remove-account', (task, run) => this.run(task as TaskDocument<AccountPayload>, run));
@@ -50,7 +54,7 @@ export class AccountRemoval {
   async remove(handle: string, accountId: string): Promise<void> {
     if (!(await this.graph.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
     // Other instances hold the account too: its tokens must stop working there as well.
-    await this.feed.announce({ users: [handle] });
+    await this.changes.publish(changed({ users: [handle] }));
     await this.enqueue(handle, accountId);
     const deadline = Date.now() + answerWithinMs;
     while (Date.now() < deadline && (await this.graph.isBeingDeleted(handle, accountId))) await sleep(20);
@@ -74,9 +78,9 @@ export class AccountRemoval {
 
     for (let posts = await this.content.postsBy(handle, stepSize); posts.length > 0; posts = await this.content.postsBy(handle, stepSize)) {
       await run.checkpoint();
-      for (const post of posts) await this.feed.removeAuthored(post);
+      for (const post of posts) await this.publishing.removeAuthored(post);
     }
-    while ((await this.feed.undoInteractionsOf(handle, stepSize)) > 0) await run.checkpoint();
+    while ((await this.publishing.undoInteractionsOf(handle, stepSize)) > 0) await run.checkpoint();
 
     let index = 0;
     for await (const batch of this.graph.followerIdBatches(handle, this.fanout.options.batchSize)) {
@@ -89,7 +93,7 @@ export class AccountRemoval {
     const pending = await this.fanout.queue.tasks.countDocuments({ _id: { $regex: `^${escapeRegex(rootId(handle, accountId))}:` } }, { limit: 1 });
     if (pending > 0) throw new RetryLater(200, 'followers are still being removed');
 
-    await this.feed.forgetReader(handle);
+    await this.relations.forgetReader(handle);
     await this.graph.removeDeletedUser(handle, accountId);
   }
 
@@ -100,7 +104,7 @@ export class AccountRemoval {
       await Promise.all(
         users
           .slice(start, start + followConcurrency)
-          .map((other) => (ownFollows ? this.feed.endFollow(handle, other) : this.feed.endFollow(other, handle))),
+          .map((other) => (ownFollows ? this.relations.endFollow(handle, other) : this.relations.endFollow(other, handle))),
       );
     }
   }

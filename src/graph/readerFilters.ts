@@ -1,7 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
-import { badInput, isDuplicateKeyError } from '../errors.js';
+import { AppError, badInput, isDuplicateKeyError } from '../errors.js';
 import { ReaderView, type KeywordFilterRecord, type ReaderFiltersDocument } from './readerView.js';
 import { heldCaches } from '../config.js';
 
@@ -43,6 +43,13 @@ export class ReaderFilters {
 
   async of(readerId: string): Promise<ReaderView> {
     return (await this.views.get(readerId, async () => new ReaderView(await this.filters.findOne({ _id: readerId }))))!;
+  }
+
+  /** Refuses `action` between two users when either blocks the other; acting on oneself is never blocked. */
+  async assertNotBlocked(userId: string, otherId: string, action: string): Promise<void> {
+    if (userId === otherId) return;
+    const view = await this.of(userId);
+    if (view.isBlockedEitherWay(otherId)) throw new AppError('FORBIDDEN', `You cannot ${action} ${otherId}: one of you blocked the other`);
   }
 
   async mute(readerId: string, handle: string): Promise<void> {

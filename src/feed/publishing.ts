@@ -1,0 +1,135 @@
+import type { RateLimits } from '../auth/rateLimits.js';
+import type { ContentService } from '../content/contentService.js';
+import type { Interactions } from '../content/interactions.js';
+import { AppError, notFound } from '../errors.js';
+import type { ReaderFilters } from '../graph/readerFilters.js';
+import { parsePostId, type PostRecord } from '../records/posts.js';
+import type { PostDelivery } from './postDelivery.js';
+
+/** The likes and reposts kept by ContentService's interactions. */
+export interface InteractionStores {
+  likes: Interactions;
+  reposts: Interactions;
+}
+
+/** What a user does to posts: write, delete, like and repost them. */
+export interface PostPublishing {
+  post(authorId: string, text: string, replyToId?: string | null): Promise<PostRecord>;
+  deletePost(viewerId: string, id: string): Promise<boolean>;
+  likePost(userId: string, id: string): Promise<PostRecord>;
+  unlikePost(userId: string, id: string): Promise<PostRecord>;
+  repost(userId: string, id: string): Promise<PostRecord>;
+  undoRepost(userId: string, id: string): Promise<PostRecord>;
+}
+
+export interface PublishingDependencies {
+  delivery: PostDelivery;
+  content: ContentService;
+  interactions: InteractionStores;
+  rateLimits: RateLimits;
+  readerFilters: Pick<ReaderFilters, 'assertNotBlocked'>;
+}
+
+/**
+ * Posts, deletes, likes and reposts: the checks a user's action must pass (rate limits, blocks,
+ * authorship), then the delivery (PostDelivery) or the interaction that carries it out.
+ */
+export class Publishing implements PostPublishing {
+  private readonly delivery: PostDelivery;
+  private readonly content: ContentService;
+  private readonly interactions: InteractionStores;
+
+  constructor(private readonly deps: PublishingDependencies) {
+    ({ delivery: this.delivery, content: this.content, interactions: this.interactions } = deps);
+  }
+
+  /**
+   * Returns as soon as the post is stored, in the author's own timeline and queued for everyone
+   * else, whatever the audience. The fanout task is queued before the post is stored, so no crash
+   * can leave a stored post without its delivery; a task whose post never arrives is dropped.
+   */
+  async post(authorId: string, text: string, replyToId: string | null = null): Promise<PostRecord> {
+    await this.deps.rateLimits.post(authorId);
+    const replyTo = replyToId === null ? null : await this.existingPost(replyToId);
+    if (replyTo) await this.deps.readerFilters.assertNotBlocked(authorId, replyTo.authorId, 'reply to');
+    const pulled = await this.delivery.isPulled(authorId);
+    const post = this.content.preparePost(authorId, text, { pulled, replyTo });
+    await this.delivery.publish(post);
+    return post;
+  }
+
+  /**
+   * The retraction is queued first, then the post leaves `content` and the author's own timeline;
+   * workers take it out of followers' timelines. A delivery still running checks `content` after
+   * writing and removes what it wrote, so a deleted post never lingers.
+   */
+  async deletePost(viewerId: string, id: string): Promise<boolean> {
+    const post = await this.existingPost(id);
+    if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can delete a post');
+    await this.removePost(post);
+    return true;
+  }
+
+  async likePost(userId: string, id: string): Promise<PostRecord> {
+    const post = await this.existingPost(id);
+    await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'like');
+    await this.interactions.likes.add(post.id, userId);
+    return this.existingPost(id);
+  }
+
+  async unlikePost(userId: string, id: string): Promise<PostRecord> {
+    const post = await this.existingPost(id);
+    await this.interactions.likes.remove(post.id, userId);
+    return this.existingPost(id);
+  }
+
+  /** The repost's own entry is made by the transition's effects (PostDelivery), so a crash is finished by the sweep. */
+  async repost(userId: string, id: string): Promise<PostRecord> {
+    const post = await this.existingPost(id);
+    if (post.authorId === userId) throw new AppError('FORBIDDEN', 'You cannot repost your own post');
+    await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'repost');
+    await this.deps.rateLimits.post(userId);
+    await this.interactions.reposts.add(post.id, userId);
+    return this.existingPost(id);
+  }
+
+  async undoRepost(userId: string, id: string): Promise<PostRecord> {
+    const post = await this.existingPost(id);
+    await this.interactions.reposts.remove(post.id, userId);
+    return this.existingPost(id);
+  }
+
+  /** A post or repost of an account being deleted. */
+  async removeAuthored(post: PostRecord): Promise<void> {
+    if (!post.repostOf) return this.removePost(post);
+    await this.interactions.reposts.remove(post.repostOf.id, post.authorId);
+    // A repost whose original is gone has no edge left to undo.
+    if (await this.content.exists(post.id)) await this.delivery.retract(post);
+  }
+
+  /** Takes back up to `limit` of the user's likes and reposts; returns how many it found. */
+  async undoInteractionsOf(userId: string, limit: number): Promise<number> {
+    let found = 0;
+    for (const kind of [this.interactions.likes, this.interactions.reposts]) {
+      const edges = await kind.ofUser(userId, limit);
+      for (const edge of edges) await kind.remove(edge.p, userId);
+      found += edges.length;
+    }
+    return found;
+  }
+
+  /** A post goes with its reposts and likes; replies stay, their `replyTo` now null. */
+  private async removePost(post: PostRecord): Promise<void> {
+    await this.delivery.retract(post);
+    for (const repost of await this.content.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
+    await this.interactions.likes.forgetPost(post.id);
+    await this.interactions.reposts.forgetPost(post.id);
+  }
+
+  private async existingPost(id: string): Promise<PostRecord> {
+    const postId = parsePostId(id);
+    const post = postId && (await this.content.getPost(postId));
+    if (!post) throw notFound(`No post with id "${id}"`);
+    return post;
+  }
+}

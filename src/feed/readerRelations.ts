@@ -1,0 +1,144 @@
+import type { RateLimits } from '../auth/rateLimits.js';
+import { changed, followChange, type ChangeParts, type ChangePublisher } from '../changes/events.js';
+import { AppError, badInput, notFound } from '../errors.js';
+import type { ReaderFilters } from '../graph/readerFilters.js';
+import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
+import type { UserRecord } from '../records/users.js';
+import type { FeedBackend } from './feedBackend.js';
+
+/** Whom a reader follows, mutes and blocks, and which phrases they filter out. */
+export interface RelationsOfReader {
+  follow(followerId: string, followeeId: string): Promise<UserRecord>;
+  unfollow(followerId: string, followeeId: string): Promise<UserRecord>;
+  mute(viewerId: string, handle: string): Promise<UserRecord>;
+  unmute(viewerId: string, handle: string): Promise<UserRecord>;
+  block(viewerId: string, handle: string): Promise<UserRecord>;
+  unblock(viewerId: string, handle: string): Promise<UserRecord>;
+  addKeywordFilter(viewerId: string, phrase: string): Promise<KeywordFilterRecord>;
+  removeKeywordFilter(viewerId: string, id: string): Promise<boolean>;
+  filtersOf(readerId: string): Promise<ReaderView>;
+}
+
+export interface ReaderRelationsDependencies {
+  graph: UserGraphService;
+  readerFilters: ReaderFilters;
+  /** Runs a follow's timeline work under the pair's lease (FollowEffects). */
+  backend: FeedBackend;
+  rateLimits: RateLimits;
+  changes: ChangePublisher;
+}
+
+/**
+ * A reader's relations to other users: follows (with their timeline work) and the filters that
+ * hide posts (mutes, blocks, keywords). Each change is announced on the change bus, so every
+ * instance's caches and open subscriptions follow it.
+ */
+export class ReaderRelations implements RelationsOfReader {
+  readonly readerFilters: ReaderFilters;
+  private readonly graph: UserGraphService;
+  private readonly backend: FeedBackend;
+
+  constructor(private readonly deps: ReaderRelationsDependencies) {
+    ({ readerFilters: this.readerFilters, graph: this.graph, backend: this.backend } = deps);
+  }
+
+  filtersOf(readerId: string): Promise<ReaderView> {
+    return this.readerFilters.of(readerId);
+  }
+
+  /** Returns the followed user with fresh counts. */
+  async follow(followerId: string, followeeId: string): Promise<UserRecord> {
+    await this.deps.rateLimits.follow(followerId);
+    await this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow');
+    let { following } = await this.graph.follow(followerId, followeeId, this.backend);
+    // A block recorded while this follow was applied wins: its unfollow may have run first.
+    const blocked = await this.readerFilters.of(followerId).then((view) => view.isBlockedEitherWay(followeeId));
+    if (blocked) ({ following } = await this.graph.unfollow(followerId, followeeId, this.backend));
+    await this.deps.changes.publish(followChange(following, followerId, followeeId));
+    if (blocked) throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
+    return this.freshUser(followeeId);
+  }
+
+  async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
+    await this.deps.rateLimits.follow(followerId);
+    const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
+    await this.deps.changes.publish(followChange(following, followerId, followeeId));
+    return this.freshUser(followeeId);
+  }
+
+  async mute(viewerId: string, handle: string): Promise<UserRecord> {
+    const user = await this.otherUser(viewerId, handle, 'mute');
+    await this.readerFilters.mute(viewerId, handle);
+    await this.announce({ filters: [viewerId] });
+    return user;
+  }
+
+  async unmute(viewerId: string, handle: string): Promise<UserRecord> {
+    const user = await this.otherUser(viewerId, handle, 'unmute');
+    await this.readerFilters.unmute(viewerId, handle);
+    await this.announce({ filters: [viewerId] });
+    return user;
+  }
+
+  /** Recorded first, so no follow can slip in between; then the follows go both ways. */
+  async block(viewerId: string, handle: string): Promise<UserRecord> {
+    await this.otherUser(viewerId, handle, 'block');
+    await this.readerFilters.block(viewerId, handle);
+    await this.announce({ filters: [viewerId, handle] });
+    for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
+      const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
+      if (!following) await this.deps.changes.publish(followChange(false, followerId, followeeId));
+    }
+    return this.freshUser(handle);
+  }
+
+  async unblock(viewerId: string, handle: string): Promise<UserRecord> {
+    const user = await this.otherUser(viewerId, handle, 'unblock');
+    await this.readerFilters.unblock(viewerId, handle);
+    await this.announce({ filters: [viewerId, handle] });
+    return user;
+  }
+
+  async addKeywordFilter(viewerId: string, phrase: string): Promise<KeywordFilterRecord> {
+    const filter = await this.readerFilters.addKeywordFilter(viewerId, phrase);
+    await this.announce({ filters: [viewerId] });
+    return filter;
+  }
+
+  async removeKeywordFilter(viewerId: string, id: string): Promise<boolean> {
+    const removed = await this.readerFilters.removeKeywordFilter(viewerId, id);
+    await this.announce({ filters: [viewerId] });
+    return removed;
+  }
+
+  /** Ends one follow of a deleted account, counts and timeline included, and tells live subscribers. */
+  async endFollow(followerId: string, followeeId: string): Promise<void> {
+    await this.graph.endFollow(followerId, followeeId, this.backend);
+    await this.deps.changes.publish(followChange(false, followerId, followeeId));
+  }
+
+  /** The last traces of a deleted reader: their filters, their place in others', their timeline. */
+  async forgetReader(userId: string): Promise<void> {
+    await this.readerFilters.forget(userId);
+    await this.backend.dropTimeline(userId);
+    await this.graph.pairs.forget(userId);
+    await this.announce({ users: [userId], allFilters: true });
+  }
+
+  /** Every instance forgets what it holds of these readers' filters or these users. */
+  private announce(change: ChangeParts): Promise<void> {
+    return this.deps.changes.publish(changed(change));
+  }
+
+  private async otherUser(viewerId: string, handle: string, action: string): Promise<UserRecord> {
+    if (viewerId === handle) throw badInput(`You cannot ${action} yourself`);
+    return this.freshUser(handle);
+  }
+
+  private async freshUser(handle: string): Promise<UserRecord> {
+    const user = await this.graph.getUser(handle);
+    if (!user) throw notFound(`No user with handle "${handle}"`);
+    return user;
+  }
+}
