@@ -172,7 +172,7 @@ async function runStrategy(serverUri: string, strategy: FeedStrategyName, option
 /** Indexes and the strategy record again, after the drop at the start of a run. */
 async function startFresh(app: RunningApp): Promise<void> {
   const { services } = app;
-  await Promise.all([services.graph.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes(), services.fanout.ensureIndexes()]);
+  await Promise.all([services.graph.ensureIndexes(), services.feedState.ensureIndexes(), services.userAccounts.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes(), services.fanout.ensureIndexes()]);
   await services.timelineState.record();
 }
 

@@ -65,7 +65,7 @@ export function progressBar(label: string): cliProgress.SingleBar {
  */
 export async function buildTimelines(db: Db, config: Config, label: string, posts: number): Promise<number> {
   const services = createServices(db, config);
-  await Promise.all([services.graph.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes()]);
+  await Promise.all([services.graph.ensureIndexes(), services.feedState.ensureIndexes(), services.userAccounts.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes()]);
   const bar = progressBar(`${label} rebuild`);
   bar.start(posts, 0);
   const started = performance.now();

@@ -26,13 +26,23 @@ import { repairStalledWork } from './feed/stalledWork.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
 import { ReaderFilters } from './graph/readerFilters.js';
+import { UserAccounts } from './graph/userAccounts.js';
+import { UserDirectory } from './graph/userDirectory.js';
+import { UserFeedState } from './graph/userFeedState.js';
 import { UserGraphService } from './graph/userGraphService.js';
 import { LiveService } from './live/liveService.js';
 
 /** The domain services, built once per process and shared by every request. */
 export interface Services {
   db: Db;
+  /** Users as every reader sees them, held in this process. */
+  users: UserDirectory;
+  /** Who follows whom. */
   graph: UserGraphService;
+  /** Credentials and account deletion. */
+  userAccounts: UserAccounts;
+  /** What the feed keeps on users: last read, timeline gaps, pulled authors. */
+  feedState: UserFeedState;
   content: ContentService;
   /** Reading timelines and an author's posts, and the rules live events pass. */
   timelines: TimelineReading;
@@ -66,7 +76,10 @@ export function startWorkers(services: Services, logger: Logger, workers?: numbe
 }
 
 export function createServices(db: Db, config: Config): Services {
-  const graph = new UserGraphService(db);
+  const users = new UserDirectory(db);
+  const graph = new UserGraphService(db, users);
+  const userAccounts = new UserAccounts(users);
+  const feedState = new UserFeedState(users);
   const content = new ContentService(db);
   const readerFilters = new ReaderFilters(db);
   const rateLimits = new RateLimits(db, config.rateLimits);
@@ -78,18 +91,18 @@ export function createServices(db: Db, config: Config): Services {
     options: config.timeline,
     timelinesChanged: (userIds) => changes.publish(changed({ timelines: userIds })),
   });
-  const fanout = new Fanout(db, graph, content, backend, config.fanout);
+  const fanout = new Fanout(db, graph, feedState, content, backend, config.fanout);
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
 
-  const delivery = new PostDelivery({ graph, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
+  const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
   const interactions: InteractionStores = {
     likes: new Interactions(db, 'likes', content.counters, 'likes'),
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', delivery.repostEffects),
   };
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters });
-  const relations = new ReaderRelations({ graph, readerFilters, backend, rateLimits, changes });
-  const activity = new ReaderActivity({ graph, backend, fanout, options: config.fanout });
-  const timelines = new TimelineReading({ graph, content, backend, readerFilters, interactions, activity });
+  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes });
+  const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
+  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
   const repairStalled = repairStalledWork({ graph, content, interactions, backend });
   const live = new LiveService(
     changes,
@@ -99,16 +112,19 @@ export function createServices(db: Db, config: Config): Services {
     },
     config.live,
   );
-  const accountRemoval = new AccountRemoval(graph, content, publishing, relations, changes, fanout);
+  const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
   return {
     db,
+    users,
     graph,
+    userAccounts,
+    feedState,
     content,
     timelines,
     publishing,
     relations,
     feed: feedService({ backend, readerFilters, publishing, relations, reading: timelines, repairStalled }),
-    accounts: new AccountService(graph, tokens, rateLimits, accountRemoval),
+    accounts: new AccountService(graph, users, userAccounts, tokens, rateLimits, accountRemoval),
     accountRemoval,
     tokens,
     rateLimits,
@@ -144,6 +160,8 @@ function forgetWhatChangesMakeStale(
 export async function prepareDatabase(services: Services): Promise<void> {
   await Promise.all([
     services.graph.ensureIndexes(),
+    services.userAccounts.ensureIndexes(),
+    services.feedState.ensureIndexes(),
     services.content.ensureIndexes(),
     services.feed.backend.ensureIndexes(),
     services.changes.ensureIndexes(),

@@ -34,7 +34,7 @@ export function createLoaders(services: Services, viewerId: string | null): Load
   const loadedUsers = new Map<string, UserRecord | null>();
   return {
     users: new DataLoader(async (handles) => {
-      const byHandle = new Map((await services.graph.getUsers(handles)).map((user) => [user.handle, user]));
+      const byHandle = new Map((await services.users.getUsers(handles)).map((user) => [user.handle, user]));
       return handles.map((handle) => {
         const user = byHandle.get(handle) ?? null;
         loadedUsers.set(handle, user);

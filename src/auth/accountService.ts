@@ -1,5 +1,7 @@
 import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { AppError, badInput } from '../errors.js';
+import type { UserAccounts } from '../graph/userAccounts.js';
+import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { assertHandle, handlePattern, maxDisplayNameLength, type UserRecord } from '../records/users.js';
 import type { Session } from '../records/users.js';
@@ -13,7 +15,9 @@ export const maxPasswordLength = 200;
 
 export class AccountService {
   constructor(
-    private readonly graph: UserGraphService,
+    private readonly graph: Pick<UserGraphService, 'createUser'>,
+    private readonly users: Pick<UserDirectory, 'getUser'>,
+    private readonly accounts: UserAccounts,
     private readonly tokens: TokenService,
     private readonly rateLimits: RateLimits,
     private readonly removal: { remove(handle: string, accountId: string): Promise<void> },
@@ -41,9 +45,9 @@ export class AccountService {
   /** Unknown handle and wrong password fail alike, in message and in time. */
   async logIn(input: { handle: string; password: string }, clientAddress: string): Promise<Session> {
     await this.rateLimits.assertLoginAllowed(input.handle, clientAddress);
-    const credentials = handlePattern.test(input.handle) ? await this.graph.getCredentials(input.handle) : null;
+    const credentials = handlePattern.test(input.handle) ? await this.accounts.getCredentials(input.handle) : null;
     const matches = await verifyPassword(input.password.slice(0, maxPasswordLength + 1), credentials?.passwordHash ?? decoyPasswordHash);
-    const user = matches && credentials ? await this.graph.getUser(input.handle) : null;
+    const user = matches && credentials ? await this.users.getUser(input.handle) : null;
     if (!user) {
       await this.rateLimits.loginFailed(input.handle, clientAddress);
       throw new AppError('UNAUTHENTICATED', 'Wrong handle or password');
@@ -58,7 +62,7 @@ export class AccountService {
    */
   async deleteAccount(handle: string, password: string, clientAddress: string): Promise<boolean> {
     await this.rateLimits.assertLoginAllowed(handle, clientAddress);
-    const credentials = await this.graph.getCredentials(handle);
+    const credentials = await this.accounts.getCredentials(handle);
     const matches = credentials && (await verifyPassword(password.slice(0, maxPasswordLength + 1), credentials.passwordHash));
     if (!matches || !credentials.accountId) {
       await this.rateLimits.loginFailed(handle, clientAddress);
@@ -70,7 +74,7 @@ export class AccountService {
 
   /** A token for an existing account (also for tools that create users directly, such as the benchmarks). */
   async tokenFor(handle: string): Promise<string> {
-    const accountId = await this.graph.accountIdOf(handle);
+    const accountId = await this.accounts.accountIdOf(handle);
     if (!accountId) throw new AppError('UNAUTHENTICATED', `No account "${handle}"`);
     return this.tokens.issue({ handle, accountId });
   }
@@ -84,7 +88,7 @@ export class AccountService {
     const subject = await this.tokens.fromAuthorization(authorization);
     if (subject === 'missing') return null;
     if (subject === 'invalid') return 'invalid';
-    return (await this.graph.accountExists(subject.handle, subject.accountId)) ? subject.handle : 'invalid';
+    return (await this.accounts.accountExists(subject.handle, subject.accountId)) ? subject.handle : 'invalid';
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ContentService } from '../content/contentService.js';
 import { changed, type ChangePublisher } from '../changes/events.js';
 import { AppError } from '../errors.js';
+import type { UserAccounts } from '../graph/userAccounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
@@ -41,6 +42,7 @@ const stepSize = 100;
 export class AccountRemoval {
   constructor(
     private readonly graph: UserGraphService,
+    private readonly accounts: UserAccounts,
     private readonly content: ContentService,
     private readonly publishing: Pick<Publishing, 'removeAuthored' | 'undoInteractionsOf'>,
     private readonly relations: Pick<ReaderRelations, 'endFollow' | 'forgetReader'>,
@@ -52,17 +54,17 @@ export class AccountRemoval {
 
   /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
   async remove(handle: string, accountId: string): Promise<void> {
-    if (!(await this.graph.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
+    if (!(await this.accounts.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
     // Other instances hold the account too: its tokens must stop working there as well.
     await this.changes.publish(changed({ users: [handle] }));
     await this.enqueue(handle, accountId);
     const deadline = Date.now() + answerWithinMs;
-    while (Date.now() < deadline && (await this.graph.isBeingDeleted(handle, accountId))) await sleep(20);
+    while (Date.now() < deadline && (await this.accounts.isBeingDeleted(handle, accountId))) await sleep(20);
   }
 
   /** Queues the deletions whose request died between marking the user and queueing the task. */
   async requeueLost(): Promise<number> {
-    const lost = await this.graph.deletionsStartedBefore(new Date(Date.now() - lostRequestMs), 10);
+    const lost = await this.accounts.deletionsStartedBefore(new Date(Date.now() - lostRequestMs), 10);
     for (const { handle, accountId } of lost) await this.enqueue(handle, accountId);
     return lost.length;
   }
@@ -73,7 +75,7 @@ export class AccountRemoval {
 
   private async run(task: TaskDocument<AccountPayload>, run: TaskRun): Promise<void> {
     const { handle, accountId, followers } = task.payload;
-    if (!(await this.graph.isBeingDeleted(handle, accountId))) return;
+    if (!(await this.accounts.isBeingDeleted(handle, accountId))) return;
     if (followers) return this.endFollows(followers, handle, run);
 
     for (let posts = await this.content.postsBy(handle, stepSize); posts.length > 0; posts = await this.content.postsBy(handle, stepSize)) {
@@ -94,7 +96,7 @@ export class AccountRemoval {
     if (pending > 0) throw new RetryLater(200, 'followers are still being removed');
 
     await this.relations.forgetReader(handle);
-    await this.graph.removeDeletedUser(handle, accountId);
+    await this.accounts.removeDeletedUser(handle, accountId);
   }
 
   /** `handle`'s follows with these users end, `ownFollows` telling which way they point. */

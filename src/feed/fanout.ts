@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
 import type { PostRecord } from '../records/posts.js';
+import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
 import { TaskQueue, type NewTask, type QueueStatus, type TaskDocument } from '../queue/taskQueue.js';
@@ -85,6 +86,7 @@ export class Fanout {
   constructor(
     db: Db,
     private readonly graph: UserGraphService,
+    private readonly feedState: UserFeedState,
     private readonly content: ContentService,
     private readonly backend: FeedBackend,
     readonly options: FanoutOptions,
@@ -185,7 +187,7 @@ export class Fanout {
     const { recipients: followers } = task.payload;
     if (!followers) return this.split(task, run);
     const cutoff = new Date(Date.now() - this.options.activeReaderMs);
-    const recipients = await this.graph.activeReadersAmong(followers, cutoff);
+    const recipients = await this.feedState.activeReadersAmong(followers, cutoff);
     await run.checkpoint();
     await this.backend.deliverTo(recipients, [post]);
     // Written, then checked: a delete that came first has retracted already and would miss these entries.
@@ -239,7 +241,7 @@ export class Fanout {
 
   private async fillGap(task: TaskDocument<GapPayload>, run: TaskRun): Promise<void> {
     const { userId } = task.payload;
-    const reader = await this.graph.readerActivity(userId);
+    const reader = await this.feedState.readerActivity(userId);
     const gap = reader?.timelineGap;
     if (!gap) return;
     const authors = await this.graph.followingIds(userId);
@@ -254,7 +256,7 @@ export class Fanout {
     }
     await run.checkpoint();
     await this.backend.deliverTo([userId], batch);
-    await this.graph.closeTimelineGap(userId, gap.since);
+    await this.feedState.closeTimelineGap(userId, gap.since);
   }
 
   /** A deleted post has nothing to deliver; one not stored yet is waited for, a minute at most. */

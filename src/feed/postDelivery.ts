@@ -2,13 +2,15 @@ import { changed, postAdded, postRemoved, type ChangePublisher } from '../change
 import type { ContentService } from '../content/contentService.js';
 import type { InteractionDocument, InteractionEffects } from '../content/interactions.js';
 import { AppError } from '../errors.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { UserDirectory } from '../graph/userDirectory.js';
+import type { UserFeedState } from '../graph/userFeedState.js';
 import type { PostRecord } from '../records/posts.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
 
 export interface PostDeliveryDependencies {
-  graph: Pick<UserGraphService, 'getUser' | 'markPulling'>;
+  users: Pick<UserDirectory, 'getUser'>;
+  feedState: Pick<UserFeedState, 'markPulling'>;
   content: ContentService;
   backend: FeedBackend;
   fanout: Fanout;
@@ -35,9 +37,9 @@ export class PostDelivery {
 
   /** Queued, stored, in the author's own timeline, and announced live, in that order. */
   async publish(post: PostRecord): Promise<void> {
-    const { graph, content, backend, fanout, changes } = this.deps;
+    const { feedState, content, backend, fanout, changes } = this.deps;
     // Readers look for pulled posts only among followees marked as pulling: mark first.
-    if (post.pulled && (await graph.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
+    if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     if (backend.materialized && !post.pulled) await fanout.enqueueDelivery(post);
     await content.storePost(post);
     await backend.deliverTo([post.authorId], [post]);
@@ -56,7 +58,7 @@ export class PostDelivery {
 
   /** Whether the author's posts (and reposts) are pulled by readers instead of pushed to them. */
   async isPulled(authorId: string): Promise<boolean> {
-    const author = await this.deps.graph.getUser(authorId);
+    const author = await this.deps.users.getUser(authorId);
     if (!author) throw new AppError('UNAUTHENTICATED', 'Your account no longer exists');
     return this.deps.backend.materialized && author.followerCount > this.deps.pullThreshold;
   }

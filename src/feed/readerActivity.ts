@@ -1,5 +1,5 @@
 import type { FanoutOptions } from '../config.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { UserFeedState } from '../graph/userFeedState.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
 
@@ -9,7 +9,7 @@ const activityMemoMaxMs = 60 * 60 * 1000;
 const activityMemoLimit = 100_000;
 
 export interface ReaderActivityDependencies {
-  graph: Pick<UserGraphService, 'readerActivity' | 'openTimelineGap' | 'markRead'>;
+  feedState: Pick<UserFeedState, 'readerActivity' | 'openTimelineGap' | 'markRead'>;
   backend: FeedBackend;
   fanout: Pick<Fanout, 'enqueueGapFill'>;
   options: Pick<FanoutOptions, 'activeReaderMs'>;
@@ -34,7 +34,7 @@ export class ReaderActivity {
    * the return rather than losing it.
    */
   async hasTimelineGap(userId: string): Promise<boolean> {
-    const { graph, backend, fanout, options } = this.deps;
+    const { feedState: graph, backend, fanout, options } = this.deps;
     const now = Date.now();
     const memo = this.activeReaders.get(userId);
     if (memo !== undefined && now - memo < Math.min(activityMemoMaxMs, options.activeReaderMs / 4)) return false;

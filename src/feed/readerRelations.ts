@@ -3,6 +3,7 @@ import { changed, followChange, type ChangeParts, type ChangePublisher } from '.
 import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
+import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { UserRecord } from '../records/users.js';
 import type { FeedBackend } from './feedBackend.js';
@@ -22,6 +23,7 @@ export interface RelationsOfReader {
 
 export interface ReaderRelationsDependencies {
   graph: UserGraphService;
+  users: Pick<UserDirectory, 'getUser'>;
   readerFilters: ReaderFilters;
   /** Runs a follow's timeline work under the pair's lease (FollowEffects). */
   backend: FeedBackend;
@@ -137,7 +139,7 @@ export class ReaderRelations implements RelationsOfReader {
   }
 
   private async freshUser(handle: string): Promise<UserRecord> {
-    const user = await this.graph.getUser(handle);
+    const user = await this.deps.users.getUser(handle);
     if (!user) throw notFound(`No user with handle "${handle}"`);
     return user;
   }

@@ -2,6 +2,7 @@ import type { ObjectId } from 'mongodb';
 import type { ContentService } from '../content/contentService.js';
 import type { Page, PageRequest } from '../content/position.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
+import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { PostRecord } from '../records/posts.js';
 import type { FeedBackend } from './feedBackend.js';
@@ -22,7 +23,8 @@ export interface TimelineReader {
 }
 
 export interface TimelineReadingDependencies {
-  graph: Pick<UserGraphService, 'followingIds' | 'pullingAmong'>;
+  graph: Pick<UserGraphService, 'followingIds'>;
+  feedState: Pick<UserFeedState, 'pullingAmong'>;
   content: ContentService;
   backend: FeedBackend;
   readerFilters: Pick<ReaderFilters, 'of'>;
@@ -68,7 +70,7 @@ export class TimelineReading implements TimelineReader {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
     } else {
       sources.push((page) => this.backend.timeline(userId, page, authorIds));
-      const pulling = await this.graph.pullingAmong(followees);
+      const pulling = await this.deps.feedState.pullingAmong(followees);
       if (pulling.length > 0) sources.push((page) => this.content.pulledPageByAuthors(pulling, page));
     }
     const reader: Reader = { id: userId, follows: new Set(authorIds), view };

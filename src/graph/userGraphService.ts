@@ -1,20 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, ObjectId } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
-import { sweepQuery } from '../db/connect.js';
 import { assertHandle, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
-
-const live = { deletedAt: { $exists: false } } as const;
-
-/** What this process keeps of a user: the public record, and what token checks and pages need. */
-interface CachedUser {
-  record: UserRecord;
-  accountId: string;
-  pulls: boolean;
-}
+import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 
 /** What changed, for the in-process tier of every instance to forget. */
 export interface GraphChange {
@@ -26,20 +17,27 @@ const edgeIndex = { key: { _f: 1, _t: 1 }, name: 'from_to', unique: true } as co
 const idsOnly = { _id: 0, _t: 1 } as const;
 
 /**
+ * graph/ owns users and their relations: the user directory and its cache, accounts (credentials,
+ * deletion: UserAccounts), the feed state kept on users (UserFeedState), readers' filters
+ * (mutes, blocks, keywords), and, here, who follows whom.
+ *
  * Users and who follows whom (Socialite's user graph service): the edges live in two collections,
  * one per direction, so both lists are single-index reads and each could be sharded by `_f`.
+ * Follows are exact under any interleaving (FollowPairs).
  */
 export class UserGraphService {
-  readonly users: Collection<UserDocument>;
   readonly followers: Collection<EdgeDocument>;
   readonly following: Collection<EdgeDocument>;
   readonly pairs: FollowPairs;
-  /** Users and follow lists held in this process (see ReadThroughCache); every change invalidates them. */
-  private readonly userCache = new ReadThroughCache<string, CachedUser>('users', heldCaches.users);
+  private readonly users: Collection<UserDocument>;
+  /** Follow lists held in this process (see ReadThroughCache); every change invalidates them. */
   private readonly followingCache = new ReadThroughCache<string, { ids: string[] }>('following', heldCaches.following);
 
-  constructor(db: Db) {
-    this.users = db.collection<UserDocument>('users');
+  constructor(
+    db: Db,
+    private readonly directory: UserDirectory,
+  ) {
+    this.users = directory.users;
     this.followers = db.collection<EdgeDocument>('followers');
     this.following = db.collection<EdgeDocument>('following');
     this.pairs = new FollowPairs(db, this.users, this.following, this.followers);
@@ -49,8 +47,6 @@ export class UserGraphService {
     await Promise.all([
       this.followers.createIndexes([edgeIndex]),
       this.following.createIndexes([edgeIndex]),
-      this.users.createIndex({ readAt: 1 }, { name: 'read_at' }),
-      this.users.createIndex({ deletedAt: 1 }, { name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } }),
       this.pairs.ensureIndexes(),
     ]);
   }
@@ -70,7 +66,7 @@ export class UserGraphService {
     try {
       await this.users.insertOne(doc);
       // A handle held here for an account that was removed behind this process's back.
-      this.invalidate({ users: [input.handle] });
+      this.directory.forget([input.handle]);
     } catch (error) {
       if (isDuplicateKeyError(error)) {
         const going = await this.users.countDocuments({ _id: input.handle, deletedAt: { $exists: true } }, { limit: 1 });
@@ -81,95 +77,17 @@ export class UserGraphService {
     return toUserRecord(doc);
   }
 
-  async getUser(handle: string): Promise<UserRecord | null> {
-    return (await this.getUsers([handle]))[0] ?? null;
-  }
-
-  /** At most one query for any number of handles, none when all are held; unknown handles are absent. */
-  async getUsers(handles: readonly string[]): Promise<UserRecord[]> {
-    return [...(await this.cachedUsers(handles)).values()].map((user) => user.record);
-  }
-
-  /** Which of `handles` have posts that readers pull. */
-  async pullingAmong(handles: readonly string[]): Promise<string[]> {
-    return [...(await this.cachedUsers(handles)).values()].filter((user) => user.pulls).map((user) => user.record.handle);
-  }
-
-  /** Marks the author as one whose posts readers pull, before the first such post is stored. */
-  async markPulling(handle: string): Promise<boolean> {
-    const result = await this.users.updateOne({ _id: handle, pulls: { $exists: false } }, { $set: { pulls: true } });
-    if (result.modifiedCount === 0) return false;
-    this.invalidate({ users: [handle] });
-    return true;
-  }
-
   /** Forgets what this process holds about these users and follow lists. */
   invalidate(change: GraphChange): void {
-    this.userCache.invalidate(change.users ?? []);
+    this.directory.forget(change.users ?? []);
     this.followingCache.invalidate(change.following ?? []);
   }
 
   invalidateAll(): void {
-    this.userCache.clear();
+    this.directory.forgetAll();
     this.followingCache.clear();
   }
 
-  cacheStats() {
-    return [this.userCache.stats(), this.followingCache.stats()];
-  }
-
-  private cachedUsers(handles: readonly string[]): Promise<Map<string, CachedUser>> {
-    if (handles.length === 0) return Promise.resolve(new Map());
-    return this.userCache.getMany([...new Set(handles)], async (missing) => {
-      const docs = await this.users
-        .find({ _id: { $in: missing }, ...live }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0 } })
-        .toArray();
-      return new Map(docs.map((doc) => [doc._id, { record: toUserRecord(doc), accountId: doc.accountId, pulls: doc.pulls === true }]));
-    });
-  }
-
-  async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {
-    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: { passwordHash: 1, accountId: 1 } });
-    return doc && { passwordHash: doc.passwordHash, accountId: doc.accountId ?? null };
-  }
-
-  /** The account id of `handle`, given one first if an older version created the user without. */
-  async accountIdOf(handle: string): Promise<string | null> {
-    await this.users.updateOne({ _id: handle, accountId: { $exists: false } }, { $set: { accountId: randomUUID() } });
-    return (await this.users.findOne({ _id: handle, ...live }, { projection: { accountId: 1 } }))?.accountId ?? null;
-  }
-
-  /** Whether the account a token names still exists under that handle: held in this process. */
-  async accountExists(handle: string, accountId: string): Promise<boolean> {
-    return (await this.cachedUsers([handle])).get(handle)?.accountId === accountId;
-  }
-
-  /** Starts deleting the account: true when this call did, false when it was gone or going already. */
-  async markDeleted(handle: string, accountId: string): Promise<boolean> {
-    const result = await this.users.updateOne({ _id: handle, accountId, ...live }, { $set: { deletedAt: new Date() } });
-    this.invalidate({ users: [handle] });
-    return result.modifiedCount === 1;
-  }
-
-  async isBeingDeleted(handle: string, accountId: string): Promise<boolean> {
-    return (await this.users.countDocuments({ _id: handle, accountId, deletedAt: { $exists: true } }, { limit: 1 })) > 0;
-  }
-
-  /** Accounts whose deletion started before `before` and is not finished. */
-  async deletionsStartedBefore(before: Date, limit: number): Promise<{ handle: string; accountId: string }[]> {
-    const docs = await this.users.find({ deletedAt: { $lt: before } }, { projection: { accountId: 1 }, ...sweepQuery }).limit(limit).toArray();
-    return docs.map((doc) => ({ handle: doc._id, accountId: doc.accountId }));
-  }
-
-  /** The last step of deleting an account: the handle is free again. */
-  async removeDeletedUser(handle: string, accountId: string): Promise<void> {
-    await this.users.deleteOne({ _id: handle, accountId, deletedAt: { $exists: true } });
-  }
-
-  /**
-   * Idempotent and exact under any interleaving or crash: the pair's own state document serialises
-   * racing requests (see FollowPairs). Returns whether the pair ends up followed.
-   */
   async follow(followerId: string, followeeId: string, effects: FollowEffects): Promise<{ following: boolean }> {
     if (followerId === followeeId) throw badInput('You cannot follow yourself');
     await this.assertUserExists(followeeId);
@@ -215,37 +133,6 @@ export class UserGraphService {
       }
     }
     if (batch.length > 0) yield batch;
-  }
-
-  /**
-   * Which of `handles` read their timeline at or after `since`: one query per sub-task. A user
-   * without `readAt` (written by an older version or a bulk load) counts as active.
-   */
-  async activeReadersAmong(handles: readonly string[], since: Date): Promise<string[]> {
-    if (handles.length === 0) return [];
-    const docs = await this.users
-      .find({ _id: { $in: [...handles] }, readAt: { $not: { $lt: since } } }, { projection: { _id: 1 } })
-      .toArray();
-    return docs.map((doc) => doc._id);
-  }
-
-  /** What the read path needs to know about a reader's own activity. */
-  async readerActivity(handle: string): Promise<Pick<UserDocument, 'readAt' | 'timelineGap'> | null> {
-    return this.users.findOne({ _id: handle }, { projection: { readAt: 1, timelineGap: 1 } });
-  }
-
-  async markRead(handle: string, at: Date): Promise<void> {
-    await this.users.updateOne({ _id: handle }, { $max: { readAt: at } });
-  }
-
-  /** Opens a gap unless one is open already (a concurrent read of the same returning reader). */
-  async openTimelineGap(handle: string, from: Date): Promise<void> {
-    await this.users.updateOne({ _id: handle, timelineGap: { $exists: false } }, { $set: { timelineGap: { from, since: new Date() } } });
-  }
-
-  /** Closes the gap that `since` identifies; a newer gap stays open. */
-  async closeTimelineGap(handle: string, since: Date): Promise<void> {
-    await this.users.updateOne({ _id: handle, 'timelineGap.since': since }, { $unset: { timelineGap: '' } });
   }
 
   /** Which of `handles` the viewer follows: one query for a whole page of users. */

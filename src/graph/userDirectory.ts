@@ -1,0 +1,60 @@
+import type { Collection, Db } from 'mongodb';
+import { ReadThroughCache } from '../cache/readThrough.js';
+import { heldCaches } from '../config.js';
+import { toUserRecord, type UserDocument, type UserRecord } from '../records/users.js';
+
+/** Users that still exist: an account being deleted is gone for every read from the start. */
+export const existingUsers = { deletedAt: { $exists: false } } as const;
+
+/** What this process keeps of a user: the public record, and what token checks and pages need. */
+export interface CachedUser {
+  record: UserRecord;
+  accountId: string;
+  pulls: boolean;
+}
+
+/**
+ * The `users` collection and the users this process holds in front of it (see ReadThroughCache).
+ * Accounts, the follow graph and the feed state kept on users all read users through here, so a
+ * change any of them makes is forgotten in one place.
+ */
+export class UserDirectory {
+  readonly users: Collection<UserDocument>;
+  private readonly cache = new ReadThroughCache<string, CachedUser>('users', heldCaches.users);
+
+  constructor(db: Db) {
+    this.users = db.collection<UserDocument>('users');
+  }
+
+  async getUser(handle: string): Promise<UserRecord | null> {
+    return (await this.getUsers([handle]))[0] ?? null;
+  }
+
+  /** At most one query for any number of handles, none when all are held; unknown handles are absent. */
+  async getUsers(handles: readonly string[]): Promise<UserRecord[]> {
+    return [...(await this.cached(handles)).values()].map((user) => user.record);
+  }
+
+  /** What this process holds of these users, loading the missing ones in one query. */
+  cached(handles: readonly string[]): Promise<Map<string, CachedUser>> {
+    if (handles.length === 0) return Promise.resolve(new Map());
+    return this.cache.getMany([...new Set(handles)], async (missing) => {
+      const docs = await this.users
+        .find({ _id: { $in: missing }, ...existingUsers }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0 } })
+        .toArray();
+      return new Map(docs.map((doc) => [doc._id, { record: toUserRecord(doc), accountId: doc.accountId, pulls: doc.pulls === true }]));
+    });
+  }
+
+  forget(handles: readonly string[]): void {
+    this.cache.invalidate(handles);
+  }
+
+  forgetAll(): void {
+    this.cache.clear();
+  }
+
+  stats() {
+    return this.cache.stats();
+  }
+}
