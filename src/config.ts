@@ -82,6 +82,8 @@ const environmentSchema = z.object({
   ACTIVE_READER_DAYS: z.coerce.number().min(0.00001).max(3650).default(7),
 });
 
+type Environment = z.infer<typeof environmentSchema>;
+
 export interface Config {
   nodeEnv: string | undefined;
   /** Stack traces in error responses: only when NODE_ENV is exactly `development`. */
@@ -242,48 +244,68 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     jwtTtlSeconds: env.JWT_TTL_SECONDS,
     jwtIssuer: env.JWT_ISSUER ?? null,
     feedStrategy: env.FEED_STRATEGY,
-    timeline: {
-      content: env.TIMELINE_CONTENT,
-      bucketSpanMs: Math.round(env.TIMELINE_BUCKET_SPAN * 1000),
-      readBatch: env.TIMELINE_READ_BATCH,
-      bucketSize: env.TIMELINE_BUCKET_SIZE,
-      cacheSize: env.TIMELINE_CACHE_SIZE,
-      followBackfill: env.FOLLOW_BACKFILL,
-    },
-    limits: {
-      maxDepth: env.MAX_QUERY_DEPTH,
-      maxCost: env.MAX_QUERY_COST,
-      maxCostAnonymous: env.MAX_QUERY_COST_ANONYMOUS,
-      maxAliases: env.MAX_ALIASES,
-      maxRootMutations: env.MAX_MUTATIONS_PER_REQUEST,
-    },
+    timeline: timelineOptions(env),
+    limits: limitsOptions(env),
     maxBodyBytes: env.MAX_BODY_BYTES,
     requestTimeoutSeconds: env.REQUEST_TIMEOUT_SECONDS,
-    rateLimits: {
-      loginFailuresPerAddressPerHour: env.RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS,
-      signUpsPerAddressPerHour: env.RATE_LIMIT_SIGNUPS_PER_ADDRESS,
-      postsPerAccountPerMinute: env.RATE_LIMIT_POSTS_PER_MINUTE,
-      followsPerAccountPerMinute: env.RATE_LIMIT_FOLLOWS_PER_MINUTE,
-    },
+    rateLimits: rateLimitsOptions(env),
     graphiql: env.GRAPHIQL ? env.GRAPHIQL === 'true' : !isProduction,
     compiledExecution: env.GRAPHQL_EXECUTION === 'compiled',
-    live: {
-      events: env.LIVE_EVENTS,
-      eventTtlSeconds: env.LIVE_EVENT_TTL_SECONDS,
-      connectionInitTimeoutMs: env.LIVE_CONNECTION_INIT_TIMEOUT_MS,
-      maxConnectionsPerUser: env.LIVE_MAX_CONNECTIONS_PER_USER,
-      maxSubscriptionsPerConnection: env.LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
-      maxQueuedEvents: env.LIVE_MAX_QUEUED_EVENTS,
-    },
-    fanout: {
-      batchSize: env.FANOUT_BATCH,
-      workers: env.FANOUT_WORKERS,
-      maxAttempts: env.FANOUT_MAX_ATTEMPTS,
-      leaseMs: Math.round(env.FANOUT_LEASE_SECONDS * 1000),
-      retryBaseMs: Math.round(env.FANOUT_RETRY_SECONDS * 1000),
-      pullThreshold: env.FANOUT_PULL_THRESHOLD,
-      activeReaderMs: Math.round(env.ACTIVE_READER_DAYS * 24 * 3600 * 1000),
-    },
+    live: liveOptions(env),
+    fanout: fanoutOptions(env),
+  };
+}
+
+function timelineOptions(env: Environment): TimelineOptions {
+  return {
+    content: env.TIMELINE_CONTENT,
+    bucketSpanMs: Math.round(env.TIMELINE_BUCKET_SPAN * 1000),
+    readBatch: env.TIMELINE_READ_BATCH,
+    bucketSize: env.TIMELINE_BUCKET_SIZE,
+    cacheSize: env.TIMELINE_CACHE_SIZE,
+    followBackfill: env.FOLLOW_BACKFILL,
+  };
+}
+
+function limitsOptions(env: Environment): RequestLimits {
+  return {
+    maxDepth: env.MAX_QUERY_DEPTH,
+    maxCost: env.MAX_QUERY_COST,
+    maxCostAnonymous: env.MAX_QUERY_COST_ANONYMOUS,
+    maxAliases: env.MAX_ALIASES,
+    maxRootMutations: env.MAX_MUTATIONS_PER_REQUEST,
+  };
+}
+
+function rateLimitsOptions(env: Environment): RateLimitOptions {
+  return {
+    loginFailuresPerAddressPerHour: env.RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS,
+    signUpsPerAddressPerHour: env.RATE_LIMIT_SIGNUPS_PER_ADDRESS,
+    postsPerAccountPerMinute: env.RATE_LIMIT_POSTS_PER_MINUTE,
+    followsPerAccountPerMinute: env.RATE_LIMIT_FOLLOWS_PER_MINUTE,
+  };
+}
+
+function liveOptions(env: Environment): LiveOptions {
+  return {
+    events: env.LIVE_EVENTS,
+    eventTtlSeconds: env.LIVE_EVENT_TTL_SECONDS,
+    connectionInitTimeoutMs: env.LIVE_CONNECTION_INIT_TIMEOUT_MS,
+    maxConnectionsPerUser: env.LIVE_MAX_CONNECTIONS_PER_USER,
+    maxSubscriptionsPerConnection: env.LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    maxQueuedEvents: env.LIVE_MAX_QUEUED_EVENTS,
+  };
+}
+
+function fanoutOptions(env: Environment): FanoutOptions {
+  return {
+    batchSize: env.FANOUT_BATCH,
+    workers: env.FANOUT_WORKERS,
+    maxAttempts: env.FANOUT_MAX_ATTEMPTS,
+    leaseMs: Math.round(env.FANOUT_LEASE_SECONDS * 1000),
+    retryBaseMs: Math.round(env.FANOUT_RETRY_SECONDS * 1000),
+    pullThreshold: env.FANOUT_PULL_THRESHOLD,
+    activeReaderMs: Math.round(env.ACTIVE_READER_DAYS * 24 * 3600 * 1000),
   };
 }
 

@@ -37,40 +37,7 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
   // document sent once (GraphiQL exploration, a client flooding distinct documents) is interpreted.
   const seenOnce = new LRUCache<string, true>({ max: maxSeenOperations });
 
-  const executor: GatewayExecutor = async ({ queryHash, operationName, document, operation: definition, source, context, request }) => {
-    const ran = (context as AlreadyRun)[alreadyRun];
-    if (ran) {
-      delete (context as AlreadyRun)[alreadyRun];
-      return asGraphqlJsResult(await ran(), document);
-    }
-    // The name the client sent: Apollo gives the resolved one, null when the client's names no
-    // operation (it calls this anyway, for the error), and null would run the document's only one.
-    const name = request.operationName ?? operationName;
-    const variableValues = request.variables ?? {};
-    const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName: name });
-    // graphql-jit takes an empty name for none; graphql-js reports a name that resolves to nothing.
-    if (!definition && request.operationName != null) return interpret();
-    // Apollo always gives the source; a caller of the bare executor may give only the request's query.
-    const key = operationKey(source ?? request.query ?? '', request.operationName);
-    let operation = compiled.get(key);
-    const seenKey = `${name ?? ''}:${queryHash}`;
-    if (!operation && !seenOnce.has(seenKey)) {
-      seenOnce.set(seenKey, true);
-      return interpret();
-    }
-    if (!operation) {
-      const result = compileQuery(schema, document, name ?? undefined);
-      // Apollo validated the document already; what is left here (e.g. no such operation) is reported as graphql-js would.
-      if (!isCompiledQuery(result)) return result;
-      operation = { document, definition, compiled: result };
-      compiled.set(key, operation);
-    }
-    const result = await operation.compiled.query(undefined, context, variableValues);
-    // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
-    // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
-    if (result.data === undefined) return interpret();
-    return asGraphqlJsResult(result, document);
-  };
+  const executor = compiledExecutor(schema, compiled, seenOnce);
 
   return {
     onSchemaLoadOrUpdate(callback) {
@@ -104,6 +71,51 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
       return `${JSON.stringify({ data: result.data })}\n`;
     },
   };
+}
+
+/**
+ * Apollo's executor: runs an operation compiled by graphql-jit once it has been seen twice, and
+ * interprets it with graphql-js before that (or when its variables do not coerce).
+ */
+function compiledExecutor(
+  schema: GraphQLSchema,
+  compiled: LRUCache<string, CompiledOperation>,
+  seenOnce: LRUCache<string, true>,
+): GatewayExecutor {
+    return async ({ queryHash, operationName, document, operation: definition, source, context, request }) => {
+      const ran = (context as AlreadyRun)[alreadyRun];
+      if (ran) {
+        delete (context as AlreadyRun)[alreadyRun];
+        return asGraphqlJsResult(await ran(), document);
+      }
+      // The name the client sent: Apollo gives the resolved one, null when the client's names no
+      // operation (it calls this anyway, for the error), and null would run the document's only one.
+      const name = request.operationName ?? operationName;
+      const variableValues = request.variables ?? {};
+      const interpret = () => execute({ schema, document, contextValue: context, variableValues, operationName: name });
+      // graphql-jit takes an empty name for none; graphql-js reports a name that resolves to nothing.
+      if (!definition && request.operationName != null) return interpret();
+      // Apollo always gives the source; a caller of the bare executor may give only the request's query.
+      const key = operationKey(source ?? request.query ?? '', request.operationName);
+      let operation = compiled.get(key);
+      const seenKey = `${name ?? ''}:${queryHash}`;
+      if (!operation && !seenOnce.has(seenKey)) {
+        seenOnce.set(seenKey, true);
+        return interpret();
+      }
+      if (!operation) {
+        const result = compileQuery(schema, document, name ?? undefined);
+        // Apollo validated the document already; what is left here (e.g. no such operation) is reported as graphql-js would.
+        if (!isCompiledQuery(result)) return result;
+        operation = { document, definition, compiled: result };
+        compiled.set(key, operation);
+      }
+      const result = await operation.compiled.query(undefined, context, variableValues);
+      // No data: the variables did not coerce and nothing ran. graphql-js reports that with the
+      // variable's definition, by which Apollo answers BAD_USER_INPUT; so it reports it here too.
+      if (result.data === undefined) return interpret();
+      return asGraphqlJsResult(result, document);
+    };
 }
 
 /** An operation Apollo has accepted: the same text always parses and validates the same. */

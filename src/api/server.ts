@@ -11,9 +11,9 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
-import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import cors from 'cors';
-import type { DocumentNode, OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import type { LiveConnections } from '../live/liveConnections.js';
@@ -50,30 +50,17 @@ export interface ApiDependencies {
 export async function createApiServer(dependencies: ApiDependencies, config: Config, log: ErrorLogger): Promise<ApiServer> {
   const schema = buildSchema();
   const app = express();
-  // Node checks these timeouts every `connectionsCheckingInterval`: a client trickling its headers
-  // or body is cut after REQUEST_TIMEOUT_SECONDS, not after Node's default five minutes.
-  const requestTimeoutMs = config.requestTimeoutSeconds * 1000;
   // JSON POSTs to /graphql skip Express (graphqlPost.ts) once Apollo has started; until then, and for everything else, Express answers.
   let servedDirectly: (request: IncomingMessage, response: ServerResponse) => boolean = () => false;
-  const httpServer = createServer(
-    { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
-    (request, response) => {
-      if (!servedDirectly(request, response)) void app(request, response);
-    },
-  );
+  const httpServer = timedHttpServer(config.requestTimeoutSeconds, (request, response) => {
+    if (!servedDirectly(request, response)) void app(request, response);
+  });
   const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
 
   const validationRules = limitRules(config.limits);
 
   const allowedOrigin = originPolicy({ allowed: config.corsOrigins, allowLocalhost: !config.isProduction });
-  const webSocketServer = new WebSocketServer({
-    server: httpServer,
-    path: graphqlPath,
-    maxPayload: config.maxBodyBytes,
-    // Browsers send Origin with every WebSocket and enforce no CORS on it: the server must.
-    verifyClient: ({ origin }: { origin?: string }) => allowedOrigin(origin),
-  });
-  const webSocketCleanup = serveLiveUpdates(webSocketServer, {
+  const webSocketCleanup = serveLiveUpdates(webSocketsOn(httpServer, config.maxBodyBytes, allowedOrigin), {
     schema,
     authenticate: dependencies.authenticate,
     createContext: dependencies.createContext,
@@ -90,7 +77,58 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
   // Once the server starts to stop, every request goes through Apollo, which knows what to refuse then.
   let answeringDirectly = compiled !== null;
 
-  const apollo = new ApolloServer<RequestContext>({
+  const apollo = createApollo({
+    schema,
+    compiled,
+    formatError,
+    validationRules,
+    config,
+    httpServer,
+    refusal,
+    onDrain: async () => {
+      answeringDirectly = false;
+      await webSocketCleanup.dispose();
+    },
+  });
+  await apollo.start();
+
+  const context = (request: IncomingMessage) =>
+    dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
+  routeRequests(app, { apollo, config, allowedOrigin, context, databaseReachable: dependencies.databaseReachable });
+  const direct = compiled ? directAnswers(compiled, refusal, () => answeringDirectly) : undefined;
+  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context, direct });
+
+  return {
+    httpServer,
+    stop: () => apollo.stop(),
+  };
+}
+
+type Refusal = (document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, context: RequestContext) => Error | null;
+
+/** Node checks these timeouts every `connectionsCheckingInterval`: a client trickling its headers
+ * or body is cut after REQUEST_TIMEOUT_SECONDS, not after Node's default five minutes. */
+function timedHttpServer(requestTimeoutSeconds: number, handle: (request: IncomingMessage, response: ServerResponse) => void): Server {
+  const requestTimeoutMs = requestTimeoutSeconds * 1000;
+  return createServer(
+    { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, requestTimeoutMs) },
+    handle,
+  );
+}
+
+/** Apollo over the schema (or its compiled gateway), refusing what the limits refuse, drained with the HTTP server. */
+function createApollo(options: {
+  schema: GraphQLSchema;
+  compiled: ReturnType<typeof compiledExecution> | null;
+  formatError: ReturnType<typeof createErrorFormatter>;
+  validationRules: ValidationRule[];
+  config: Config;
+  httpServer: Server;
+  refusal: Refusal;
+  onDrain: () => Promise<void>;
+}): ApolloServer<RequestContext> {
+  const { schema, compiled, formatError, validationRules, config, httpServer, refusal, onDrain } = options;
+  return new ApolloServer<RequestContext>({
     ...(compiled ? { gateway: compiled } : { schema }),
     formatError,
     includeStacktraceInErrorResponses: config.isDevelopment,
@@ -105,10 +143,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
       ApolloServerPluginCacheControlDisabled(),
       {
         serverWillStart: async () => ({
-          drainServer: async () => {
-            answeringDirectly = false;
-            await webSocketCleanup.dispose();
-          },
+          drainServer: onDrain,
         }),
       },
       {
@@ -122,8 +157,20 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
       },
     ],
   });
-  await apollo.start();
+}
 
+/** Express's routes: CORS, /healthz, GraphiQL for browsers, and GraphQL through Apollo. */
+function routeRequests(
+  app: Express,
+  options: {
+    apollo: ApolloServer<RequestContext>;
+    config: Config;
+    allowedOrigin: (origin: string | undefined) => boolean;
+    context: (request: IncomingMessage) => Promise<RequestContext>;
+    databaseReachable: (timeoutMs: number) => Promise<boolean>;
+  },
+): void {
+  const { apollo, config, allowedOrigin, context, databaseReachable } = options;
   app.disable('x-powered-by');
   // Hashing every GraphQL response for an ETag costs CPU per page, and no client revalidates a
   // POST; GraphiQL's page sets its own.
@@ -132,7 +179,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
   // refuses simple (non-preflighted) requests that could come from any page.
   app.use(cors({ origin: (origin, answer) => answer(null, allowedOrigin(origin)), maxAge: 600 }));
   app.get('/healthz', async (_request, response) => {
-    const reachable = await dependencies.databaseReachable(healthCheckTimeoutMs);
+    const reachable = await databaseReachable(healthCheckTimeoutMs);
     response.status(reachable ? 200 : 503).json({ status: reachable ? 'ok' : 'unavailable', database: reachable });
   });
   if (config.graphiql) {
@@ -145,24 +192,30 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
       else next();
     });
   }
-  const context = (request: IncomingMessage) =>
-    dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
   app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), expressMiddleware(apollo, { context: ({ req }) => context(req) }));
   app.use(transportErrors);
-  // A query Apollo has already validated and compiled, within its limits, is run without Apollo's
-  // pipeline; whatever is not a clean result is still answered by Apollo (compiledExecution.ts).
-  const direct = compiled
-    ? async ({ query, operationName, variables }: PlainRequest, contextValue: RequestContext) => {
-        const valid = answeringDirectly ? compiled.validQuery(query, operationName) : undefined;
-        if (!valid || refusal(valid.document, valid.definition, variables, contextValue)) return null;
-        return compiled.answerDirectly(valid, contextValue, variables);
-      }
-    : undefined;
-  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context, direct });
+}
 
-  return {
-    httpServer,
-    stop: () => apollo.stop(),
+/** The WebSocket server on /graphql, for the live adapter. */
+function webSocketsOn(httpServer: Server, maxPayload: number, allowedOrigin: (origin: string | undefined) => boolean): WebSocketServer {
+  return new WebSocketServer({
+    server: httpServer,
+    path: graphqlPath,
+    maxPayload,
+    // Browsers send Origin with every WebSocket and enforce no CORS on it: the server must.
+    verifyClient: ({ origin }: { origin?: string }) => allowedOrigin(origin),
+  });
+}
+
+/**
+ * A query Apollo has already validated and compiled, within its limits, is run without Apollo's
+ * pipeline; whatever is not a clean result is still answered by Apollo (compiledExecution.ts).
+ */
+function directAnswers(compiled: ReturnType<typeof compiledExecution>, refusal: Refusal, answering: () => boolean) {
+  return async ({ query, operationName, variables }: PlainRequest, contextValue: RequestContext) => {
+    const valid = answering() ? compiled.validQuery(query, operationName) : undefined;
+    if (!valid || refusal(valid.document, valid.definition, variables, contextValue)) return null;
+    return compiled.answerDirectly(valid, contextValue, variables);
   };
 }
 

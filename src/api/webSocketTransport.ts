@@ -1,6 +1,6 @@
 import type { GraphQLSchema, ValidationRule } from 'graphql';
-import { getOperationAST, GraphQLError } from 'graphql';
-import type { Context, Disposable } from 'graphql-ws';
+import { getOperationAST, GraphQLError, type ExecutionArgs } from 'graphql';
+import type { Context, Disposable, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
@@ -80,24 +80,7 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
         connections.set(ctx, connection);
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
-        const limit = config.live.maxSubscriptionsPerConnection;
-        // graphql-ws has already entered this operation in ctx.subscriptions.
-        if (Object.keys(ctx.subscriptions).length > limit) {
-          const reason = closeReasons.tooManySubscriptions(limit);
-          const connection = connections.get(ctx);
-          if (connection) connection.close(LiveCloseCode.TooManyRequests, reason);
-          else closeSocket(ctx.extra.socket, LiveCloseCode.TooManyRequests, reason);
-          return [new GraphQLError(reason, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
-        }
-        const prepared = prepareOperation(schema, payload, validationRules, { hideSchemaDetails: config.isProduction });
-        if (Array.isArray(prepared)) return prepared;
-        const operation = getOperationAST(prepared.document, prepared.operationName);
-        const refusal =
-          operation &&
-          checkOperation(schema, prepared.document, operation, payload.variables ?? {}, { signedIn: true, limits: config.limits });
-        return refusal ? [refusal] : prepared;
-      },
+      onSubscribe: (ctx, _id, payload) => checkSubscription(ctx, payload, connections.get(ctx), options),
       context: (ctx) =>
         createContext(
           ctx.connectionParams?.authorization,
@@ -116,4 +99,31 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
     },
     webSocketServer,
   );
+}
+
+/**
+ * Each operation on a connection: within the subscription limit (over it, the connection closes),
+ * then parsed, validated and costed as over HTTP.
+ */
+function checkSubscription(
+  ctx: LiveContext,
+  payload: SubscribePayload,
+  connection: LiveConnection | undefined,
+  options: LiveTransportOptions,
+): ExecutionArgs | GraphQLError[] {
+  const { schema, config, validationRules } = options;
+  const limit = config.live.maxSubscriptionsPerConnection;
+  // graphql-ws has already entered this operation in ctx.subscriptions.
+  if (Object.keys(ctx.subscriptions).length > limit) {
+    const reason = closeReasons.tooManySubscriptions(limit);
+    if (connection) connection.close(LiveCloseCode.TooManyRequests, reason);
+    else closeSocket(ctx.extra.socket, LiveCloseCode.TooManyRequests, reason);
+    return [new GraphQLError(reason, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
+  }
+  const prepared = prepareOperation(schema, payload, validationRules, { hideSchemaDetails: config.isProduction });
+  if (Array.isArray(prepared)) return prepared;
+  const operation = getOperationAST(prepared.document, prepared.operationName);
+  const refusal =
+    operation && checkOperation(schema, prepared.document, operation, payload.variables ?? {}, { signedIn: true, limits: config.limits });
+  return refusal ? [refusal] : prepared;
 }
