@@ -145,7 +145,7 @@ function forgetWhatChangesMakeStale(
   changes.listen((event) =>
     forgetStale(event, {
       forgetOutboxes: (authorIds) => content.forgetOutboxes(authorIds),
-      forgetPosts: (postIds) => content.forgetPosts(postIds),
+      forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
       forgetUsers: (change) => graph.invalidate(change),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
       forgetTimelines: (userIds) => backend.forgetHeld(userIds),

@@ -43,12 +43,12 @@ export function createLoaders(services: Services, viewerId: string | null): Load
     }),
     loadedUsers,
     posts: new DataLoader(async (ids) => {
-      const posts = await services.content.cachedPosts(ids.map((id) => new ObjectId(id)));
+      const posts = await services.content.lookups.cachedPosts(ids.map((id) => new ObjectId(id)));
       const byId = new Map(posts.map((post) => [post.id.toHexString(), post]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
     postCounts: new DataLoader(async (ids) => {
-      const counts = await services.content.countsOf(ids.map((id) => new ObjectId(id)));
+      const counts = await services.content.lookups.countsOf(ids.map((id) => new ObjectId(id)));
       return ids.map((id) => counts.get(id) ?? noCounts);
     }),
     viewerFollows: createViewerFollowsLoader(services, viewerId),

@@ -130,7 +130,7 @@ export const resolvers: Resolvers = {
     replyTo: (post, _args, context) => (post.replyTo ? loadPost(post.replyTo.id.toHexString(), context) : null),
     replies: async (post, args, context) => {
       const request = replyPageRequest(args);
-      return toReplyConnection(await context.services.content.replies(post.id, request), request.from !== null);
+      return toReplyConnection(await context.services.content.scans.replies(post.id, request), request.from !== null);
     },
   },
 

@@ -78,7 +78,7 @@ export class AccountRemoval {
     if (!(await this.accounts.isBeingDeleted(handle, accountId))) return;
     if (followers) return this.endFollows(followers, handle, run);
 
-    for (let posts = await this.content.postsBy(handle, stepSize); posts.length > 0; posts = await this.content.postsBy(handle, stepSize)) {
+    for (let posts = await this.content.scans.postsBy(handle, stepSize); posts.length > 0; posts = await this.content.scans.postsBy(handle, stepSize)) {
       await run.checkpoint();
       for (const post of posts) await this.publishing.removeAuthored(post);
     }

@@ -183,7 +183,7 @@ export class Fanout {
 
   private async deliver(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
-    if (!(await this.content.exists(post.id))) return this.missing(task, post);
+    if (!(await this.content.lookups.exists(post.id))) return this.missing(task, post);
     const { recipients: followers } = task.payload;
     if (!followers) return this.split(task, run);
     const cutoff = new Date(Date.now() - this.options.activeReaderMs);
@@ -191,7 +191,7 @@ export class Fanout {
     await run.checkpoint();
     await this.backend.deliverTo(recipients, [post]);
     // Written, then checked: a delete that came first has retracted already and would miss these entries.
-    if (!(await this.content.exists(post.id))) await this.backend.removeFrom(recipients, post);
+    if (!(await this.content.lookups.exists(post.id))) await this.backend.removeFrom(recipients, post);
     const minute = minuteStart(Date.now());
     await this.stats.updateOne(
       { _id: minute },
@@ -246,7 +246,7 @@ export class Fanout {
     if (!gap) return;
     const authors = await this.graph.followingIds(userId);
     let batch: PostRecord[] = [];
-    for await (const post of this.content.pushedPostsSince(authors, gap.from)) {
+    for await (const post of this.content.scans.pushedPostsSince(authors, gap.from)) {
       batch.push(post);
       if (batch.length === this.options.batchSize) {
         await run.checkpoint();
@@ -261,7 +261,7 @@ export class Fanout {
 
   /** A deleted post has nothing to deliver; one not stored yet is waited for, a minute at most. */
   private async missing(task: TaskDocument, post: PostRecord): Promise<void> {
-    if (await this.content.wasDeleted(post.id)) return;
+    if (await this.content.lookups.wasDeleted(post.id)) return;
     if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(200, 'the post is not stored yet');
   }
 }

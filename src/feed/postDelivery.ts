@@ -64,14 +64,14 @@ export class PostDelivery {
   }
 
   private async repostAdded(edge: InteractionDocument): Promise<void> {
-    const original = await this.deps.content.getPost(edge.p);
+    const original = await this.deps.content.lookups.getPost(edge.p);
     if (!original) return; // deleted meanwhile: nothing left to bring
     const pulled = await this.isPulled(edge.u);
     await this.publish(this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled }));
   }
 
   private async repostRemoved(edge: InteractionDocument): Promise<void> {
-    const repost = await this.deps.content.getEntry(edge.entry);
+    const repost = await this.deps.content.lookups.getEntry(edge.entry);
     if (repost) await this.retract(repost);
   }
 }

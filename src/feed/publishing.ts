@@ -104,7 +104,7 @@ export class Publishing implements PostPublishing {
     if (!post.repostOf) return this.removePost(post);
     await this.interactions.reposts.remove(post.repostOf.id, post.authorId);
     // A repost whose original is gone has no edge left to undo.
-    if (await this.content.exists(post.id)) await this.delivery.retract(post);
+    if (await this.content.lookups.exists(post.id)) await this.delivery.retract(post);
   }
 
   /** Takes back up to `limit` of the user's likes and reposts; returns how many it found. */
@@ -121,14 +121,14 @@ export class Publishing implements PostPublishing {
   /** A post goes with its reposts and likes; replies stay, their `replyTo` now null. */
   private async removePost(post: PostRecord): Promise<void> {
     await this.delivery.retract(post);
-    for (const repost of await this.content.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
+    for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
     await this.interactions.likes.forgetPost(post.id);
     await this.interactions.reposts.forgetPost(post.id);
   }
 
   private async existingPost(id: string): Promise<PostRecord> {
     const postId = parsePostId(id);
-    const post = postId && (await this.content.getPost(postId));
+    const post = postId && (await this.content.lookups.getPost(postId));
     if (!post) throw notFound(`No post with id "${id}"`);
     return post;
   }

@@ -1,4 +1,4 @@
-import type { ContentService } from '../content/contentService.js';
+import type { PostScans } from '../content/postScans.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { recipientBatches } from './entries.js';
 import type { FeedBackend } from './feedBackend.js';
@@ -7,7 +7,7 @@ import type { TimelineState } from './timelineState.js';
 /** What a rebuild reads and writes: the services object has these, and a tool may pass its own. */
 export interface RebuildDependencies {
   feed: { readonly backend: FeedBackend };
-  content: Pick<ContentService, 'countPosts' | 'allPostsOldestFirst'>;
+  content: { readonly scans: Pick<PostScans, 'countPosts' | 'allPostsOldestFirst'> };
   graph: Pick<UserGraphService, 'followerIdBatches'>;
   fanout: { readonly options: { readonly batchSize: number } };
   timelineState: Pick<TimelineState, 'record'>;
@@ -27,8 +27,8 @@ export async function rebuildTimelines(
   await backend.clear();
   let done = 0;
   if (backend.rebuild === 'redeliver') {
-    const total = await services.content.countPosts();
-    for await (const post of services.content.allPostsOldestFirst()) {
+    const total = await services.content.scans.countPosts();
+    for await (const post of services.content.scans.allPostsOldestFirst()) {
       if (!post.pulled) {
         for await (const recipients of recipientBatches(services.graph, post.authorId, services.fanout.options.batchSize)) {
           await backend.deliverTo(recipients, [post]);

@@ -1,11 +1,11 @@
-import type { ContentService } from '../content/contentService.js';
+import type { ReplyCounts } from '../content/replyCounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { InteractionStores } from './publishing.js';
 
 export interface StalledWorkDependencies {
   graph: Pick<UserGraphService, 'pairs' | 'invalidateAll'>;
-  content: Pick<ContentService, 'repairStalled'>;
+  content: { readonly replyCounts: Pick<ReplyCounts, 'repairStalled'> };
   interactions: InteractionStores;
   /** A follow's timeline work, which a repaired pair runs too. */
   backend: FeedBackend;
@@ -25,7 +25,7 @@ export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<
       }),
       deps.interactions.likes.repairStalled(),
       deps.interactions.reposts.repairStalled(),
-      deps.content.repairStalled(),
+      deps.content.replyCounts.repairStalled(),
     ]);
     return repaired.reduce((sum, count) => sum + count, 0);
   };

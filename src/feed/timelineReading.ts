@@ -89,7 +89,7 @@ export class TimelineReading implements TimelineReader {
     const present = posts.filter(
       (post): post is PostRecord => post !== null && users.has(post.authorId) && (!post.repostOf || users.has(post.repostOf.authorId)),
     );
-    return firstOccurrences(present, reader, (ids, reposters) => this.content.originalsAndReposts(ids, reposters));
+    return firstOccurrences(present, reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
   }
 
   /**
@@ -104,7 +104,7 @@ export class TimelineReading implements TimelineReader {
     ]);
     const reader: Reader = { id: viewerId, follows: new Set([viewerId, ...followees]), view };
     if (!passesGraph(post, reader)) return false;
-    const shown = await firstOccurrences([post], reader, (ids, reposters) => this.content.originalsAndReposts(ids, reposters));
+    const shown = await firstOccurrences([post], reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
     return shown.length === 1;
   }
 
@@ -119,7 +119,7 @@ export class TimelineReading implements TimelineReader {
     const follows = new Set([viewerId, ...(await this.graph.followingIds(viewerId))]);
     if (follows.has(removal.originalAuthorId)) return false;
     const reposters = [...follows].filter((handle) => !view.hides(handle));
-    const { reposts } = await this.content.originalsAndReposts([removal.postId], reposters);
+    const { reposts } = await this.content.scans.originalsAndReposts([removal.postId], reposters);
     return reposts.length === 0;
   }
 

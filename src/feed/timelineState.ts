@@ -35,7 +35,7 @@ export class TimelineState {
     const stored = await this.state.findOne({ _id: 'timelines' });
     if (stored && this.matches(stored)) return;
     if (this.backend.rebuild === 'redeliver') {
-      const posts = await this.content.countPosts();
+      const posts = await this.content.scans.countPosts();
       if (posts > 0) {
         const built = stored
           ? `were last built for FEED_STRATEGY=${stored.strategy}${stored.bucketSpanMs ? ` with TIMELINE_BUCKET_SPAN=${stored.bucketSpanMs / 1000}` : ''}`

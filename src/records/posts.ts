@@ -141,3 +141,13 @@ export interface PostEdgeRecord {
   node: PostRecord;
   repostedById: string | null;
 }
+
+/**
+ * Kept a day after a post is deleted. `uncount` is the intent to take a deleted reply off its
+ * parent's count, recorded before the reply is deleted; `applying` once someone has claimed it.
+ */
+export interface TombstoneDocument {
+  _id: ObjectId;
+  at: Date;
+  uncount?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
+}

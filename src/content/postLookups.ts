@@ -1,0 +1,75 @@
+import { ObjectId, type Collection } from 'mongodb';
+import { ReadThroughCache } from '../cache/readThrough.js';
+import { heldCaches } from '../config.js';
+import { toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type TombstoneDocument } from '../records/posts.js';
+
+/** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
+export class PostLookups {
+  /**
+   * Posts held in this process for linked timeline entries, `post(id)` and `replyTo` (see ReadThroughCache):
+   * only what never changes once a post is stored, so a deletion is the one change to forget (here at once,
+   * elsewhere through the `postRemoved` change event). Counts change all the time and are read apart (`countsOf`).
+   */
+  private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', heldCaches.posts);
+
+  constructor(
+    private readonly content: Collection<ContentDocument>,
+    private readonly tombstones: Collection<TombstoneDocument>,
+  ) {}
+
+  async exists(id: ObjectId): Promise<boolean> {
+    return (await this.content.countDocuments({ _id: id }, { limit: 1 })) > 0;
+  }
+
+  /** A post, not a repost: reposts have no id of their own in the API. */
+  async getPost(id: ObjectId): Promise<PostRecord | null> {
+    const doc = await this.content.findOne({ _id: id, _o: { $exists: false } });
+    return doc && toPostRecord(doc);
+  }
+
+  /** A post or a repost. */
+  async getEntry(id: ObjectId): Promise<PostRecord | null> {
+    const doc = await this.content.findOne({ _id: id });
+    return doc && toPostRecord(doc);
+  }
+
+  /** One query for any number of ids; missing posts are simply absent from the result. */
+  async getPosts(ids: readonly ObjectId[]): Promise<PostRecord[]> {
+    if (ids.length === 0) return [];
+    const docs = await this.content.find({ _id: { $in: [...ids] } }).toArray();
+    return docs.map(toPostRecord);
+  }
+
+  /** Posts and reposts by id through the in-process tier, without counts (`counts: null`); missing ones are absent. */
+  async cachedPosts(ids: readonly ObjectId[]): Promise<PostRecord[]> {
+    const found = await this.postCache.getMany(
+      ids.map((id) => id.toHexString()),
+      async (missing) => {
+        const posts = await this.getPosts(missing.map((hex) => new ObjectId(hex)));
+        return new Map(posts.map((post) => [post.id.toHexString(), { ...post, counts: null }]));
+      },
+    );
+    return [...found.values()];
+  }
+
+  /** Deleted posts: the tier drops them, so a linked entry or `post(id)` no longer shows them. */
+  forgetPosts(ids: readonly ObjectId[]): void {
+    this.postCache.invalidate(ids.map((id) => id.toHexString()));
+  }
+
+  /** Current like, repost and reply counts of these posts, by hex id, in one query; missing posts are absent. */
+  async countsOf(ids: readonly ObjectId[]): Promise<Map<string, PostCounts>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { n: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
+  }
+
+  cacheStats() {
+    return this.postCache.stats();
+  }
+
+  /** Whether a post was deleted within the last day (its tombstone), as opposed to not stored yet. */
+  async wasDeleted(id: ObjectId): Promise<boolean> {
+    return (await this.tombstones.countDocuments({ _id: id }, { limit: 1 })) > 0;
+  }
+}

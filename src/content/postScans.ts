@@ -1,0 +1,68 @@
+import type { Collection, ObjectId } from 'mongodb';
+import { beyondFilter, type Page, type PostPosition } from './position.js';
+import { toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+
+/** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
+export class PostScans {
+  constructor(private readonly content: Collection<ContentDocument>) {}
+
+  /** Replies to a post, oldest first, after a cursor. */
+  async replies(parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>> {
+    const docs = await this.content
+      .find({ '_r._id': parentId, ...beyondFilter<ContentDocument>('newer', request.from, '_d', '_id') })
+      .sort({ _d: 1, _id: 1 })
+      .limit(request.limit + 1)
+      .toArray();
+    return { items: docs.slice(0, request.limit).map(toPostRecord), hasMore: docs.length > request.limit };
+  }
+
+  /**
+   * Which of `originalIds` are still stored, and their reposts by any of `reposterIds`: one query,
+   * without the texts.
+   */
+  async originalsAndReposts(
+    originalIds: readonly ObjectId[],
+    reposterIds: readonly string[],
+  ): Promise<{ originals: Set<string>; reposts: PostRecord[] }> {
+    const ids = [...originalIds];
+    const docs = await this.content
+      .find({ $or: [{ _id: { $in: ids } }, { '_o._id': { $in: ids }, _a: { $in: [...reposterIds] } }] }, { projection: { _m: 0 } })
+      .toArray();
+    const records = docs.map((doc) => toPostRecord({ ...doc, _m: '' }));
+    return {
+      originals: new Set(records.filter((post) => !post.repostOf).map((post) => post.id.toHexString())),
+      reposts: records.filter((post) => post.repostOf),
+    };
+  }
+
+  /** Every repost of a post, for taking them back with it. */
+  async allRepostsOf(originalId: ObjectId): Promise<PostRecord[]> {
+    return (await this.content.find({ '_o._id': originalId }).toArray()).map(toPostRecord);
+  }
+
+  /** Reposts by anyone of this author's posts, for deleting the account. */
+  async repostsOfAuthor(authorId: string, limit: number): Promise<PostRecord[]> {
+    return (await this.content.find({ '_o._a': authorId }).limit(limit).toArray()).map(toPostRecord);
+  }
+
+  /** The author's newest posts and reposts, for deleting the account. */
+  async postsBy(authorId: string, limit: number): Promise<PostRecord[]> {
+    return (await this.content.find({ _a: authorId }).limit(limit).toArray()).map(toPostRecord);
+  }
+
+  countPosts(): Promise<number> {
+    return this.content.countDocuments();
+  }
+
+  /** Every post, oldest first, streamed: for rebuilding timelines. */
+  async *allPostsOldestFirst(): AsyncGenerator<PostRecord> {
+    for await (const doc of this.content.find().sort({ _d: 1, _id: 1 })) yield toPostRecord(doc);
+  }
+
+  /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
+  async *pushedPostsSince(authorIds: readonly string[], from: Date): AsyncGenerator<PostRecord> {
+    if (authorIds.length === 0) return;
+    const cursor = this.content.find({ _a: { $in: [...authorIds] }, _d: { $gte: from }, _p: { $exists: false } }).sort({ _d: 1, _id: 1 });
+    for await (const doc of cursor) yield toPostRecord(doc);
+  }
+}
