@@ -1,3 +1,8 @@
+/**
+ * auth/ owns who a request speaks for: sign-up, log-in and account deletion (AccountService),
+ * passwords, signed tokens (TokenService), the deployment's stored token secret, and the rate
+ * limits counted in MongoDB.
+ */
 import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { AppError, badInput } from '../errors.js';
 import type { UserAccounts } from '../graph/userAccounts.js';

@@ -1,3 +1,8 @@
+/**
+ * cache/ owns the in-process tier in front of MongoDB: a bounded read-through cache with
+ * invalidation that discards loads racing it (ReadThroughCache). What to forget, and when, is the
+ * change bus's business (changes/staleness.ts).
+ */
 import { LRUCache } from 'lru-cache';
 
 export interface CacheStats {

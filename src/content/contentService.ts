@@ -1,3 +1,9 @@
+/**
+ * content/ owns posts, the system of record every timeline strategy reads or links back to: how
+ * they are stored and paged (ContentService), looked up by id (PostLookups), listed (PostScans),
+ * their authors' outboxes held in process (Outboxes), and their counts: likes and reposts
+ * (Interactions), replies (ReplyCounts), each exactly once through PostCounters.
+ */
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 import {
@@ -18,14 +24,7 @@ import { beyondFilter, sortFor, type Page, type PageRequest } from './position.j
 import { ReplyCounts } from './replyCounts.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
 
-/**
- * content/ owns posts, the system of record every timeline strategy reads or links back to: how
- * they are stored and paged (here), looked up by id (PostLookups), listed (PostScans), their
- * authors' outboxes held in process (Outboxes), and their counts: likes and reposts (Interactions),
- * replies (ReplyCounts), all exactly once through PostCounters.
- *
- * The system of record for posts: writing, deleting, and paging by author.
- */
+/** The system of record for posts: writing, deleting, and paging by author. */
 export class ContentService {
   readonly content: Collection<ContentDocument>;
   readonly counters: PostCounters;

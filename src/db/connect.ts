@@ -1,3 +1,7 @@
+/**
+ * db/ owns the connection to MongoDB: connecting, database names, reachability, telling an outage
+ * from other errors, and the embedded stand-in for development and tests (standIn.ts).
+ */
 import {
   MongoClient,
   MongoNetworkError,

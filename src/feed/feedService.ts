@@ -1,11 +1,3 @@
-/**
- * feed/ owns timelines: the strategies that materialize them (one file each, behind FeedBackend),
- * the fanout queue that fills them, and the services by purpose over them: reading timelines
- * (TimelineReading), publishing posts, deletes, likes and reposts (Publishing, PostDelivery), a
- * reader's relations (ReaderRelations: follows, mutes, blocks, filters), account removal, and the
- * repair of stalled work. It publishes every stored change to the change bus and knows nothing of
- * live/ or api/.
- */
 import type { Page, PageRequest } from '../content/position.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { PostRecord } from '../records/posts.js';

@@ -28,10 +28,6 @@ export class ReaderFilters {
     this.views.clear();
   }
 
-  cacheStats() {
-    return this.views.stats();
-  }
-
   async ensureIndexes(): Promise<void> {
     // Who mutes or blocks a handle: for taking a deleted account out of everyone's lists.
     await this.filters.createIndexes([

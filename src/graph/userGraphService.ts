@@ -1,3 +1,9 @@
+/**
+ * graph/ owns users and their relations: the user directory and its cache (UserDirectory),
+ * accounts' credentials and deletion (UserAccounts), the feed state kept on users (UserFeedState),
+ * readers' filters (ReaderFilters: mutes, blocks, keywords), and who follows whom (here, with
+ * FollowPairs keeping follows exact).
+ */
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
@@ -17,10 +23,6 @@ const edgeIndex = { key: { _f: 1, _t: 1 }, name: 'from_to', unique: true } as co
 const idsOnly = { _id: 0, _t: 1 } as const;
 
 /**
- * graph/ owns users and their relations: the user directory and its cache, accounts (credentials,
- * deletion: UserAccounts), the feed state kept on users (UserFeedState), readers' filters
- * (mutes, blocks, keywords), and, here, who follows whom.
- *
  * Users and who follows whom (Socialite's user graph service): the edges live in two collections,
  * one per direction, so both lists are single-index reads and each could be sharded by `_f`.
  * Follows are exact under any interleaving (FollowPairs).

@@ -1,3 +1,8 @@
+/**
+ * queue/ owns durable background work: a MongoDB-backed task queue with leases, retries and dead
+ * tasks (TaskQueue), and the workers that claim and run tasks (TaskWorkers). It knows no kind of
+ * task; fanout and account removal register theirs.
+ */
 import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 

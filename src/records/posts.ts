@@ -1,4 +1,8 @@
 /**
+ * records/ owns the shapes every layer shares, with no I/O and no service: posts (here) and users
+ * (users.ts), as stored and as passed around, with their mappers. Services and the API import
+ * these instead of each other's files.
+ *
  * Posts as every layer sees them: the stored document (`content`, timeline entries, fanout tasks
  * and change events all carry this shape) and the record the services and the API pass around,
  * with the mappers between them. Types and pure functions only: no service, no I/O.
