@@ -1,8 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
-import { sweepQuery } from '../db/connect.js';
-import { sleep } from '../sleep.js';
+import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 
 /**
  * One user's like or repost of one post (Weibo's existence service): the `_id` is the pair, so
@@ -114,13 +113,8 @@ export class Interactions {
 
   /** Finishes transitions whose request died. Returns how many it took over. */
   async repairStalled(limit = 100): Promise<number> {
-    const stalled = await this.edges
-      .find({ state: { $in: ['adding', 'removing'] }, at: { $lt: new Date(Date.now() - staleChangeMs) } }, sweepQuery)
-      .limit(limit)
-      .toArray();
-    let repaired = 0;
-    for (const edge of stalled) if (await this.takeOver(edge)) repaired++;
-    return repaired;
+    const stalled = await findStalled(this.edges, { state: { $in: ['adding', 'removing'] }, at: { $lt: stalledSince(staleChangeMs) } }, { limit });
+    return finishEach(stalled, (edge) => this.takeOver(edge));
   }
 
   /**
@@ -128,11 +122,11 @@ export class Interactions {
    * in flight past `staleChangeMs` lost its request: this caller finishes it.
    */
   private async settled(_id: string): Promise<InteractionDocument | null> {
-    for (let waitMs = 2; ; waitMs = Math.min(waitMs * 2, 50)) {
+    for (const backoff = new Backoff(); ; ) {
       const current = await this.edges.findOne({ _id });
       if (!current || current.state === 'on') return current;
       if (Date.now() - current.at.getTime() > staleChangeMs) await this.takeOver(current);
-      else await sleep(waitMs);
+      else await backoff.wait();
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
-import { sweepQuery } from '../db/connect.js';
+import { findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import type { ContentDocument, TombstoneDocument } from '../records/posts.js';
 import type { PostCounters } from './postCounters.js';
 import { staleChangeMs } from './postCounters.js';
@@ -64,17 +64,19 @@ export class ReplyCounts {
 
   /** Finishes reply counts whose request died. Returns how many it finished. */
   async repairStalled(limit = 100): Promise<number> {
-    const before = new Date(Date.now() - staleChangeMs);
+    const before = stalledSince(staleChangeMs);
     const [uncounted, tombstones] = await Promise.all([
-      this.content.find({ _cq: true, _d: { $lt: before } }, { projection: { _r: 1 }, ...sweepQuery }).limit(limit).toArray(),
-      this.tombstones.find({ 'uncount.at': { $lt: before } }, sweepQuery).limit(limit).toArray(),
+      findStalled(this.content, { _cq: true, _d: { $lt: before } }, { limit, projection: { _r: 1 } }),
+      findStalled(this.tombstones, { 'uncount.at': { $lt: before } }, { limit }),
     ]);
-    for (const reply of uncounted) if (reply._r) await this.count(reply._id, reply._r._id);
-    for (const tombstone of tombstones) {
+    const counted = await finishEach(uncounted, async (reply) => {
+      if (reply._r) await this.count(reply._id, reply._r._id);
+    });
+    const uncountedAgain = await finishEach(tombstones, async (tombstone) => {
       // A reply deleted only in intent (its request died first) is deleted by its retraction.
-      if (await this.lookups.exists(tombstone._id)) continue;
+      if (await this.lookups.exists(tombstone._id)) return;
       await this.uncountReply({ _id: tombstone._id, 'uncount.at': tombstone.uncount!.at });
-    }
-    return uncounted.length + tombstones.length;
+    });
+    return counted + uncountedAgain;
   }
 }

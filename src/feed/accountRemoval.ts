@@ -8,6 +8,7 @@ import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { Fanout } from './fanout.js';
 import type { Publishing } from './publishing.js';
 import type { ReaderRelations } from './readerRelations.js';
+import { stalledSince } from '../db/stalledWork.js';
 import { sleep } from '../sleep.js';
 
 interface AccountPayload {
@@ -64,7 +65,7 @@ export class AccountRemoval {
 
   /** Queues the deletions whose request died between marking the user and queueing the task. */
   async requeueLost(): Promise<number> {
-    const lost = await this.accounts.deletionsStartedBefore(new Date(Date.now() - lostRequestMs), 10);
+    const lost = await this.accounts.deletionsStartedBefore(stalledSince(lostRequestMs), 10);
     for (const { handle, accountId } of lost) await this.enqueue(handle, accountId);
     return lost.length;
   }

@@ -1,8 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 import type { EdgeDocument, UserDocument } from '../records/users.js';
-import { sweepQuery } from '../db/connect.js';
-import { sleep } from '../sleep.js';
+import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
@@ -90,12 +89,8 @@ export class FollowPairs {
 
   /** Finishes pairs whose request died mid-way. Returns how many it repaired. */
   async repairStalled(effects: FollowEffects, limit = 100): Promise<number> {
-    const stalled = await this.pairs
-      .find({ dirty: true, updatedAt: { $lt: new Date(Date.now() - stalledAfterMs) } }, { projection: { _id: 1, v: 1 }, ...sweepQuery })
-      .limit(limit)
-      .toArray();
-    for (const pair of stalled) await this.applyUpTo(pair._id, pair.v, effects);
-    return stalled.length;
+    const stalled = await findStalled(this.pairs, { dirty: true, updatedAt: { $lt: stalledSince(stalledAfterMs) } }, { limit, projection: { _id: 1, v: 1 } });
+    return finishEach(stalled, (pair) => this.applyUpTo(pair._id, pair.v, effects));
   }
 
   private async recordWish(followerId: string, followeeId: string, want: boolean): Promise<FollowPairDocument> {
@@ -120,7 +115,7 @@ export class FollowPairs {
   }
 
   private async applyUpTo(id: string, version: number, effects: FollowEffects): Promise<FollowPairDocument> {
-    let waitMs = 2;
+    const backoff = new Backoff();
     for (;;) {
       const owner = new ObjectId().toHexString();
       const now = new Date();
@@ -136,8 +131,7 @@ export class FollowPairs {
       // Someone else is applying; their loop takes our wish too unless they die.
       const current = await this.pairs.findOne({ _id: id });
       if (!current || current.applied >= version) return current!;
-      await sleep(waitMs);
-      waitMs = Math.min(waitMs * 2, 50);
+      await backoff.wait();
     }
   }
 

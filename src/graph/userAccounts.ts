@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
-import { sweepQuery } from '../db/connect.js';
+import { findStalled } from '../db/stalledWork.js';
 import type { UserDocument } from '../records/users.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 
@@ -48,7 +48,7 @@ export class UserAccounts {
 
   /** Accounts whose deletion started before `before` and is not finished. */
   async deletionsStartedBefore(before: Date, limit: number): Promise<{ handle: string; accountId: string }[]> {
-    const docs = await this.users.find({ deletedAt: { $lt: before } }, { projection: { accountId: 1 }, ...sweepQuery }).limit(limit).toArray();
+    const docs = await findStalled(this.users, { deletedAt: { $lt: before } }, { limit, projection: { accountId: 1 } });
     return docs.map((doc) => ({ handle: doc._id, accountId: doc.accountId }));
   }
 
