@@ -9,6 +9,7 @@
 import type { Db } from 'mongodb';
 import type { FeedStrategyName, TimelineOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
+import { UnreachableCaseError } from '../errors.js';
 import { FanoutOnRead } from './fanoutOnRead.js';
 import type { FeedBackend, TimelinesChanged } from './feedBackend.js';
 import { SizedBuckets } from './sizedBuckets.js';
@@ -34,5 +35,7 @@ export function createFeedBackend(strategy: FeedStrategyName, deps: FeedBackendD
       return new SizedBuckets(db, content, options);
     case 'cache':
       return new TimelineCache(db, content, options, timelinesChanged);
+    default:
+      throw new UnreachableCaseError(strategy);
   }
 }

@@ -1,0 +1,64 @@
+import { ObjectId } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { changed, followChange, postAdded, postRemoved, type ChangeEvent } from '../../src/changes/events.js';
+import { forgetStale, type HeldRecords } from '../../src/changes/staleness.js';
+import type { PostRecord } from '../../src/records/posts.js';
+
+// What each change makes stale, said in one place: every kind of change, and only what it touches.
+
+function recorder(): { held: HeldRecords; forgotten: string[] } {
+  const forgotten: string[] = [];
+  const held: HeldRecords = {
+    forgetOutboxes: (authorIds) => forgotten.push(`outboxes ${authorIds.join(',')}`),
+    forgetPosts: (postIds) => forgotten.push(`posts ${postIds.map((id) => id.toHexString()).join(',')}`),
+    forgetUsers: ({ users, following }) => forgotten.push(`users ${users.join(',')} following ${following.join(',')}`),
+    forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
+    forgetTimelines: (userIds) => forgotten.push(`timelines ${userIds.join(',')}`),
+  };
+  return { held, forgotten };
+}
+
+const post = (overrides: Partial<PostRecord> = {}): PostRecord => ({
+  id: new ObjectId('000000000000000000000001'),
+  authorId: 'ann',
+  text: 'hello',
+  createdAt: new Date(0),
+  pulled: false,
+  replyTo: null,
+  repostOf: null,
+  counts: null,
+  ...overrides,
+});
+
+const forgottenBy = (event: ChangeEvent) => {
+  const { held, forgotten } = recorder();
+  forgetStale(event, held);
+  return forgotten;
+};
+
+describe('forgetStale', () => {
+  it('drops the author\'s outbox for a new post', () => {
+    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann']);
+  });
+
+  it('drops the post and its author\'s outbox for a removed post; for a repost, the original\'s id', () => {
+    expect(forgottenBy(postRemoved(post()))).toEqual(['posts 000000000000000000000001', 'outboxes ann']);
+    const original = { id: new ObjectId('000000000000000000000002'), authorId: 'bob', createdAt: new Date(0), replyTo: null };
+    expect(forgottenBy(postRemoved(post({ repostOf: original })))).toEqual(['posts 000000000000000000000002', 'outboxes ann']);
+  });
+
+  it('drops both users and the follower\'s list for a follow or an unfollow', () => {
+    for (const following of [true, false]) {
+      expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann']);
+    }
+  });
+
+  it('drops what a change names, and every filter when it says so', () => {
+    expect(forgottenBy(changed({ users: ['ann'], filters: ['bob'], timelines: ['cat'] }))).toEqual([
+      'users ann following ',
+      'filters bob',
+      'timelines cat',
+    ]);
+    expect(forgottenBy(changed({ allFilters: true }))).toEqual(['users  following ', 'filters all', 'timelines ']);
+  });
+});
