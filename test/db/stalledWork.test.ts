@@ -23,8 +23,8 @@ describe('stalled work', () => {
     const backoff = new Backoff();
     const started = Date.now();
     for (let i = 0; i < 3; i++) await backoff.wait();
-    // 2 + 4 + 8 ms at least, far below a second.
+    // 2 + 4 + 8 ms at least, far below five seconds even on a loaded machine.
     expect(Date.now() - started).toBeGreaterThanOrEqual(13);
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
