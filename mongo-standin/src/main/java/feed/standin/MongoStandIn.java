@@ -155,6 +155,7 @@ public final class MongoStandIn {
         // Logs a stack trace for every command that fails (duplicate key in findAndModify, unsupported
         // stage, ...). The same error is always returned to the client, so the trace is just noise.
         setDefault("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler", "off");
+        // Clients that disconnect abruptly are silenced by QuietDisconnects, not here: other exceptions stay visible.
     }
 
     private static void setDefault(String key, String value) {

@@ -71,6 +71,9 @@ final class StandInBackend extends MemoryBackend {
     @Override
     public Document handleMessage(MongoMessage message) {
         Channel channel = message.getChannel();
+        if (channel != null) {
+            QuietDisconnects.install(channel);
+        }
         Document query = message.getDocument();
         String command = query.isEmpty() ? "" : query.keySet().iterator().next();
         if (!command.equalsIgnoreCase("getMore") || channel == null || !channel.eventLoop().inEventLoop()
