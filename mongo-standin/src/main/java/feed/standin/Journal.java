@@ -66,7 +66,14 @@ final class Journal implements ChangeRecorder {
         this.lock = lock;
     }
 
-    /** Locks the directory; fails when another stand-in holds it. */
+    /** Another stand-in holds the directory's lock. */
+    static final class InUseException extends IOException {
+        InUseException(Path directory) {
+            super(directory + " is in use by another stand-in (journal.lock is held)");
+        }
+    }
+
+    /** Locks the directory; fails with {@link InUseException} when another stand-in holds it. */
     static Journal open(Path directory) throws IOException {
         Files.createDirectories(directory);
         FileChannel channel = FileChannel.open(directory.resolve("journal.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -78,7 +85,7 @@ final class Journal implements ChangeRecorder {
         }
         if (lock == null) {
             channel.close();
-            throw new IOException(directory + " is in use by another stand-in (journal.lock is held)");
+            throw new InUseException(directory);
         }
         return new Journal(directory, channel, lock);
     }

@@ -29,9 +29,12 @@ import feed.standin.internals.LibraryInternals;
  * Stops on SIGTERM/SIGINT and when stdin reaches EOF, so that it never outlives its parent process.
  * All logging goes to stderr at WARN level or above.
  *
- * <p>Exits with code 2 on a bad argument, a failed bind or an unusable data directory.
+ * <p>Exit codes: 2 for a bad argument, a failed bind or an unusable data directory; {@value #EXIT_DATA_DIR_IN_USE}
+ * when another stand-in holds the data directory, so that a launcher can explain that without parsing stderr.
  */
 public final class MongoStandIn {
+    static final int EXIT_DATA_DIR_IN_USE = 4;
+
     /** Reports MongoDB 6.0 (wire version 17); the Node driver 7.x rejects servers below wire version 9. */
     private static final MongoVersion MONGO_6_0 = new MongoVersion() {
         @Override
@@ -121,6 +124,9 @@ public final class MongoStandIn {
     private static Journal openJournal(Path dataDir) {
         try {
             return Journal.open(dataDir);
+        } catch (Journal.InUseException e) {
+            System.err.println("mongo-standin: " + e.getMessage());
+            System.exit(EXIT_DATA_DIR_IN_USE);
         } catch (IOException e) {
             fail("cannot use the data directory: " + e.getMessage());
         }
