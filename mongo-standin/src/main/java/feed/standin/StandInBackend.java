@@ -27,9 +27,10 @@ import feed.standin.query.LeadingMatch;
 import io.netty.channel.Channel;
 
 /**
- * The library's memory backend with this stand-in's parts plugged in where the library calls out: its databases and
- * collections ({@link IndexedMemoryCollection}, {@link OplogCollection}), its oplog ({@link SignallingOplog}), change-stream getMores that wait
- * ({@link ChangeStreamGetMores}), and the {@link ChangeRecorder} that every successful command is reported to.
+ * The library's memory backend with this stand-in's parts plugged in where the library calls out: its collections
+ * ({@link IndexedMemoryCollection}, {@link OplogCollection}), its oplog ({@link SignallingOplog}), change-stream
+ * getMores that wait ({@link ChangeStreamGetMores}), quiet disconnects ({@link QuietDisconnects}), and the
+ * {@link ChangeRecorder} that every successful command is reported to.
  */
 final class StandInBackend extends MemoryBackend {
     private final ChangeRecorder changes;
@@ -52,6 +53,7 @@ final class StandInBackend extends MemoryBackend {
         return new StandInDatabase(databaseName, getCursorRegistry());
     }
 
+    /** For the journal's compaction, which must see every database; the library keeps the list protected. */
     Set<String> databaseNames() {
         return listDatabaseNames();
     }

@@ -56,14 +56,14 @@ public final class ChangeStreamGetMores {
     }
 
     /**
-     * Runs a change-stream getMore ({@code handle}, on the channel's event loop) and answers at once if it found
+     * Runs a change-stream getMore ({@code run}, on the channel's event loop) and answers at once if it found
      * events; otherwise returns a placeholder and replies later.
      */
-    public Document handle(MongoMessage message, String command, Supplier<Document> handle) {
+    public Document handle(MongoMessage message, String command, Supplier<Document> run) {
         Channel channel = message.getChannel();
         Document query = message.getDocument();
         long writesBefore = oplogWrites.get();
-        Document response = handle.get();
+        Document response = run.get();
         long maxAwaitMs = maxAwaitTimeMs(query);
         if (!isEmptyBatch(response) || maxAwaitMs <= 0) {
             return response;
