@@ -8,8 +8,11 @@ import { createLoaders, type Loaders } from './loaders.js';
 export interface RequestContext {
   /** Handle of the signed-in user, or null. */
   viewerId: string | null;
-  /** A token was sent but is forged, expired, or its account is gone: said apart from "no token". */
-  tokenRejected: boolean;
+  /**
+   * Why the Authorization that was sent speaks for no one, said apart from "no token": `not-bearer`
+   * when it is not `Bearer <token>`, `invalid` when the token is forged, expired, or its account is gone.
+   */
+  tokenProblem: 'not-bearer' | 'invalid' | null;
   services: Services;
   loaders: Loaders;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
@@ -32,12 +35,17 @@ export async function createRequestContext(
       extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } },
     });
   });
-  const viewerId = authenticated === 'invalid' ? null : authenticated;
-  return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live, clientAddress };
+  const tokenProblem = authenticated === 'invalid' || authenticated === 'not-bearer' ? authenticated : null;
+  const viewerId = tokenProblem ? null : (authenticated as string | null);
+  return { viewerId, tokenProblem, services, loaders: createLoaders(services, viewerId), live, clientAddress };
 }
 
+/** The answer to an Authorization header that holds a bare token or another scheme. */
+export const notBearerMessage = 'Send the token as Authorization: Bearer <token> (the word Bearer, a space, then the token)';
+
 export function requireViewer(context: RequestContext): string {
-  if (context.tokenRejected) throw new AppError('UNAUTHENTICATED', 'The token is invalid or expired; sign in again');
+  if (context.tokenProblem === 'not-bearer') throw new AppError('UNAUTHENTICATED', notBearerMessage);
+  if (context.tokenProblem === 'invalid') throw new AppError('UNAUTHENTICATED', 'The token is invalid or expired; sign in again');
   if (!context.viewerId) throw new AppError('UNAUTHENTICATED', 'Sign in first: send Authorization: Bearer <token>');
   return context.viewerId;
 }

@@ -77,7 +77,7 @@ export async function createApiServer(services: Services, config: Config, log: E
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       // The API sets no cache hints; the plugin would still wrap every field resolver (measured in
-      // the README's read-path section) and undo much of what compiled execution saves.
+      // docs/read-path.md) and undo much of what compiled execution saves.
       ApolloServerPluginCacheControlDisabled(),
       {
         serverWillStart: async () => ({
