@@ -201,7 +201,8 @@ async function loadAudiences(db: Db, strategy: FeedStrategyName, sizes: number[]
     await insert('followers', readers.slice(0, size).map((reader) => ({ _f: handle, _t: reader })));
     await insert('following', readers.slice(0, size).map((reader) => ({ _f: reader, _t: handle })));
   }
-  if (strategy === 'cache') await insert('timeline_cache', readers.map((handle) => ({ _id: handle, _c: [] })));
+  // As an empty first read leaves them, marked as holding everything, so deliveries land in them.
+  if (strategy === 'cache') await insert('timeline_cache', readers.map((handle) => ({ _id: handle, _c: [], _e: '' })));
   bar.stop();
   return authors;
 }

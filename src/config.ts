@@ -122,7 +122,7 @@ export interface Config {
   fanout: FanoutOptions;
 }
 
-/** Counted in MongoDB, so they hold across instances (see README, "Limits and abuse"). */
+/** Counted in MongoDB, so they hold across instances (see README, "Limits"). */
 export interface RateLimitOptions {
   /** Failed log-ins from one client address per hour (any handles). */
   loginFailuresPerAddressPerHour: number;
@@ -132,7 +132,7 @@ export interface RateLimitOptions {
   followsPerAccountPerMinute: number;
 }
 
-/** The durable fanout queue and the push/pull split (see README, "Fanout"). */
+/** The durable fanout queue and the push/pull split (see docs/fanout.md). */
 export interface FanoutOptions {
   /** Recipients per sub-task: one bulk write each. */
   batchSize: number;

@@ -137,7 +137,7 @@ export interface CompiledExecution extends GatewayInterface {
   /**
    * Runs a valid query for a request Apollo has not seen, and returns the response body when the
    * result has no errors, which is all Apollo's pipeline would do with it: its parse, validation,
-   * negotiation and plugins cost about a sixth of a timeline page's CPU (README, "The read path").
+   * negotiation and plugins cost about a sixth of a timeline page's CPU (docs/read-path.md).
    * Null otherwise: the caller then hands the request to Apollo with the same context, and this
    * executor gives Apollo what already ran instead of running it again, so errors, codes and status
    * are Apollo's own and nothing runs twice. Cost limits are the caller's to check first.

@@ -13,8 +13,11 @@ export interface RequestContext {
    * every request (and every WebSocket connection), so a token never speaks for a later account.
    */
   viewerId: string | null;
-  /** A token was sent but is forged, expired, or its account is gone: said apart from "no token". */
-  tokenRejected: boolean;
+  /**
+   * Why the Authorization that was sent speaks for no one, said apart from "no token": `not-bearer`
+   * when it is not `Bearer <token>`, `invalid` when the token is forged, expired, or its account is gone.
+   */
+  tokenProblem: 'not-bearer' | 'invalid' | null;
   services: Services;
   loaders: Loaders;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
@@ -24,10 +27,11 @@ export interface RequestContext {
 }
 
 /**
- * The handle an `Authorization` value speaks for: null without one, `invalid` for a token that is
- * forged, expired, or names an account that no longer exists.
+ * The handle an `Authorization` value speaks for: null without one, `not-bearer` when it is not
+ * `Bearer <token>`, `invalid` for a token that is forged, expired, or names an account that no
+ * longer exists.
  */
-export type Authenticate = (authorization: unknown) => Promise<string | null | 'invalid'>;
+export type Authenticate = (authorization: unknown) => Promise<string | null | 'not-bearer' | 'invalid'>;
 
 /** What every transport needs to run an operation: its context, from what the client sent. */
 export type CreateContext = (authorization: unknown, live: LiveClient | null, clientAddress: string) => Promise<RequestContext>;
@@ -50,12 +54,17 @@ async function createRequestContext(
     const unavailable = databaseUnavailable();
     throw new GraphQLError(unavailable.message, { originalError: unavailable, extensions: unavailable.extensions });
   });
-  const viewerId = authenticated === 'invalid' ? null : authenticated;
-  return { viewerId, tokenRejected: authenticated === 'invalid', services, loaders: createLoaders(services, viewerId), live, clientAddress };
+  const tokenProblem = authenticated === 'invalid' || authenticated === 'not-bearer' ? authenticated : null;
+  const viewerId = tokenProblem ? null : (authenticated as string | null);
+  return { viewerId, tokenProblem, services, loaders: createLoaders(services, viewerId), live, clientAddress };
 }
 
+/** The answer to an Authorization header that holds a bare token or another scheme. */
+export const notBearerMessage = 'Send the token as Authorization: Bearer <token> (the word Bearer, a space, then the token)';
+
 export function requireViewer(context: RequestContext): string {
-  if (context.tokenRejected) throw new AppError('UNAUTHENTICATED', 'The token is invalid or expired; sign in again');
+  if (context.tokenProblem === 'not-bearer') throw new AppError('UNAUTHENTICATED', notBearerMessage);
+  if (context.tokenProblem === 'invalid') throw new AppError('UNAUTHENTICATED', 'The token is invalid or expired; sign in again');
   if (!context.viewerId) throw new AppError('UNAUTHENTICATED', 'Sign in first: send Authorization: Bearer <token>');
   return context.viewerId;
 }

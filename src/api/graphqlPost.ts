@@ -23,7 +23,7 @@ export interface PlainRequest {
 /**
  * The API's hot path, `POST /graphql` with a plain JSON body, served on Node's request directly.
  * Express's router, the cors and body-parser middleware and `res.send` cost about a tenth of a
- * timeline page's CPU (README, "The read path"), and none of them does anything here that this
+ * timeline page's CPU (docs/read-path.md), and none of them does anything here that this
  * does not. Everything else (GET, preflights, compressed or chunked bodies, other content types,
  * bodies over the limit, /healthz, GraphiQL) goes to Express, which answers it as it always did:
  * the returned function says whether it took the request. A plain query that `direct` can answer

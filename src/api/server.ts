@@ -139,7 +139,7 @@ function createApollo(options: {
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),
       // The API sets no cache hints; the plugin would still wrap every field resolver (measured in
-      // the README's read-path section) and undo much of what compiled execution saves.
+      // docs/read-path.md) and undo much of what compiled execution saves.
       ApolloServerPluginCacheControlDisabled(),
       {
         serverWillStart: async () => ({

@@ -70,6 +70,8 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
           return reject(socket, LiveCloseCode.Unauthorized, closeReasons.unauthorized);
         }
         const viewerId = await authenticate(authorization);
+        // A bare token is final (4401: the same params would fail again); a refused one may be renewed (4403).
+        if (viewerId === 'not-bearer') return reject(socket, LiveCloseCode.Unauthorized, closeReasons.notBearer);
         if (viewerId === null || viewerId === 'invalid') return reject(socket, LiveCloseCode.Forbidden, closeReasons.forbidden);
         // Closed while the token was checked: onClose has run already, so it must not be counted.
         if (socket.readyState !== socket.OPEN) return false;

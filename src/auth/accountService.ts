@@ -85,14 +85,15 @@ export class AccountService {
   }
 
   /**
-   * The handle a request's Authorization speaks for: null without one, `invalid` for a forged,
-   * expired or foreign token, or one whose account no longer exists (or was re-created under the
-   * same handle). One `users` lookup per signed-in request.
+   * The handle a request's Authorization speaks for: null without one, `not-bearer` when it is not
+   * `Bearer <token>` (a bare token, say), `invalid` for a forged, expired or foreign token, or one
+   * whose account no longer exists (or was re-created under the same handle). One `users` lookup
+   * per signed-in request.
    */
-  async authenticate(authorization: unknown): Promise<string | null | 'invalid'> {
+  async authenticate(authorization: unknown): Promise<string | null | 'not-bearer' | 'invalid'> {
     const subject = await this.tokens.fromAuthorization(authorization);
     if (subject === 'missing') return null;
-    if (subject === 'invalid') return 'invalid';
+    if (subject === 'invalid' || subject === 'not-bearer') return subject;
     return (await this.accounts.accountExists(subject.handle, subject.accountId)) ? subject.handle : 'invalid';
   }
 }

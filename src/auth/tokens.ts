@@ -62,11 +62,15 @@ export class TokenService {
     }
   }
 
-  /** Reads `Bearer <token>`; `missing` when there is no such header or parameter at all. */
-  async fromAuthorization(authorization: unknown): Promise<TokenSubject | 'missing' | 'invalid'> {
+  /**
+   * Reads `Bearer <token>`: `missing` when there is no such header or parameter at all,
+   * `not-bearer` when it is not of that form (a bare token, another scheme), `invalid` when the
+   * token itself is refused.
+   */
+  async fromAuthorization(authorization: unknown): Promise<TokenSubject | 'missing' | 'not-bearer' | 'invalid'> {
     if (authorization === undefined || authorization === null || authorization === '') return 'missing';
     const match = typeof authorization === 'string' ? /^Bearer\s+(\S+)$/i.exec(authorization.trim()) : null;
-    if (!match) return 'invalid';
+    if (!match) return 'not-bearer';
     return (await this.verify(match[1]!)) ?? 'invalid';
   }
 }

@@ -146,6 +146,11 @@ export class ContentService {
 
 
   /** Posts added or removed elsewhere: their authors' outboxes are stale. */
+  /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */
+  getPost(id: ObjectId): Promise<PostRecord | null> {
+    return this.lookups.getPost(id);
+  }
+
   /** The posts this process holds by id (see PostLookups). */
   cacheStats() {
     return this.lookups.cacheStats();

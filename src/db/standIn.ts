@@ -8,6 +8,8 @@
  * - java runs in its own process group (`detached`), so a terminal Ctrl+C reaches only Node, which
  *   then shuts the stand-in down through `stop()` (SIGTERM) in an orderly way.
  * - Like a server handle, the running child keeps the Node event loop alive until `stop()`.
+ * - A data directory already used by another stand-in fails with a `DataDirectoryInUseError`, whose
+ *   message says what to do, instead of java's stderr.
  *
  * Only Node built-ins; no environment variables are read here.
  */
@@ -52,6 +54,30 @@ const STDERR_KEEP_CHARS = 16_384;
 const JVM_FLAGS = ['-XX:+UseSerialGC'];
 
 const URI_LINE = /^MONGODB_URI=(\S+)\s*$/;
+/** The stand-in's exit code when another stand-in holds the data directory (MongoStandIn.EXIT_DATA_DIR_IN_USE). */
+const EXIT_DATA_DIR_IN_USE = 4;
+
+/**
+ * Another stand-in already keeps its data in this directory: typically a second `npm start` or an
+ * `npm run db` while one is running. A situation to explain to whoever started it, not a bug, so it
+ * prints as its message alone, without a stack trace.
+ */
+export class DataDirectoryInUseError extends Error {
+  override name = 'DataDirectoryInUseError';
+
+  constructor(readonly dataDir: string) {
+    super(
+      `Another server already uses the data directory ${dataDir}: a MongoDB stand-in started by \`npm start\` or ` +
+        '`npm run db` holds its journal.lock, so the directory is in use by another stand-in until that one stops. ' +
+        'Use the running server (to share its database, set MONGODB_URI to the URI it printed when it started), ' +
+        'stop it first, or set DATA_DIR to another directory (or pass --in-memory) to run a separate one.',
+    );
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.message;
+  }
+}
 
 export async function startStandIn(options: StartStandInOptions = {}): Promise<StandIn> {
   const log = options.log ?? (() => {});
@@ -277,11 +303,12 @@ function launch(jar: string, port: number, log: (line: string) => void, dataDir:
       });
     });
 
-    const fail = (message: string) => {
+    const fail = (message: string | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (!exited) child.kill('SIGKILL');
+      if (message instanceof Error) return reject(message);
       const stderr = stripAnsi(stderrTail).trim();
       reject(new Error(`${message}${stderr ? `\njava stderr:\n${stderr}` : ' (java wrote nothing to stderr)'}`));
     };
@@ -296,7 +323,10 @@ function launch(jar: string, port: number, log: (line: string) => void, dataDir:
     });
     // 'close' (not 'exit') so that java's last stderr lines are in the error message.
     child.once('close', (code, signal) => {
-      if (!started) {
+      if (started) return;
+      if (code === EXIT_DATA_DIR_IN_USE && dataDir) {
+        fail(new DataDirectoryInUseError(resolvePath(dataDir)));
+      } else {
         fail(`startStandIn: java exited before reporting its URI (${signal ? `signal ${signal}` : `code ${String(code)}`})`);
       }
     });

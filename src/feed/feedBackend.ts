@@ -34,9 +34,15 @@ export interface FeedBackend {
    * cache below its stretch). Entries of other authors may be present; the caller filters.
    */
   timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>>;
-  /** `followerId` now follows `followeeId`: backfill. Runs under the pair's lease; idempotent. */
+  /**
+   * `followerId` now follows `followeeId`: the followee's recent posts join the timeline, by a
+   * backfill here or by the rebuild of the next read. Runs under the pair's lease; idempotent.
+   */
   followed(followerId: string, followeeId: string): Promise<void>;
-  /** `followerId` no longer follows `followeeId`: remove that author's entries. Idempotent. */
+  /**
+   * `followerId` no longer follows `followeeId`: that author's entries leave the timeline, here or
+   * with the next read's rebuild (pages never show them meanwhile). Idempotent.
+   */
   unfollowed(followerId: string, followeeId: string): Promise<void>;
   /**
    * A reader whom fanout skipped while they were inactive is back. `lazy` strategies drop what

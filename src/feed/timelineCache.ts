@@ -16,23 +16,47 @@ import type { TimelineEntry } from './timelineEntry.js';
 export interface CacheDocument {
   _id: string;
   _c: EntryDocument[];
-  /** Nothing is below the oldest entry: see `bottomMark`. */
+  /**
+   * Whom the cache is complete for: the fingerprint of the reader and everyone they followed when
+   * it was built (`authorsFingerprint`); a reader who now follows others gets it rebuilt. A follow
+   * takes it away. Caches written before fingerprints have none, so each is rebuilt once.
+   */
+  _h?: string;
+  /** Nothing is below the oldest entry: that entry's id ('' for an empty cache); see `isWhole`. */
   _e?: string;
 }
 
 /**
- * What a cache records when a read found nothing below its oldest entry: that entry and whom the
- * reader followed. The record holds as long as both are unchanged, because no post is ever older
- * than the entries already delivered (a capped push that trims changes the oldest entry; a follow
- * or an unfollow changes the authors; a deletion of the oldest entry changes it). Without it, a
- * reader whose whole timeline is shorter than a page paid a second round trip on every page.
- * Pulled posts never enter the cache and are read apart, so "nothing below" concerns pushed posts.
+ * The stretch a cache vouches for runs from its oldest entry up: every pushed post of the
+ * fingerprinted authors in that stretch is in it, or still on its way from the queue. Three changes
+ * could break that, and each is shaped so it cannot:
+ * - a follow or an unfollow changes the authors, and a read whose authors do not match the
+ *   fingerprint rebuilds the cache from `content` (a read that learnt the authors before the follow
+ *   may build after it; the next read with the new authors rebuilds again). A follow also takes the
+ *   fingerprint away, since following someone again brings an old fingerprint back;
+ * - a delivery of a post older than the oldest entry would stretch the claim over posts never
+ *   merged: deliveries land only above the oldest entry, unless the cache holds the whole timeline;
+ * - a refill below the oldest entry is one conditional write, made only if the oldest entry and the
+ *   fingerprint are still those the refill read under.
  */
-function bottomMark(oldestId: ObjectId | undefined, authorIds: readonly string[]): string {
+const fingerprintVersion = 'v2';
+
+/** Order-free: the same authors give the same fingerprint in any order. */
+export function authorsFingerprint(authorIds: readonly string[]): string {
   const authors = createHash('sha1');
   for (const authorId of [...authorIds].sort()) authors.update(authorId).update('\0');
-  return `${oldestId?.toHexString() ?? ''} ${authors.digest('base64')}`;
+  return `${fingerprintVersion} ${authors.digest('base64')}`;
 }
+
+/**
+ * Whether a read found nothing below the oldest entry while that entry was oldest. A trim by a
+ * capped push or a deletion of that entry changes the oldest, and the mark no longer holds.
+ */
+function isWhole(cache: CacheDocument): boolean {
+  return cache._e !== undefined && cache._e === wholeMark(cache._c[0]?._id);
+}
+
+const wholeMark = (oldestId: ObjectId | undefined) => oldestId?.toHexString() ?? '';
 
 /**
  * Fanout on write into a capped per-user cache (Socialite's FanoutOnWriteToCache). A cache exists
@@ -67,6 +91,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
    * most: the backstop for a request that died between its write and the announcement, or an
    * announcement lost in a database outage.
    */
+  private readonly fingerprints = new WeakMap<readonly string[], string>();
+
   private readonly held = new ReadThroughCache<string, HeldCache>('timeline caches', {
     max: 100_000,
     ttlMs: 10_000,
@@ -117,20 +143,15 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   async ensureIndexes(): Promise<void> {}
 
   /**
-   * The followee's posts that fall inside the cached stretch must join it, or the stretch would
-   * have holes; older ones are read through the fallback. So this takes every such post the
-   * cache can hold, which may be more than FOLLOW_BACKFILL.
+   * The cache no longer vouches for whom the reader follows: its fingerprint goes, and the next read
+   * rebuilds it from `content`, the followee's posts included. Merging them in here instead would
+   * have to agree with every delivery, refill and rebuild in flight about where the stretch ends; a
+   * rebuild agrees with all. The fingerprint alone would not do: following someone again brings
+   * back a fingerprint that a cache built before, or by a read that had not yet learnt of the
+   * unfollow, still carries, without the posts made in between.
    */
-  async followed(followerId: string, followeeId: string): Promise<void> {
-    const cache = await this.timelines.findOne({ _id: followerId });
-    const oldest = cache?._c[0];
-    if (!cache || !oldest) return;
-    const present = new Set(cache._c.map((entry) => entry._id.toHexString()));
-    const recent = await this.recentPostsOf(followeeId, this.options.cacheSize);
-    const inStretch = recent.filter(
-      (post) => compareNewestFirst(post, positionOf(oldest)) <= 0 && !present.has(post.id.toHexString()),
-    );
-    await this.deliverTo([followerId], inStretch);
+  async followed(followerId: string): Promise<void> {
+    await this.disown(followerId);
   }
 
   /** Deliveries skipped this reader while away: the cache is stale, so it goes and the read rebuilds it. */
@@ -142,12 +163,21 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     await this.writing([userId], () => this.timelines.deleteOne({ _id: userId }));
   }
 
-  async unfollowed(followerId: string, followeeId: string): Promise<void> {
-    await this.writing([followerId], () => this.timelines.updateOne({ _id: followerId }, { $pull: { _c: { _a: followeeId } } }));
+  /**
+   * Nothing to write: the fingerprint no longer matches, so the next read rebuilds, and until then
+   * pages leave the author's entries out. A later follow back disowns the cache, so no fingerprint
+   * seen before can vouch for it again.
+   */
+  async unfollowed(): Promise<void> {}
+
+  /** Deliveries still land in a disowned cache; only reads stop trusting it. */
+  private async disown(userId: string): Promise<void> {
+    await this.writing([userId], () => this.timelines.updateOne({ _id: userId }, { $unset: { _h: '' } }));
   }
 
   async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
     const fanoutOnRead: FanoutReader = (page) => this.content.pageByAuthors(authorIds, page);
+    const authors = this.fingerprintOf(authorIds);
     // A first page needs only the newest `limit + 1` entries: the rest of the cache would be
     // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
     // is the whole cache, so the edge and refill logic below sees the same document either way.
@@ -155,9 +185,10 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const stored = await this.held.get(
       userId,
       () => this.cacheReads.load({ userId, newest }).then((cache) => cache && holding(cache, newest)),
-      (held) => held.whole || (newest !== null && held.entries.length >= newest),
+      (held) => held.cache._h === authors && (held.whole || (newest !== null && held.entries.length >= newest)),
     );
-    const { cache, entries: cached } = stored ?? holding(await this.build(userId, fanoutOnRead, authorIds), null);
+    const { cache, entries: cached } =
+      stored?.cache._h === authors ? stored : holding(await this.build(userId, fanoutOnRead, authors, stored?.cache ?? null), null);
     const oldest = cached[0];
 
     if (request.direction === 'newer') {
@@ -172,12 +203,10 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const continuesCache = !request.from || (oldest !== undefined && compareNewestFirst(request.from, oldest) <= 0);
     // Here the cache held the whole stretch from the cursor (a first page holds fewer than limit + 1
     // entries, so its slice is the whole cache and `oldest` is the cache's oldest entry).
-    if (continuesCache && cache._e !== undefined && cache._e === bottomMark(cache._c[0]?._id, authorIds)) {
-      return { items: fromCache, hasMore: false };
-    }
+    if (continuesCache && isWhole(cache)) return { items: fromCache, hasMore: false };
     const below = continuesCache ? (oldest ?? null) : request.from;
     const rest = await fanoutOnRead({ direction: 'older', from: below, limit: request.limit - fromCache.length });
-    if (continuesCache) await this.refill(userId, cache, rest, authorIds);
+    if (continuesCache) await this.refill(cache, rest);
     return { items: [...fromCache, ...rest.items], hasMore: rest.hasMore };
   }
 
@@ -191,7 +220,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const largest = Math.max(0, ...newest.map((read) => read.newest!));
     const [wholeCaches, newestCaches] = await Promise.all([
       this.cachesOf(whole, {}),
-      this.cachesOf(newest, { projection: { _c: { $slice: -largest }, _e: 1 } }),
+      this.cachesOf(newest, { projection: { _c: { $slice: -largest }, _e: 1, _h: 1 } }),
     ]);
     return reads.map((read) => {
       if (read.newest === null) return wholeCaches.get(read.userId) ?? null;
@@ -208,62 +237,112 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   }
 
   /**
-   * Unfollows and deletes shrink a cache. Entries read just below it are the stretch's
-   * continuation, so they go back in, and the next read is served from the cache again. When the
-   * continuation was the end of the timeline and all of it went in, the cache records that nothing
-   * is below it, provided its oldest entry is still the one this read saw (a delivery meanwhile
-   * may have trimmed it).
+   * Deletes shrink a cache. Entries read just below it are the stretch's continuation, so they go
+   * back in, and the next read is served from the cache again; when the continuation was the end
+   * of the timeline and all of it went in, the cache records that nothing is below it. One write,
+   * made only while the cache is the one this read continued (same fingerprint, same oldest entry):
+   * otherwise a follow, a rebuild or a trim came between, and the continuation may not be this
+   * cache's. It must also have room for all of it, as the write has no `$slice`.
    */
-  private async refill(userId: string, cache: CacheDocument, continuation: Page<PostRecord>, authorIds: readonly string[]): Promise<void> {
-    const room = this.options.cacheSize - cache._c.length;
+  private async refill(cache: CacheDocument, continuation: Page<PostRecord>): Promise<void> {
     const pushed = pushedOnly(continuation.items);
-    const added = pushed.slice(0, Math.max(room, 0));
-    if (added.length > 0) await this.deliverTo([userId], added);
-    if (continuation.hasMore || added.length < pushed.length) return;
-    const oldestId = added.at(-1)?.id ?? cache._c[0]?._id;
-    const stillOldest: Filter<CacheDocument> = oldestId ? { _id: userId, '_c.0._id': oldestId } : { _id: userId, _c: { $size: 0 } };
-    await this.timelines.updateOne(stillOldest, { $set: { _e: bottomMark(oldestId, authorIds) } });
-    // Not announced: a copy without the mark only makes that instance look below once more.
-    this.held.invalidate([userId]);
+    const added = pushed.slice(0, Math.max(this.options.cacheSize - cache._c.length, 0));
+    const reachedEnd = !continuation.hasMore && added.length === pushed.length;
+    if (added.length === 0 && !reachedEnd) return;
+    const oldestId = cache._c[0]?._id;
+    const unchanged: Filter<CacheDocument> = {
+      _id: cache._id,
+      _h: cache._h,
+      ...(oldestId ? { '_c.0._id': oldestId } : { _c: { $size: 0 } }),
+      [`_c.${this.options.cacheSize - added.length}`]: { $exists: false },
+    };
+    const entries = added.map((post) => toEntryDocument(post, this.options.content));
+    const write = () =>
+      this.timelines.updateOne(unchanged, {
+        ...(added.length > 0 ? { $push: { _c: { $each: entries, $sort: entryOrder } } } : {}),
+        ...(reachedEnd ? { $set: { _e: wholeMark(added.at(-1)?.id ?? oldestId) } } : {}),
+      });
+    if (added.length > 0) return this.writing([cache._id], write);
+    // Only the mark: an instance holding a copy without it looks below once more, so no announcement.
+    await write();
+    this.held.invalidate([cache._id]);
   }
 
   /**
-   * First read: the newest entries by fanout on read become the cache. Posts delivered while it
-   * was being built found no document to update, so they are fetched again and added.
+   * A first read, or a read whose authors the cache was not built for: the newest entries by
+   * fanout on read become the cache. Posts stored after the snapshot whose delivery found no cache
+   * (or the one replaced) are fetched again and added. When another read stored its cache first,
+   * this snapshot answers this read and is not stored.
    */
-  private async build(userId: string, fanoutOnRead: FanoutReader, authorIds: readonly string[]): Promise<CacheDocument> {
-    const snapshot = await fanoutOnRead({ direction: 'older', from: null, limit: this.options.cacheSize });
+  private async build(userId: string, fanoutOnRead: FanoutReader, authors: string, replaced: CacheDocument | null): Promise<CacheDocument> {
+    const limit = this.options.cacheSize;
+    const snapshot = await fanoutOnRead({ direction: 'older', from: null, limit });
     const cache: CacheDocument = {
       _id: userId,
       _c: pushedOnly(snapshot.items).map((post) => toEntryDocument(post, this.options.content)).reverse(),
+      _h: authors,
     };
-    if (!snapshot.hasMore) cache._e = bottomMark(cache._c[0]?._id, authorIds);
-    try {
-      await this.timelines.insertOne(cache);
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      return (await this.timelines.findOne({ _id: userId })) ?? cache;
-    }
+    if (!snapshot.hasMore) cache._e = wholeMark(cache._c[0]?._id);
+    const stored = replaced ? await this.replace(replaced, cache) : await this.insert(cache);
+    if (!stored) return cache;
     const newest = snapshot.items[0];
-    if (newest) {
-      const missed = await fanoutOnRead({ direction: 'newer', from: newest, limit: this.options.cacheSize });
-      if (missed.items.length > 0) {
-        await this.deliverTo([userId], pushedOnly(missed.items));
-        return (await this.timelines.findOne({ _id: userId })) ?? cache;
-      }
-    }
-    return cache;
+    const missed = await fanoutOnRead(newest ? { direction: 'newer', from: newest, limit } : { direction: 'older', from: null, limit });
+    if (missed.items.length === 0) return cache;
+    await this.deliverTo([userId], pushedOnly(missed.items));
+    return (await this.timelines.findOne({ _id: userId })) ?? cache;
   }
 
+  private async insert(cache: CacheDocument): Promise<boolean> {
+    try {
+      await this.timelines.insertOne(cache);
+      return true;
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return false;
+    }
+  }
+
+  /** Replaces the cache this read found, unless another read replaced it first; copies held of it go. */
+  private async replace(found: CacheDocument, cache: CacheDocument): Promise<boolean> {
+    const { matchedCount } = await this.timelines.replaceOne({ _id: cache._id, _h: found._h ?? { $exists: false } }, cache);
+    this.held.invalidate([cache._id]);
+    return matchedCount === 1;
+  }
+
+  /** One fingerprint per list of authors: the read path passes the same list while it holds it. */
+  private fingerprintOf(authorIds: readonly string[]): string {
+    let fingerprint = this.fingerprints.get(authorIds);
+    if (fingerprint === undefined) {
+      fingerprint = authorsFingerprint(authorIds);
+      this.fingerprints.set(authorIds, fingerprint);
+    }
+    return fingerprint;
+  }
+
+  /**
+   * A mark of a whole cache stays true through deletions, except in a full cache: one trimmed since
+   * it was marked still carries the mark, harmless while full (a delivery older than its oldest
+   * entry is trimmed at once) but not once a deletion makes room. So a full cache loses its mark
+   * with the entry; the others keep it. One round trip, in that order.
+   */
   async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
-    await this.writing(recipients, () => this.timelines.updateMany({ _id: { $in: [...recipients] } }, { $pull: { _c: { _id: post.id } } }));
+    const holders = { _id: { $in: [...recipients] }, '_c._id': post.id };
+    const pull = { $pull: { _c: { _id: post.id } } };
+    await this.writing(recipients, () =>
+      this.timelines.bulkWrite([
+        { updateMany: { filter: { ...holders, [`_c.${this.options.cacheSize - 1}`]: { $exists: true } }, update: { ...pull, $unset: { _e: '' } } } },
+        { updateMany: { filter: holders, update: pull } },
+      ]),
+    );
   }
 
   /**
    * The reference's capped `$push` without upsert, plus `$sort`: concurrent deliveries can arrive
    * out of order, and sorting keeps `$slice` trimming the oldest. The `$ne` guard makes a second
-   * delivery of an entry (a replayed sub-task, a backfill or refill that came first) a no-op; the
-   * cache is one document, so that guard is atomic.
+   * delivery of an entry (a replayed sub-task, a rebuild or refill that came first) a no-op; the
+   * cache is one document, so that guard is atomic. A post older than the oldest entry lands only in
+   * a cache marked whole: elsewhere the stretch below the oldest entry was never merged, and reads
+   * find the post there through fanout on read.
    */
   async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
     if (posts.length === 0 || recipients.length === 0) return;
@@ -271,12 +350,12 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
-            filter: { _id: userId, '_c._id': { $ne: post.id } },
+            filter: { _id: userId, '_c._id': { $ne: post.id }, $or: aboveOldestOrWhole(post) },
             update: {
               $push: {
                 _c: {
                   $each: [toEntryDocument(post, this.options.content)],
-                  $sort: { _d: 1, _id: 1 },
+                  $sort: entryOrder,
                   $slice: -this.options.cacheSize,
                 },
               },
@@ -321,4 +400,12 @@ type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
 /** Pulled posts stay out of the cache, as out of every timeline: reads merge them from `content`. */
 const pushedOnly = (posts: readonly PostRecord[]) => posts.filter((post) => !post.pulled);
 
-const positionOf = (entry: EntryDocument): PostPosition => ({ createdAt: entry._d, id: entry._id });
+/** Entries oldest first, by time and then id, as pages order them. */
+const entryOrder = { _d: 1, _id: 1 } as const;
+
+/** Newer than the cache's oldest entry by (time, id), or into a cache marked whole. */
+const aboveOldestOrWhole = (post: PostPosition): Filter<CacheDocument>[] => [
+  { '_c.0._d': { $lt: post.createdAt } },
+  { '_c.0._d': post.createdAt, '_c.0._id': { $lt: post.id } },
+  { _e: { $exists: true } },
+];

@@ -44,6 +44,7 @@ export class TimelineReading implements TimelineReader {
   private readonly content: ContentService;
   private readonly readerFilters: TimelineReadingDependencies['readerFilters'];
   private readonly activity: ReaderActivity;
+  private readonly authorLists = new WeakMap<readonly string[], readonly string[]>();
 
   constructor(private readonly deps: TimelineReadingDependencies) {
     ({ backend: this.backend, graph: this.graph, content: this.content, readerFilters: this.readerFilters, activity: this.activity } = deps);
@@ -64,7 +65,7 @@ export class TimelineReading implements TimelineReader {
    */
   async timeline(userId: string, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>> {
     const [followees, view] = await Promise.all([this.graph.followingIds(userId), this.readerFilters.of(userId)]);
-    const authorIds = [userId, ...followees];
+    const authorIds = this.authorsOf(userId, followees);
     const sources: EntrySource[] = [];
     if (!this.backend.materialized || (await this.activity.hasTimelineGap(userId))) {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
@@ -75,6 +76,19 @@ export class TimelineReading implements TimelineReader {
     }
     const reader: Reader = { id: userId, follows: new Set(authorIds), view };
     return mergeFiltered(sources, request, (candidates) => this.visibleTo(reader, candidates, loads));
+  }
+
+  /**
+   * The reader and everyone they follow, one list per list of followees this process holds, so
+   * what a backend derives from it (the cache's fingerprint) is derived once, not on every page.
+   */
+  private authorsOf(userId: string, followees: readonly string[]): readonly string[] {
+    let authorIds = this.authorLists.get(followees);
+    if (authorIds === undefined) {
+      authorIds = [userId, ...followees];
+      this.authorLists.set(followees, authorIds);
+    }
+    return authorIds;
   }
 
   /** The candidates this reader sees, in order (see visibility.ts). */

@@ -9,7 +9,7 @@ import { CloseCode } from 'graphql-ws';
  * client treats 4401 and 4429 as final and retries after 4403, 4408 and 4413.
  */
 export const LiveCloseCode = {
-  /** No `authorization` in `connectionParams`. */
+  /** No `authorization` in `connectionParams`, or one that is not `Bearer <token>`. */
   Unauthorized: CloseCode.Unauthorized,
   /** The token is invalid or expired (a retry with a fresh token can succeed). */
   Forbidden: CloseCode.Forbidden,
@@ -23,6 +23,7 @@ export const LiveCloseCode = {
 
 export const closeReasons = {
   unauthorized: 'Unauthorized: send connectionParams { authorization: "Bearer <token>" }',
+  notBearer: 'Unauthorized: send the token as connectionParams { authorization: "Bearer <token>" }',
   forbidden: 'Forbidden: the token is invalid or expired; sign in again',
   tooManyConnections: (limit: number) => `Too many live connections for this user (at most ${limit})`,
   tooManySubscriptions: (limit: number) => `Too many subscriptions on this connection (at most ${limit})`,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveClient, runOverWebSocket } from '../live/liveClient.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
-/** What one request may cost, checked before anything runs (see README, "Limits and abuse"). */
+/** What one request may cost, checked before anything runs (see README, "Limits"). */
 describe('request limits', () => {
   let app: TestApp;
   let token: string;

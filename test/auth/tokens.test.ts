@@ -44,6 +44,26 @@ describe('tokens bound to accounts', () => {
     expect(errorOf(missing)?.message).toMatch(/^Sign in first/);
   });
 
+  it('tells a client that sends the token without "Bearer " how to send it, over HTTP and WebSocket', async () => {
+    const token = await app.signUp('baretoken');
+    for (const authorization of [token, `Token ${token}`, `Bearer`]) {
+      const response = await fetch(app.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization },
+        body: JSON.stringify({ query: '{ timeline(first: 1) { edges { cursor } } }' }),
+      });
+      const result = (await response.json()) as Parameters<typeof errorOf>[0];
+      expect(errorOf(result)).toMatchObject({
+        message: 'Send the token as Authorization: Bearer <token> (the word Bearer, a space, then the token)',
+        extensions: { code: 'UNAUTHENTICATED' },
+      });
+    }
+    const closed = await closeEventFor(app, { authorization: token });
+    expect(closed).toMatchObject({ code: 4401, reason: 'Unauthorized: send the token as connectionParams { authorization: "Bearer <token>" }' });
+    // The same token with the scheme works.
+    expect(errorOf(await app.gql('{ timeline(first: 1) { edges { cursor } } }', {}, token))).toBeUndefined();
+  });
+
   it('refuses a token without an expiry, or for another deployment', async () => {
     const accountId = await accountIdOf('holder');
     for (const token of [

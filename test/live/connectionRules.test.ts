@@ -42,9 +42,17 @@ describe('who may connect, and how many', () => {
     expect(closed.reason).toMatch(/authorization.*Bearer/);
   });
 
+  it('closes a connection whose authorization is not "Bearer <token>" with 4401 and says how to send it', async () => {
+    for (const authorization of [tokens.ursula!, `Token ${tokens.ursula!}`, 42]) {
+      const closed = await closeEventFor(app, { authorization });
+      expect(closed).toMatchObject({ code: 4401, reason: expect.stringContaining('"Bearer <token>"') });
+    }
+    expect(app.services.live.stats().connections).toBe(0);
+  });
+
   it('closes a connection with a forged or malformed token with 4403', async () => {
     const forged = tokens.ursula!.slice(0, -4) + 'AAAA';
-    for (const authorization of [`Bearer ${forged}`, 'Bearer not-a-token', tokens.ursula!, 42]) {
+    for (const authorization of [`Bearer ${forged}`, 'Bearer not-a-token']) {
       const closed = await closeEventFor(app, { authorization });
       expect(closed).toMatchObject({ code: 4403, reason: expect.stringMatching(/invalid or expired/) });
     }

@@ -1,9 +1,11 @@
 import type { Db } from 'mongodb';
+import { authorsFingerprint } from '../../src/feed/timelineCache.js';
 
 /**
  * Makes `followerHandles` follow `authorId`, writing the documented layout directly: thousands of
  * accounts through the API would be thousands of password hashes. The followers count as active
- * readers; with `withCaches` each also has an (empty) timeline cache, as if they had read.
+ * readers; with `withCaches` each also has the timeline cache an empty first read leaves: no
+ * entries, the fingerprint of whom they follow, and the mark that nothing is below.
  */
 export async function insertFollowers(
   db: Db,
@@ -27,6 +29,8 @@ export async function insertFollowers(
   await db.collection('followers').insertMany(followerHandles.map((handle) => ({ _f: authorId, _t: handle })));
   await db.collection('users').updateOne({ _id: authorId as never }, { $inc: { followerCount: followerHandles.length } });
   if (options.withCaches) {
-    await db.collection('timeline_cache').insertMany(followerHandles.map((handle) => ({ _id: handle as never, _c: [] })));
+    await db.collection('timeline_cache').insertMany(
+      followerHandles.map((handle) => ({ _id: handle as never, _c: [], _h: authorsFingerprint([handle, authorId]), _e: '' })),
+    );
   }
 }

@@ -43,8 +43,11 @@ import io.netty.channel.embedded.EmbeddedChannel;
  * database (the oplog behind change streams) is not kept: change streams start afresh after a restart.
  *
  * <p>A lock on {@code journal.lock} keeps a second stand-in from using the same directory.
+ *
+ * <p>The backend is given the journal when it is made, before the replay: the journal stays muted until
+ * {@link #restoreInto} has finished, so replayed and compacted changes are not written twice.
  */
-final class Journal {
+final class Journal implements ChangeRecorder {
     private static final Set<String> SCHEMA_COMMANDS =
         Set.of("create", "createindexes", "drop", "dropindexes", "dropdatabase", "renamecollection");
     private static final String FILE = "journal.bson";
@@ -63,7 +66,14 @@ final class Journal {
         this.lock = lock;
     }
 
-    /** Locks the directory; fails when another stand-in holds it. */
+    /** Another stand-in holds the directory's lock. */
+    static final class InUseException extends IOException {
+        InUseException(Path directory) {
+            super(directory + " is in use by another stand-in (journal.lock is held)");
+        }
+    }
+
+    /** Locks the directory; fails with {@link InUseException} when another stand-in holds it. */
     static Journal open(Path directory) throws IOException {
         Files.createDirectories(directory);
         FileChannel channel = FileChannel.open(directory.resolve("journal.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -75,13 +85,13 @@ final class Journal {
         }
         if (lock == null) {
             channel.close();
-            throw new IOException(directory + " is in use by another stand-in (journal.lock is held)");
+            throw new InUseException(directory);
         }
         return new Journal(directory, channel, lock);
     }
 
     /** Replays the journal into {@code backend}, rewrites it as the current state, and starts recording. */
-    synchronized int restoreInto(MongoStandIn.AwaitingMemoryBackend backend) throws IOException {
+    synchronized int restoreInto(StandInBackend backend) throws IOException {
         Path file = directory.resolve(FILE);
         int entries = 0;
         if (Files.exists(file)) {
@@ -97,19 +107,23 @@ final class Journal {
         return entries;
     }
 
-    void inserted(MongoCollection<?> collection, Document document) {
+    @Override
+    public void inserted(MongoCollection<?> collection, Document document) {
         record(collection, "insert", document);
     }
 
-    void replaced(MongoCollection<?> collection, Document document) {
+    @Override
+    public void replaced(MongoCollection<?> collection, Document document) {
         record(collection, "replace", document);
     }
 
-    void removed(MongoCollection<?> collection, Document document) {
+    @Override
+    public void removed(MongoCollection<?> collection, Document document) {
         record(collection, "remove", new Document("_id", document.get("_id")));
     }
 
-    void commandSucceeded(String database, String command, Document query) {
+    @Override
+    public void commandSucceeded(String database, String command, Document query) {
         if (!SCHEMA_COMMANDS.contains(command.toLowerCase()) || isTransient(database)) {
             return;
         }
@@ -159,7 +173,7 @@ final class Journal {
         }
     }
 
-    private void apply(MongoStandIn.AwaitingMemoryBackend backend, Document entry) {
+    private void apply(StandInBackend backend, Document entry) {
         String op = (String) entry.get("op");
         String database = (String) entry.get("db");
         if (op.equals("command")) {
@@ -186,7 +200,7 @@ final class Journal {
     }
 
     /** Writes the current state to a new journal and swaps it in; later changes are appended to it. */
-    private void compact(MongoStandIn.AwaitingMemoryBackend backend, Path file) throws IOException {
+    private void compact(StandInBackend backend, Path file) throws IOException {
         Path next = directory.resolve(FILE + ".next");
         try (FileOutputStream snapshot = new FileOutputStream(next.toFile())) {
             for (String database : new ArrayList<>(backend.databaseNames())) {

@@ -1,0 +1,162 @@
+package feed.standin;
+
+import java.util.List;
+import java.util.Set;
+
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.Cursor;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerException;
+import de.bwaldvogel.mongo.oplog.Oplog;
+import de.bwaldvogel.mongo.oplog.OplogCursor;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import feed.standin.changestream.ChangeStreamGetMores;
+import feed.standin.index.MultikeySafeUniqueIndex;
+import feed.standin.internals.LibraryInternals;
+import feed.standin.oplog.OplogCollection;
+import feed.standin.oplog.OplogRead;
+import feed.standin.oplog.SignallingOplog;
+import feed.standin.query.IndexedMemoryCollection;
+import feed.standin.query.LeadingMatch;
+import io.netty.channel.Channel;
+
+/**
+ * The library's memory backend with this stand-in's parts plugged in where the library calls out: its collections
+ * ({@link IndexedMemoryCollection}, {@link OplogCollection}), its oplog ({@link SignallingOplog}), change-stream
+ * getMores that wait ({@link ChangeStreamGetMores}), quiet disconnects ({@link QuietDisconnects}), and the
+ * {@link ChangeRecorder} that every successful command is reported to.
+ */
+final class StandInBackend extends MemoryBackend {
+    private final ChangeRecorder changes;
+    private final LeadingMatch.Scope leadingMatches = new LeadingMatch.Scope();
+    private final OplogRead.Scope oplogReads = new OplogRead.Scope();
+    private final ChangeStreamGetMores getMores = new ChangeStreamGetMores(this::handleGetMore);
+
+    StandInBackend(ChangeRecorder changes) {
+        this.changes = changes;
+    }
+
+    @Override
+    protected Oplog createOplog() {
+        return new SignallingOplog(super.createOplog(), getMores::oplogWritten,
+            () -> resolveDatabase("local").resolveCollection("oplog.rs", false));
+    }
+
+    @Override
+    public MemoryDatabase openOrCreateDatabase(String databaseName) {
+        return new StandInDatabase(databaseName, getCursorRegistry());
+    }
+
+    /** For the journal's compaction, which must see every database; the library keeps the list protected. */
+    Set<String> databaseNames() {
+        return listDatabaseNames();
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+        LeadingMatch match = LeadingMatch.of(databaseName, command, query);
+        Document response = match == null
+            ? super.handleCommand(channel, databaseName, command, query)
+            : leadingMatches.during(match, () -> super.handleCommand(channel, databaseName, command, query));
+        if (response != null && Double.valueOf(1.0).equals(toDouble(response.get("ok")))) {
+            changes.commandSucceeded(databaseName, command, query);
+        }
+        return response;
+    }
+
+    @Override
+    public Document handleMessage(MongoMessage message) {
+        Channel channel = message.getChannel();
+        if (channel != null) {
+            QuietDisconnects.install(channel);
+        }
+        Document query = message.getDocument();
+        String command = query.isEmpty() ? "" : query.keySet().iterator().next();
+        if (!command.equalsIgnoreCase("getMore") || channel == null || !channel.eventLoop().inEventLoop()
+            || changeStreamCursor(query.get(command)) == null) {
+            return super.handleMessage(message);
+        }
+        return getMores.handle(message, command, () -> super.handleMessage(message));
+    }
+
+    /** A change-stream getMore reads the oplog from its cursor's position on (see {@code OplogCollection}). */
+    @Override
+    protected Document handleGetMore(String databaseName, String command, Document query) {
+        OplogCursor cursor = changeStreamCursor(query.get(command));
+        if (cursor == null) {
+            return super.handleGetMore(databaseName, command, query);
+        }
+        OplogRead read = new OplogRead(LibraryInternals.changeStreamPosition(cursor), databaseName + "." + query.get("collection"));
+        return oplogReads.during(read, () -> super.handleGetMore(databaseName, command, query));
+    }
+
+    @Override
+    protected Document handleKillCursors(Document query) {
+        Document response = super.handleKillCursors(query);
+        getMores.cursorsClosed(query.get("cursors"));
+        return response;
+    }
+
+    @Override
+    public void closeCursors(List<Long> cursorIds) {
+        super.closeCursors(cursorIds);
+        getMores.cursorsClosed(cursorIds);
+    }
+
+    @Override
+    public void handleClose(Channel channel) {
+        super.handleClose(channel);
+        getMores.channelClosed(channel);
+    }
+
+    /** The change-stream cursor with this id, or null for any other cursor or none. */
+    private OplogCursor changeStreamCursor(Object cursorId) {
+        if (!(cursorId instanceof Number number)) {
+            return null;
+        }
+        try {
+            Cursor cursor = getCursorRegistry().getCursor(number.longValue());
+            return cursor instanceof OplogCursor oplogCursor ? oplogCursor : null;
+        } catch (MongoServerException e) { // CursorNotFound: let the library report it
+            return null;
+        }
+    }
+
+    private static Double toDouble(Object value) {
+        return value instanceof Number number ? number.doubleValue() : null;
+    }
+
+    /**
+     * The library's memory database, making this stand-in's collections and unique indexes instead of its own.
+     *
+     * <p>An inner class on purpose: the library's database constructor already creates a collection
+     * ({@code system.namespaces}), before a subclass's own fields are set, and javac sets an inner class's
+     * reference to its outer instance before that constructor runs. So the collections reach the backend's
+     * parts through it, where fields passed to this class's constructor would still be null.
+     */
+    private final class StandInDatabase extends MemoryDatabase {
+        StandInDatabase(String databaseName, CursorRegistry cursorRegistry) {
+            super(databaseName, cursorRegistry);
+        }
+
+        @Override
+        protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
+            if (getDatabaseName().equals("local") && collectionName.equals("oplog.rs")) {
+                return new OplogCollection(this, collectionName, options, cursorRegistry, oplogReads);
+            }
+            return new IndexedMemoryCollection(this, collectionName, options, cursorRegistry, changes, leadingMatches);
+        }
+
+        @Override
+        protected Index<Integer> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
+                                                         boolean sparse) {
+            return new MultikeySafeUniqueIndex(indexName, keys, sparse);
+        }
+    }
+}

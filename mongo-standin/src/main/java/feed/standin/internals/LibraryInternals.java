@@ -1,0 +1,76 @@
+package feed.standin.internals;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.bson.BsonTimestamp;
+import de.bwaldvogel.mongo.oplog.OplogCursor;
+import de.bwaldvogel.mongo.oplog.OplogPosition;
+
+/**
+ * Every use of mongo-java-server's private or package-private members, kept in one place so that a library upgrade
+ * has one file to check. All are resolved when this class loads, which {@link #verify()} forces at start: a library
+ * version without them fails then, not later in the middle of a query.
+ */
+public final class LibraryInternals {
+    // Read only: a change stream's position is not exposed, and the oplog read needs it (see OplogCollection).
+    private static final Field CURSOR_POSITION = accessibleField(OplogCursor.class, "position");
+    private static final Field POSITION_TIMESTAMP = accessibleField(OplogPosition.class, "timestamp");
+    // The field indexes must call values equal exactly when the library's matcher does, so they use its normalisation.
+    private static final MethodHandle NORMALIZE_VALUE = accessibleMethod(Utils.class, "normalizeValue", Object.class);
+
+    private LibraryInternals() {
+    }
+
+    /** Loads this class, and so checks every member above. */
+    public static void verify() {
+    }
+
+    /** The oplog timestamp a change-stream cursor has read up to. */
+    public static long changeStreamPosition(OplogCursor cursor) {
+        try {
+            OplogPosition position = (OplogPosition) CURSOR_POSITION.get(cursor);
+            return ((BsonTimestamp) POSITION_TIMESTAMP.get(position)).getValue();
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The library's {@code Utils.normalizeValue}. */
+    public static Object normalizeValue(Object value) {
+        try {
+            return NORMALIZE_VALUE.invoke(value);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Field accessibleField(Class<?> type, String name) {
+        try {
+            Field field = type.getDeclaredField(name);
+            field.setAccessible(true);
+            return field;
+        } catch (NoSuchFieldException e) {
+            throw changed(type, name, e);
+        }
+    }
+
+    private static MethodHandle accessibleMethod(Class<?> type, String name, Class<?>... parameters) {
+        try {
+            Method method = type.getDeclaredMethod(name, parameters);
+            method.setAccessible(true);
+            return MethodHandles.lookup().unreflect(method);
+        } catch (ReflectiveOperationException e) {
+            throw changed(type, name, e);
+        }
+    }
+
+    private static IllegalStateException changed(Class<?> type, String name, Exception cause) {
+        return new IllegalStateException("mongo-java-server changed: " + type.getName() + "." + name + " is gone", cause);
+    }
+}

@@ -1,0 +1,297 @@
+package feed.standin.query;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import feed.standin.ChangeRecorder;
+import feed.standin.index.MultikeySafeUniqueIndex;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+/**
+ * A {@link MemoryCollection} whose queries (find, count, update, delete, findAndModify, upsert matching, distinct)
+ * examine only the candidate documents an index yields, when the library itself would scan everything.
+ *
+ * <p>The library uses an index only when a query's fields are exactly a unique index's fields; it keeps non-unique
+ * indexes as no-op {@code EmptyIndex}es. Here, when no library index takes the query, a top-level predicate
+ * {@code field: value}, {@code field: {$eq: value}} or {@code field: {$in: [...]}} picks candidates:
+ * <ul>
+ *   <li>on {@code _id}, from the library's unique {@code _id} index;</li>
+ *   <li>on the leading field of any other index (unique or not, dotted and array paths too), from a
+ *       {@link FieldIndex}: value → positions, kept up to date on insert, update, delete, index creation and
+ *       drop.</li>
+ * </ul>
+ * The candidates are then filtered with the library's own matcher and the full query, in natural (position) order,
+ * exactly as a full scan would see them, and sorted, skipped, limited and projected by the library. So results,
+ * their order, counts and upserts are the same as with a full scan; only documents that cannot match are skipped.
+ * Anything not covered (other operators, regular expressions, unusual value types, queries the validator does not
+ * know) takes the library's path unchanged.
+ *
+ * <p>All methods that touch the field indexes hold this collection's monitor, like the library's own methods
+ * ({@link de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection}).
+ */
+public final class IndexedMemoryCollection extends MemoryCollection {
+    private static final String ID = "_id";
+    private static final Document EMPTY_QUERY = new Document();
+
+    /** Leading path of an index → its value map. Never "_id" (the library's _id index serves that). */
+    private final Map<String, FieldIndex> fieldIndexes = new HashMap<>();
+    /** One more than the highest position ever handed out. */
+    private int positionLimit;
+    private final ChangeRecorder changes;
+    private final LeadingMatch.Scope leadingMatches;
+
+    public IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
+                                   CursorRegistry cursorRegistry, ChangeRecorder changes, LeadingMatch.Scope leadingMatches) {
+        super(database, collectionName, options, cursorRegistry);
+        this.changes = changes;
+        this.leadingMatches = leadingMatches;
+    }
+
+    /** An aggregate's source: only the documents its leading {@code $match} keeps (see {@link LeadingMatch}). */
+    @Override
+    public Stream<Document> queryAllAsStream() {
+        Document filter = leadingMatches.takeFilter(getFullName());
+        return filter == null ? super.queryAllAsStream() : handleQueryAsStream(filter);
+    }
+
+    // ---- index maintenance ----
+
+    @Override
+    protected synchronized Integer addDocumentInternal(Document document) {
+        Integer position = super.addDocumentInternal(document);
+        changes.inserted(this, document);
+        positionLimit = Math.max(positionLimit, position + 1);
+        for (FieldIndex index : fieldIndexes.values()) {
+            index.add(position, document);
+        }
+        return position;
+    }
+
+    /**
+     * The library removes a document from each index in turn and gives up half-way, leaving the indexes that came
+     * first without the document (and every later delete of it failing), when a non-sparse index yields no
+     * position for it. A unique multikey index over an empty array yields none for a document that is stored all
+     * the same (see {@link MultikeySafeUniqueIndex}); it holds nothing for the document, so it is passed over and
+     * the position comes from the other indexes, as MongoDB deletes such a document.
+     */
+    @Override
+    public synchronized void removeDocument(Document document) {
+        boolean keyless = getIndexes().stream()
+            .anyMatch(index -> index instanceof MultikeySafeUniqueIndex multikey && multikey.holdsNoKeyFor(document));
+        if (!keyless) {
+            super.removeDocument(document);
+            return;
+        }
+        Integer position = null;
+        for (Index<Integer> index : getIndexes()) {
+            if (index instanceof MultikeySafeUniqueIndex multikey && multikey.holdsNoKeyFor(document)) {
+                continue;
+            }
+            Integer indexPosition = index.remove(document);
+            if (indexPosition != null) {
+                position = indexPosition;
+            }
+        }
+        if (position == null) {
+            return;
+        }
+        removeDocument(position);
+    }
+
+    /**
+     * The library keeps a running data size and so encodes the whole document, before and after, on every
+     * update (a fifth of the stand-in's time under fanout into timeline caches, whose documents are large).
+     * Only collection statistics read it: they add the documents up when asked.
+     */
+    @Override
+    protected boolean tracksDataSize() {
+        return false;
+    }
+
+    @Override
+    protected synchronized int getDataSize() {
+        int size = 0;
+        for (int position = 0; position < positionLimit; position++) {
+            Document document = getDocument(position);
+            if (document != null) {
+                size += encodedSize(document);
+            }
+        }
+        return size;
+    }
+
+    /** The document's BSON size, as the library counts it in collection statistics. */
+    private static int encodedSize(Document document) {
+        ByteBuf buffer = Unpooled.buffer();
+        try {
+            BsonEncoder.encodeDocument(document, buffer);
+            return buffer.writerIndex();
+        } finally {
+            buffer.release();
+        }
+    }
+
+    @Override
+    protected synchronized void removeDocument(Integer position) {
+        Document removed = getDocument(position);
+        for (FieldIndex index : fieldIndexes.values()) {
+            index.remove(position);
+        }
+        super.removeDocument(position);
+        if (removed != null) {
+            changes.removed(this, removed);
+        }
+    }
+
+    @Override
+    protected synchronized void handleUpdate(Integer position, Document oldDocument, Document newDocument) {
+        super.handleUpdate(position, oldDocument, newDocument);
+        changes.replaced(this, newDocument);
+        for (FieldIndex index : fieldIndexes.values()) {
+            index.remove(position);
+            index.add(position, newDocument);
+        }
+    }
+
+    @Override
+    public synchronized void addIndex(Index<Integer> index) {
+        super.addIndex(index);
+        refreshFieldIndexes();
+    }
+
+    @Override
+    public synchronized void dropIndex(String indexName) {
+        super.dropIndex(indexName);
+        refreshFieldIndexes();
+    }
+
+    private void refreshFieldIndexes() {
+        Set<String> wanted = new HashSet<>();
+        for (Index<Integer> index : getIndexes()) {
+            List<IndexKey> keys = index.getKeys();
+            if (!keys.isEmpty()) {
+                String path = keys.get(0).getKey();
+                if (!path.equals(ID) && FieldIndex.isSupportedPath(path)) {
+                    wanted.add(path);
+                }
+            }
+        }
+        fieldIndexes.keySet().retainAll(wanted);
+        for (String path : wanted) {
+            if (!fieldIndexes.containsKey(path)) {
+                FieldIndex index = new FieldIndex(path);
+                for (int position = 0; position < positionLimit; position++) {
+                    Document document = getDocument(position);
+                    if (document != null) {
+                        index.add(position, document);
+                    }
+                }
+                fieldIndexes.put(path, index);
+            }
+        }
+    }
+
+    // ---- querying ----
+
+    @Override
+    protected synchronized QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit,
+                                                      int batchSize, Document fieldSelector) {
+        Plan plan = query == null || query.isEmpty() ? null : plan(query);
+        if (plan == null) {
+            return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+        int[] positions = plan.positions;
+        boolean descending = isNaturalDescending(orderBy); // what a full scan does with {$natural: -1}
+        Document reduced = plan.reducedQuery;
+        Stream<Document> candidates = IntStream.range(0, positions.length)
+            .map(i -> positions[descending ? positions.length - 1 - i : i])
+            .mapToObj(position -> {
+                Document document = getDocument(position);
+                if (document == null) {
+                    return null;
+                }
+                Document effectiveQuery = plan.knownTrue(position) ? reduced : query;
+                return documentMatchesQuery(document, effectiveQuery) ? document : null;
+            })
+            .filter(Objects::nonNull);
+        // Already filtered: the library's stream stage now matches against {} (always true), then sorts,
+        // skips, limits and projects exactly as after a full scan.
+        return matchDocumentsFromStream(candidates, EMPTY_QUERY, orderBy, numberToSkip, limit, batchSize,
+            fieldSelector);
+    }
+
+    /** Candidates for {@code query}, or null for the library's own path. */
+    private Plan plan(Document query) {
+        for (Index<Integer> index : getIndexes()) {
+            if (index.canHandle(query)) {
+                return null; // the library uses this index itself: keep its behaviour (and its order)
+            }
+        }
+        if (!QueryCheck.isSupportedQuery(query)) {
+            return null;
+        }
+        Plan best = null;
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            String field = entry.getKey();
+            if (field.startsWith("$")) {
+                continue;
+            }
+            List<Object> values = QueryCheck.equalityValues(entry.getValue(), field.equals(ID));
+            if (values == null) {
+                continue;
+            }
+            Plan plan = null;
+            if (field.equals(ID)) {
+                plan = planById(query, values);
+            } else {
+                FieldIndex index = fieldIndexes.get(field);
+                if (index != null) {
+                    plan = index.plan(query, field, values);
+                }
+            }
+            if (plan != null && (best == null || plan.positions.length < best.positions.length)) {
+                best = plan;
+            }
+        }
+        return best;
+    }
+
+    private Plan planById(Document query, List<Object> values) {
+        Index<Integer> idIndex = null;
+        for (Index<Integer> index : getIndexes()) {
+            List<IndexKey> keys = index.getKeys();
+            if (index.isUnique() && keys.size() == 1 && keys.get(0).getKey().equals(ID)) {
+                idIndex = index;
+                break;
+            }
+        }
+        if (idIndex == null) {
+            return null;
+        }
+        PositionList positions = new PositionList();
+        for (Object value : values) {
+            Integer position = idIndex.getPosition(new Document(ID, value));
+            if (position != null) {
+                positions.add(position);
+            }
+        }
+        // _id is never an array, so an index hit on a top-level _id equality/$in predicate is a match of it.
+        return new Plan(positions.sortedDistinct(), Plan.without(query, ID), null);
+    }
+}
