@@ -83,8 +83,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   });
 
   /**
-   * The caches this process read, held in front of MongoDB (the L1 tier of
-   * `../shared/reference/weibo-feed-cache-architecture.zh.md`), so a warm page makes no round trip.
+   * The caches this process read, held in front of MongoDB (the in-process L1 tier of a multi-tier
+   * feed cache, as Weibo's feed architecture layers it), so a warm page makes no round trip.
    * Every write to a cache below forgets it here at once and announces it to every other instance
    * (`timelinesChanged`, a `changed` live event) once it is stored; a fanout sub-task whose process
    * dies in between is retried by the queue, which announces again. Entries are trusted for 10 s at
