@@ -1,6 +1,7 @@
 /**
  * db/ owns the connection to MongoDB: connecting, database names, reachability, telling an outage
- * from other errors, and the embedded stand-in for development and tests (standIn.ts).
+ * from other errors, the embedded stand-in for development and tests (standIn.ts), and what every
+ * store of recorded intents shares to finish stalled work (stalledWork.ts).
  */
 import {
   MongoClient,

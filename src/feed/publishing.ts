@@ -40,7 +40,9 @@ export class Publishing implements PostPublishing {
   private readonly interactions: InteractionStores;
 
   constructor(private readonly deps: PublishingDependencies) {
-    ({ delivery: this.delivery, content: this.content, interactions: this.interactions } = deps);
+    this.delivery = deps.delivery;
+    this.content = deps.content;
+    this.interactions = deps.interactions;
   }
 
   /**

@@ -42,7 +42,9 @@ export class ReaderRelations implements RelationsOfReader {
   private readonly backend: FeedBackend;
 
   constructor(private readonly deps: ReaderRelationsDependencies) {
-    ({ readerFilters: this.readerFilters, graph: this.graph, backend: this.backend } = deps);
+    this.readerFilters = deps.readerFilters;
+    this.graph = deps.graph;
+    this.backend = deps.backend;
   }
 
   filtersOf(readerId: string): Promise<ReaderView> {

@@ -47,7 +47,11 @@ export class TimelineReading implements TimelineReader {
   private readonly authorLists = new WeakMap<readonly string[], readonly string[]>();
 
   constructor(private readonly deps: TimelineReadingDependencies) {
-    ({ backend: this.backend, graph: this.graph, content: this.content, readerFilters: this.readerFilters, activity: this.activity } = deps);
+    this.backend = deps.backend;
+    this.graph = deps.graph;
+    this.content = deps.content;
+    this.readerFilters = deps.readerFilters;
+    this.activity = deps.activity;
   }
 
   /** Which of these posts the viewer likes / has reposted: one query each for a whole page. */
