@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { isDatabaseUnavailable } from '../db/connect.js';
 import { AppError, databaseUnavailable } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
-import type { Services } from '../services.js';
+import type { ApiServices } from './apiServices.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 export interface RequestContext {
@@ -18,7 +18,7 @@ export interface RequestContext {
    * when it is not `Bearer <token>`, `invalid` when the token is forged, expired, or its account is gone.
    */
   tokenProblem: 'not-bearer' | 'invalid' | null;
-  services: Services;
+  services: ApiServices;
   loaders: Loaders;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
   live: LiveClient | null;
@@ -37,13 +37,13 @@ export type Authenticate = (authorization: unknown) => Promise<string | null | '
 export type CreateContext = (authorization: unknown, live: LiveClient | null, clientAddress: string) => Promise<RequestContext>;
 
 /** Contexts over these services. */
-export function requestContexts(services: Services): CreateContext {
+export function requestContexts(services: ApiServices): CreateContext {
   return (authorization, live, clientAddress) => createRequestContext(services, authorization, live, clientAddress);
 }
 
 /** Built per HTTP request or per subscription operation, so loaders never leak across requests. */
 async function createRequestContext(
-  services: Services,
+  services: ApiServices,
   authorization: unknown,
   live: LiveClient | null,
   clientAddress: string,

@@ -3,7 +3,7 @@ import type { PostCounts, PostRecord } from '../records/posts.js';
 import { ObjectId } from 'mongodb';
 import type { ReaderView } from '../graph/readerView.js';
 import type { UserRecord } from '../records/users.js';
-import type { Services } from '../services.js';
+import type { ApiServices } from './apiServices.js';
 
 /**
  * Per-request batching: every user, post or "does the viewer follow X" that a response needs is
@@ -30,7 +30,7 @@ export interface Loaders {
 
 const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
 
-export function createLoaders(services: Services, viewerId: string | null): Loaders {
+export function createLoaders(services: ApiServices, viewerId: string | null): Loaders {
   const loadedUsers = new Map<string, UserRecord | null>();
   return {
     users: new DataLoader(async (handles) => {
@@ -70,7 +70,7 @@ function viewerStateLoader(
 }
 
 /** "Does the viewer follow X" for a batch of handles. */
-function createViewerFollowsLoader(services: Services, viewerId: string | null): DataLoader<string, boolean> {
+function createViewerFollowsLoader(services: ApiServices, viewerId: string | null): DataLoader<string, boolean> {
   return new DataLoader(async (handles) => {
     if (!viewerId) return handles.map(() => false);
     const followed = await services.graph.followedAmong(viewerId, handles);
