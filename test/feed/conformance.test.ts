@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
+import { runQueued } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
@@ -447,10 +448,7 @@ describe.each(combinations)('random interleavings of follows with queued deliver
     }
     // The slow workers catch up: held tasks first or last, then everything else.
     await fanout.queue.tasks.updateMany({ _id: { $in: heldBack } }, { $set: { runAt: new Date() } });
-    for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
-      await fanout.handle(task, { attempt: task.attempts, checkpoint: async () => {} });
-      await fanout.queue.complete(task);
-    }
+    await runQueued(app);
     for (const reader of readers) {
       await expectPagesMatchOracle(app, page, reader, 3);
       await expectPagesMatchOracle(app, page, reader, 5);

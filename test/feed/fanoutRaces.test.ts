@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskRun } from '../../src/queue/taskWorkers.js';
+import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const strategies = [
@@ -29,13 +30,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     const docs = await app.database.db.collection<any>(collection).find(ofUser(handle)).toArray();
     return docs.flatMap((doc) => doc._c as { _id: ObjectId }[]).filter((entry) => entry._id.equals(new ObjectId(postId))).length;
   };
-  /** Runs every queued sub-task once, as a worker would, with `checkpoint` called before its writes. */
-  const runQueued = async (checkpoint: TaskRun['checkpoint'] = async () => {}) => {
-    for (let task = await app.services.fanout.queue.claim(); task; task = await app.services.fanout.queue.claim()) {
-      await app.services.fanout.handle(task, { attempt: task.attempts, checkpoint });
-      await app.services.fanout.queue.complete(task);
-    }
-  };
+  const runQueued = (checkpoint?: TaskRun['checkpoint']) => runTasks(app, checkpoint);
 
   /** Runs the queued sub-tasks with `action` done once, at the first checkpoint: after reading, before writing. */
   const runQueuedInterruptedBy = async (action: () => Promise<unknown>) => {

@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { timelineContentModes } from '../../src/config.js';
 import type { TaskRun } from '../../src/queue/taskWorkers.js';
+import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const cacheSize = 6;
@@ -51,13 +52,7 @@ describe.each(combinations)('a follow racing deliveries: FEED_STRATEGY=$strategy
     expect(await timeline(handle)).toEqual(expected);
     expect(await timeline(handle)).toEqual(expected);
   };
-  const runQueued = async (checkpoint: TaskRun['checkpoint'] = async () => {}) => {
-    const { fanout } = app.services;
-    for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
-      await fanout.handle(task, { attempt: task.attempts, checkpoint });
-      await fanout.queue.complete(task);
-    }
-  };
+  const runQueued = (checkpoint?: TaskRun['checkpoint']) => runTasks(app, checkpoint);
   /** Runs the queue with `action` done at the first sub-task's last checkpoint: recipients read, nothing written. */
   const runQueuedInterruptedBy = async (action: () => Promise<unknown>) => {
     let done = false;
