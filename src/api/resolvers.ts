@@ -1,4 +1,5 @@
 import { GraphQLScalarType, Kind } from 'graphql';
+import type DataLoader from 'dataloader';
 import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { encodeCursor } from '../content/position.js';
@@ -80,10 +81,14 @@ export const resolvers: Resolvers = {
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
     createPost: (_parent, { text, replyTo }, context) => context.services.publishing.post(requireViewer(context), text, replyTo ?? null),
     deletePost: (_parent, { id }, context) => context.services.publishing.deletePost(requireViewer(context), id),
-    likePost: (_parent, { id }, context) => context.services.publishing.likePost(requireViewer(context), id),
-    unlikePost: (_parent, { id }, context) => context.services.publishing.unlikePost(requireViewer(context), id),
-    repost: (_parent, { id }, context) => context.services.publishing.repost(requireViewer(context), id),
-    undoRepost: (_parent, { id }, context) => context.services.publishing.undoRepost(requireViewer(context), id),
+    likePost: (_parent, { id }, context) =>
+      context.services.publishing.likePost(requireViewer(context), id).then(showing(context.loaders.viewerLikes, true)),
+    unlikePost: (_parent, { id }, context) =>
+      context.services.publishing.unlikePost(requireViewer(context), id).then(showing(context.loaders.viewerLikes, false)),
+    repost: (_parent, { id }, context) =>
+      context.services.publishing.repost(requireViewer(context), id).then(showing(context.loaders.viewerReposts, true)),
+    undoRepost: (_parent, { id }, context) =>
+      context.services.publishing.undoRepost(requireViewer(context), id).then(showing(context.loaders.viewerReposts, false)),
     mute: (_parent, { handle }, context) => context.services.relations.mute(requireViewer(context), handle),
     unmute: (_parent, { handle }, context) => context.services.relations.unmute(requireViewer(context), handle),
     block: (_parent, { handle }, context) => context.services.relations.block(requireViewer(context), handle),
@@ -138,6 +143,16 @@ export const resolvers: Resolvers = {
     cursor: (edge) => encodeCursor(edge.item),
     repostedBy: (edge, _args, context) => (edge.repostedById ? context.loaders.users.load(edge.repostedById) : null),
   },
+};
+
+/**
+ * The answer to a like, repost or their undoing shows what this request did, not what a racing
+ * request of the same viewer did a moment later: the viewer's state of the post is the request's.
+ */
+const showing = (viewerState: DataLoader<string, boolean>, state: boolean) => (post: PostRecord) => {
+  const key = post.id.toHexString();
+  viewerState.clear(key).prime(key, state);
+  return post;
 };
 
 /** A post by id; null for an unknown id, and for a repost's id, which the API never hands out. */

@@ -45,6 +45,9 @@ export interface FanoutStatus extends QueueStatus {
   subtasksLastMinute: number;
 }
 
+/** A post still in `content` this long after its retraction was queued lost its request, which deletes it within milliseconds. */
+const deletingRequestGraceMs = 5_000;
+
 /** A post missing from `content` this long after its task was queued was never stored (its request died). */
 const unstoredGraceMs = 60_000;
 
@@ -202,12 +205,16 @@ export class Fanout {
 
   /**
    * The first sub-task of a retraction finishes the deletion itself: its request may have died
-   * between queueing this task and deleting the post, and the delete was already promised.
+   * between queueing this task and deleting the post, and the delete was already promised. A
+   * request still alive deletes it a moment later and answers for it, so the sub-task waits for
+   * that first, briefly.
    */
   private async retract(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
     const { recipients } = task.payload;
     if (!recipients) {
+      const requestAlive = Date.now() - task.createdAt.getTime() < deletingRequestGraceMs;
+      if (requestAlive && (await this.content.lookups.exists(post.id))) throw new RetryLater(25, 'the deleting request has not removed the post yet');
       await this.content.deletePost(post);
       // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
       // (they check after writing).

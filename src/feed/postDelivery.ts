@@ -46,14 +46,19 @@ export class PostDelivery {
     await changes.publish(postAdded(post));
   }
 
-  /** Queued, out of `content` and the author's own timeline, and announced live. */
-  async retract(post: PostRecord): Promise<void> {
+  /**
+   * Queued, out of `content` and the author's own timeline, and announced live. Returns whether
+   * this call removed the post: of racing calls exactly one does, and only it announces, so each
+   * removal is told once. The retraction's first sub-task leaves the deletion to a live request
+   * (see Fanout), so a request is not beaten to it by its own worker.
+   */
+  async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
     if (!post.pulled) await fanout.enqueueRetraction(post);
-    // The retraction's first sub-task deletes the post too, and may have been first.
-    await content.deletePost(post);
+    const removed = await content.deletePost(post);
     await backend.removeFrom([post.authorId], post);
-    await changes.publish(postRemoved(post));
+    if (removed) await changes.publish(postRemoved(post));
+    return removed;
   }
 
   /** Whether the author's posts (and reposts) are pulled by readers instead of pushed to them. */

@@ -63,12 +63,13 @@ export class Publishing implements PostPublishing {
   /**
    * The retraction is queued first, then the post leaves `content` and the author's own timeline;
    * workers take it out of followers' timelines. A delivery still running checks `content` after
-   * writing and removes what it wrote, so a deleted post never lingers.
+   * writing and removes what it wrote, so a deleted post never lingers. Of racing deletes, the one
+   * that removed the post answers true; the others find it gone, as a later delete would.
    */
   async deletePost(viewerId: string, id: string): Promise<boolean> {
     const post = await this.existingPost(id);
     if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can delete a post');
-    await this.removePost(post);
+    if (!(await this.removePost(post))) throw notFound(`No post with id "${id}"`);
     return true;
   }
 
@@ -103,7 +104,10 @@ export class Publishing implements PostPublishing {
 
   /** A post or repost of an account being deleted. */
   async removeAuthored(post: PostRecord): Promise<void> {
-    if (!post.repostOf) return this.removePost(post);
+    if (!post.repostOf) {
+      await this.removePost(post);
+      return;
+    }
     await this.interactions.reposts.remove(post.repostOf.id, post.authorId);
     // A repost whose original is gone has no edge left to undo.
     if (await this.content.lookups.exists(post.id)) await this.delivery.retract(post);
@@ -120,12 +124,13 @@ export class Publishing implements PostPublishing {
     return found;
   }
 
-  /** A post goes with its reposts and likes; replies stay, their `replyTo` now null. */
-  private async removePost(post: PostRecord): Promise<void> {
-    await this.delivery.retract(post);
+  /** A post goes with its reposts and likes; replies stay, their `replyTo` now null. Whether this call removed it. */
+  private async removePost(post: PostRecord): Promise<boolean> {
+    if (!(await this.delivery.retract(post))) return false;
     for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
     await this.interactions.likes.forgetPost(post.id);
     await this.interactions.reposts.forgetPost(post.id);
+    return true;
   }
 
   private async existingPost(id: string): Promise<PostRecord> {

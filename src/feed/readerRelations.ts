@@ -4,7 +4,7 @@ import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { FollowResult, UserGraphService } from '../graph/userGraphService.js';
 import type { UserRecord } from '../records/users.js';
 import type { FeedBackend } from './feedBackend.js';
 
@@ -51,24 +51,29 @@ export class ReaderRelations implements RelationsOfReader {
     return this.readerFilters.of(readerId);
   }
 
-  /** Returns the followed user with fresh counts. */
+  /** Returns the followed user with fresh counts. Announced only when this request changed the pair. */
   async follow(followerId: string, followeeId: string): Promise<UserRecord> {
     await this.deps.rateLimits.follow(followerId);
     await this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow');
-    let { following } = await this.graph.follow(followerId, followeeId, this.backend);
+    const followed = await this.graph.follow(followerId, followeeId, this.backend);
+    await this.announceFollow(followed, followerId, followeeId);
     // A block recorded while this follow was applied wins: its unfollow may have run first.
     const blocked = await this.readerFilters.of(followerId).then((view) => view.isBlockedEitherWay(followeeId));
-    if (blocked) ({ following } = await this.graph.unfollow(followerId, followeeId, this.backend));
-    await this.deps.changes.publish(followChange(following, followerId, followeeId));
-    if (blocked) throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
+    if (blocked) {
+      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
+      throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
+    }
     return this.freshUser(followeeId);
   }
 
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
     await this.deps.rateLimits.follow(followerId);
-    const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
-    await this.deps.changes.publish(followChange(following, followerId, followeeId));
+    await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
     return this.freshUser(followeeId);
+  }
+
+  private async announceFollow(result: FollowResult, followerId: string, followeeId: string): Promise<void> {
+    if (result.changed) await this.deps.changes.publish(followChange(result.following, followerId, followeeId));
   }
 
   async mute(viewerId: string, handle: string): Promise<UserRecord> {
@@ -91,8 +96,7 @@ export class ReaderRelations implements RelationsOfReader {
     await this.readerFilters.block(viewerId, handle);
     await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
-      const { following } = await this.graph.unfollow(followerId, followeeId, this.backend);
-      if (!following) await this.deps.changes.publish(followChange(false, followerId, followeeId));
+      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
     }
     return this.freshUser(handle);
   }

@@ -81,10 +81,15 @@ export class FollowPairs {
     await this.pairs.deleteMany({ $or: [{ f: handle }, { t: handle }], dirty: false });
   }
 
-  /** Records the wish and returns once it, or a newer wish for the pair, is fully applied. */
-  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects): Promise<FollowPairDocument> {
-    const pair = await this.recordWish(followerId, followeeId, want);
-    return this.applyUpTo(pair._id, pair.v, effects);
+  /**
+   * Records the wish and returns once it, or a newer wish for the pair, is fully applied, with
+   * whether this wish changed what was asked for before it. Of racing follows of one pair exactly
+   * one changes it, so a follow or an unfollow is announced once however often it is asked for.
+   */
+  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects): Promise<{ pair: FollowPairDocument; changed: boolean }> {
+    const before = await this.recordWish(followerId, followeeId, want);
+    const pair = await this.applyUpTo(pairId(followerId, followeeId), (before?.v ?? 0) + 1, effects);
+    return { pair, changed: (before?.want ?? false) !== want };
   }
 
   /** Finishes pairs whose request died mid-way. Returns how many it repaired. */
@@ -93,7 +98,8 @@ export class FollowPairs {
     return finishEach(stalled, (pair) => this.applyUpTo(pair._id, pair.v, effects));
   }
 
-  private async recordWish(followerId: string, followeeId: string, want: boolean): Promise<FollowPairDocument> {
+  /** The pair as it was before this wish (null for a new pair); this wish's version is one more. */
+  private async recordWish(followerId: string, followeeId: string, want: boolean): Promise<FollowPairDocument | null> {
     const _id = pairId(followerId, followeeId);
     for (let attempt = 0; ; attempt++) {
       try {
@@ -104,9 +110,9 @@ export class FollowPairs {
             $inc: { v: 1 },
             $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: null, lease: null },
           },
-          { upsert: true, returnDocument: 'after' },
+          { upsert: true, returnDocument: 'before' },
         );
-        return pair!;
+        return pair;
       } catch (error) {
         // Two first requests for a new pair: one insert wins, the other becomes an update.
         if (!isDuplicateKeyError(error) || attempt > 0) throw error;

@@ -22,6 +22,12 @@ export interface GraphChange {
 const edgeIndex = { key: { _f: 1, _t: 1 }, name: 'from_to', unique: true } as const;
 const idsOnly = { _id: 0, _t: 1 } as const;
 
+/** Where a follow or unfollow left the pair, and whether this request's wish changed it. */
+export interface FollowResult {
+  following: boolean;
+  changed: boolean;
+}
+
 /**
  * Users and who follows whom (Socialite's user graph service): the edges live in two collections,
  * one per direction, so both lists are single-index reads and each could be sharded by `_f`.
@@ -90,20 +96,20 @@ export class UserGraphService {
     this.followingCache.clear();
   }
 
-  async follow(followerId: string, followeeId: string, effects: FollowEffects): Promise<{ following: boolean }> {
+  async follow(followerId: string, followeeId: string, effects: FollowEffects): Promise<FollowResult> {
     if (followerId === followeeId) throw badInput('You cannot follow yourself');
     await this.assertUserExists(followeeId);
-    const pair = await this.pairs.set(followerId, followeeId, true, effects);
+    const { pair, changed } = await this.pairs.set(followerId, followeeId, true, effects);
     this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want };
+    return { following: pair.want, changed };
   }
 
-  async unfollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<{ following: boolean }> {
+  async unfollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<FollowResult> {
     if (followerId === followeeId) throw badInput('You cannot unfollow yourself');
     await this.assertUserExists(followeeId);
-    const pair = await this.pairs.set(followerId, followeeId, false, effects);
+    const { pair, changed } = await this.pairs.set(followerId, followeeId, false, effects);
     this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want };
+    return { following: pair.want, changed };
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */

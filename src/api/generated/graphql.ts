@@ -48,7 +48,10 @@ export type Mutation = {
    * are undone, their tokens stop working and the handle becomes free. Needs the password.
    */
   deleteAccount: Scalars['Boolean']['output'];
-  /** Deletes one of the viewer's posts everywhere: content and every timeline. True when deleted. */
+  /**
+   * Deletes one of the viewer's posts everywhere: content and every timeline. True when deleted; of
+   * deletes of one post racing each other, one answers true and the others NOT_FOUND.
+   */
   deletePost: Scalars['Boolean']['output'];
   /** Follows a user and returns them. Following someone already followed changes nothing. */
   follow: User;
