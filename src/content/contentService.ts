@@ -115,15 +115,6 @@ export class ContentService {
     if (post.replyTo && uncounted) await this.replyCounts.count(post.id, post.replyTo.id);
   }
 
-
-
-
-
-
-
-
-
-
   /**
    * True when this call removed the post. A tombstone is written first (ReplyCounts.recordDeletion),
    * so background work can tell a deleted post from one whose request has not stored it yet.
@@ -138,14 +129,6 @@ export class ContentService {
     return deleted;
   }
 
-
-
-
-
-
-
-
-  /** Posts added or removed elsewhere: their authors' outboxes are stale. */
   /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */
   getPost(id: ObjectId): Promise<PostRecord | null> {
     return this.lookups.getPost(id);
@@ -160,12 +143,9 @@ export class ContentService {
     this.outboxes.forget(authorIds);
   }
 
-
   outboxStats() {
     return this.outboxes.stats();
   }
-
-
 
   /** A page of the posts of one or many authors around a point in time, newest first. */
   async pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
@@ -177,7 +157,6 @@ export class ContentService {
     // A query, not the outboxes: a reader follows few pulled authors, and their outboxes would hold mostly pushed posts.
     return this.page(authorIds, request, { _p: true });
   }
-
 
   private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
