@@ -9,7 +9,7 @@ import type { GeneratedGraph } from './generate.js';
 import { createPostMutation, timelineQuery } from './measure.js';
 import { buildTimelines, progressBar } from './prepare.js';
 import { startServerProcess, type ServerProcess } from './serverProcess.js';
-import type { Operations, Send, Session } from './traffic.js';
+import { FollowTracker, type Operations, type Send, type Session } from './traffic.js';
 
 const jwtSecret = 'bench-secret-that-is-at-least-32-characters';
 
@@ -25,7 +25,7 @@ export interface World {
   handles: string[];
   authorization: Map<string, string>;
   /** Who each user follows now; follow and unfollow keep it current, so unfollows hit real follows. */
-  followees: Map<string, string[]>;
+  followees: FollowTracker;
 }
 
 /**
@@ -49,16 +49,13 @@ export async function serveStrategy(db: Db, uri: string, graph: GeneratedGraph, 
   const config = loadConfig(environment);
   await buildTimelines(db, config, `${served.strategy}/${served.mode}`, graph.posts);
   const services = createServices(db, config);
+  const edges: (readonly [string, string])[] = [];
+  for await (const edge of db.collection<{ _f: string; _t: string }>('following').find({}, { projection: { _f: 1, _t: 1 } })) edges.push([edge._f, edge._t]);
   const world: World = {
     handles: graph.handles,
     authorization: new Map(await Promise.all(graph.handles.map(async (handle) => [handle, `Bearer ${await services.accounts.tokenFor(handle)}`] as const))),
-    followees: new Map(),
+    followees: new FollowTracker(graph.handles, edges),
   };
-  for await (const edge of db.collection<{ _f: string; _t: string }>('following').find({}, { projection: { _f: 1, _t: 1 } })) {
-    const list = world.followees.get(edge._f) ?? [];
-    list.push(edge._t);
-    world.followees.set(edge._f, list);
-  }
   const server = await startServerProcess(
     { ...environment, NODE_ENV: 'production', DATA_DIR: ':memory:' },
     served.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${served.profileDir}`] : [],
@@ -85,8 +82,11 @@ export async function readEveryTimelineOnce(label: string, users: readonly strin
   if (failed > 0) console.error(`${label}: ${failed} of ${users.length} first reads failed`);
 }
 
+/** A post's id and when its createPost answer arrived (performance.now()), for the delivery lag. */
+export type OnPosted = (author: string, postId: string, answeredAt: number) => void;
+
 /** The GraphQL operations of the mix, as the reference web client would send them. */
-export function graphqlOperations(world: World, random: () => number, readQuery = timelineQuery): Operations {
+export function graphqlOperations(world: World, random: () => number, readQuery = timelineQuery, onPosted?: OnPosted): Operations {
   const call = async (send: Send, user: string, query: string, variables: Record<string, unknown>) => {
     const reply = await send('POST', '/graphql', { 'content-type': 'application/json', authorization: world.authorization.get(user)! }, JSON.stringify({ query, variables }));
     const json = JSON.parse(reply.body) as { data?: any; errors?: unknown };
@@ -108,29 +108,28 @@ export function graphqlOperations(world: World, random: () => number, readQuery 
       ran: 'readOwn',
       ok: (await call(send, session.user, ownPostsQuery, { handle: session.user })).ok,
     }),
-    post: async (session, send) => ({
-      ran: 'post',
-      ok: (await call(send, session.user, createPostMutation, { text: `workload post by ${session.user} at ${Date.now()}` })).ok,
-    }),
+    post: async (session, send) => {
+      const { ok, data } = await call(send, session.user, createPostMutation, { text: `workload post by ${session.user} at ${Date.now()}` });
+      if (ok && onPosted) onPosted(session.user, data.createPost.id, performance.now());
+      return { ran: 'post', ok };
+    },
     like: async (session, send) => {
       const id = pick(session.seenPostIds);
       if (!id) return { ran: 'read', ok: await readPage(session, send, null) };
       return { ran: 'like', ok: (await call(send, session.user, likeMutation, { id })).ok };
     },
     follow: async (session, send) => {
-      const followees = world.followees.get(session.user) ?? [];
-      const handle = pick(world.handles.filter((candidate) => candidate !== session.user && !followees.includes(candidate)));
-      if (!handle) return { ran: 'read', ok: await readPage(session, send, null) };
+      const handle = world.followees.pickToFollow(session.user, random);
+      if (handle === null) return { ran: 'read', ok: await readPage(session, send, null) };
       const { ok } = await call(send, session.user, followMutation, { handle });
-      if (ok) world.followees.set(session.user, [...followees, handle]);
+      if (!ok) world.followees.undo('follow', session.user, handle);
       return { ran: 'follow', ok };
     },
     unfollow: async (session, send) => {
-      const followees = world.followees.get(session.user) ?? [];
-      const handle = pick(followees);
-      if (!handle) return { ran: 'read', ok: await readPage(session, send, null) };
+      const handle = world.followees.pickToUnfollow(session.user, random);
+      if (handle === null) return { ran: 'read', ok: await readPage(session, send, null) };
       const { ok } = await call(send, session.user, unfollowMutation, { handle });
-      if (ok) world.followees.set(session.user, followees.filter((followee) => followee !== handle));
+      if (!ok) world.followees.undo('unfollow', session.user, handle);
       return { ran: 'unfollow', ok };
     },
   };

@@ -1,8 +1,9 @@
 /**
  * `npm run bench:socialite -- --jar <socialite.jar>`: MongoDB Labs' Socialite, the design this
  * project follows, against this API on the same database server and same-sized data, both over
- * HTTP, read-only timeline traffic from the same load generator, in alternating rounds. How to
- * build the jar is in docs/benchmark.md.
+ * HTTP, the same traffic from the same load generator (timeline reads only, or with `--mix socialite`
+ * Socialite's model of reads, posts, follows and unfollows), in alternating rounds. How to build the
+ * jar is in docs/benchmark.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -18,7 +19,7 @@ import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourAp
 import { benchDatabaseServer, loadGraph } from './prepare.js';
 import { describeEnvironment } from './report.js';
 import { freePort, processTreeCpuSeconds } from './serverProcess.js';
-import { httpClient, mixFrom, runTraffic, type Operations, type TrafficResult } from './traffic.js';
+import { FollowTracker, httpClient, namedMix, runTraffic, type MixName, type Operation, type Operations, type TrafficResult } from './traffic.js';
 
 /** Socialite's feed models that match this project's strategies. */
 const socialiteModels: Partial<Record<FeedStrategyName, string>> = {
@@ -37,6 +38,8 @@ const usage = `Usage: npm run bench:socialite -- --jar <path to socialite-0.0.1-
   --duration <s>       measured seconds per round and side (default 10)
   --rounds <n>         alternating rounds (default 3)
   --strategies <list>  of ${Object.keys(socialiteModels).join(', ')} (default both)
+  --mix <name>         reads (timeline reads only; default) or socialite (80 % timeline reads, 10 % posts,
+                       5 % follows, 5 % unfollows of accounts the user does not / does follow)
   --fields <which>     what this API's page carries: socialite (each post's id, text, time and
                        author, as Socialite's page; default) or client (also a cursor per post and
                        the author's display name)
@@ -45,10 +48,16 @@ const usage = `Usage: npm run bench:socialite -- --jar <path to socialite-0.0.1-
   --out <path>         JSON results (default bench/results/socialite-<time>.json)
 `;
 
+/** The operations of the mixes this benchmark offers, in the order the report lists them. */
+const comparedOperations = ['read', 'post', 'follow', 'unfollow'] as const satisfies readonly Operation[];
+
 interface Side {
+  /** Operations per second, all kinds together (pages per second with the reads mix). */
   perSecond: number;
+  /** Timeline reads. */
   p50: number;
   p99: number;
+  byOperation: Partial<Record<Operation, { perSecond: number; p50: number; p99: number; errors: number }>>;
   errors: number;
   /**
    * Cores used while the side's traffic ran (warm-up included): its server's processes, the
@@ -74,6 +83,7 @@ async function main(): Promise<void> {
       strategies: { type: 'string' },
       processes: { type: 'string' },
       fields: { type: 'string' },
+      mix: { type: 'string' },
       'profile-server': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -96,6 +106,7 @@ async function main(): Promise<void> {
     strategies: list('strategies', values.strategies, Object.keys(socialiteModels) as FeedStrategyName[]),
     processes: int('processes', values.processes, 1, 1),
     fields: pageFields(values.fields),
+    mix: namedMix(values.mix ?? 'reads').name,
     profileDir: values['profile-server'] ? resolve(values['profile-server']) : null,
     out: values.out ?? `bench/results/socialite-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
@@ -111,10 +122,12 @@ async function main(): Promise<void> {
   const report = { startedAt: new Date(started).toISOString(), totalSeconds: (Date.now() - started) / 1000, environment: describeEnvironment(server.description), options, results };
   await mkdir(dirname(options.out), { recursive: true });
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+  const unit = options.mix === 'reads' ? 'pages/s' : 'ops/s';
+  const traffic = options.mix === 'reads' ? 'timeline reads only (20 posts a page)' : "Socialite's mix: 80 % timeline reads (20 posts a page), 10 % posts, 5 % follows, 5 % unfollows";
   console.log(`- Machine: ${report.environment.cpu}, ${report.environment.cores} cores; Node ${report.environment.node}; database: ${report.environment.database}`);
-  console.log(`- Traffic: timeline reads only (20 posts a page), ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}, ${options.fields === 'socialite' ? "the fields of Socialite's page" : "the reference client's fields"}`);
-  console.log('\n| strategy | data (users, follows, posts) | Socialite pages/s | p50 / p99 ms | this API pages/s | p50 / p99 ms | ratio (median) | ratio per round | failed requests (Socialite, ours) |');
+  console.log(`- Traffic: ${traffic}, ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}, ${options.fields === 'socialite' ? "the fields of Socialite's page" : "the reference client's fields"}`);
+  console.log(`\n| strategy | data (users, follows, posts) | Socialite ${unit} | read p50 / p99 ms | this API ${unit} | read p50 / p99 ms | ratio (median) | ratio per round | failed requests (Socialite, ours) |`);
   console.log('|---|---|--:|--:|--:|--:|--:|---|--:|');
   for (const result of results) {
     const theirs = result.rounds.map((round) => round.socialite);
@@ -128,8 +141,29 @@ async function main(): Promise<void> {
         `| ${theirs.reduce((sum, s) => sum + s.errors, 0)}, ${ours.reduce((sum, s) => sum + s.errors, 0)} |`,
     );
   }
-  console.log('\nCores while each side ran, median of the rounds (server, database, load generator), and the server\'s and the load generator\'s CPU per page:\n');
-  console.log('| strategy | side | server cores | database cores | load generator cores | server ms/page | load generator ms/page |');
+  if (options.mix !== 'reads') {
+    console.log('\nPer operation, median of the rounds: operations per second, p50 / p99 ms, and the ratio of the operations per second (ours ÷ Socialite\'s):\n');
+    console.log(`| strategy | operation | Socialite ops/s | p50 / p99 ms | this API ops/s | p50 / p99 ms | ratio | failed (Socialite, ours) |`);
+    console.log('|---|---|--:|--:|--:|--:|--:|--:|');
+    for (const result of results) {
+      for (const op of comparedOperations) {
+        const stat = (sides: Side[], pick: (s: NonNullable<Side['byOperation'][Operation]>) => number) =>
+          median(sides.flatMap((side) => (side.byOperation[op] ? [pick(side.byOperation[op]!)] : [])));
+        const theirs = result.rounds.map((round) => round.socialite);
+        const ours = result.rounds.map((round) => round.ours);
+        const errors = (sides: Side[]) => sides.reduce((sum, side) => sum + (side.byOperation[op]?.errors ?? 0), 0);
+        const ms = (x: number) => (Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
+        console.log(
+          `| ${result.strategy} | ${op} | ${stat(theirs, (s) => s.perSecond).toFixed(0)} | ${ms(stat(theirs, (s) => s.p50))} / ${ms(stat(theirs, (s) => s.p99))} ` +
+            `| ${stat(ours, (s) => s.perSecond).toFixed(0)} | ${ms(stat(ours, (s) => s.p50))} / ${ms(stat(ours, (s) => s.p99))} ` +
+            `| ${(stat(ours, (s) => s.perSecond) / stat(theirs, (s) => s.perSecond)).toFixed(2)}× | ${errors(theirs)}, ${errors(ours)} |`,
+        );
+      }
+    }
+  }
+  console.log(`\nCores while each side ran, median of the rounds (server, database, load generator), and the server's and the load generator's CPU per ${options.mix === 'reads' ? 'page' : 'operation'}:\n`);
+  const per = options.mix === 'reads' ? 'page' : 'op';
+  console.log(`| strategy | side | server cores | database cores | load generator cores | server ms/${per} | load generator ms/${per} |`);
   console.log('|---|---|--:|--:|--:|--:|--:|');
   for (const result of results) {
     for (const [name, sides] of [['Socialite', result.rounds.map((round) => round.socialite)], ['this API', result.rounds.map((round) => round.ours)]] as const) {
@@ -151,7 +185,7 @@ async function compare(
   strategy: FeedStrategyName,
   baseUri: string,
   databasePid: number | null,
-  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client'; profileDir: string | null },
+  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client'; mix: MixName; profileDir: string | null },
 ) {
   const model = socialiteModels[strategy]!;
   const socialiteDatabase = `socialite_${Date.now().toString(36)}`;
@@ -197,13 +231,11 @@ async function compare(
   try {
     await waitForHttp(`http://127.0.0.1:${port}/users/0/timeline?limit=1`, socialite);
     const socialiteUsers = Array.from({ length: options.users }, (_, i) => String(i));
-    const theirs: Operations = {
-      // Parsed as ours are: a client reads the page it asked for.
-      read: async (session, send) => {
-        const reply = await send('GET', `/users/${session.user}/timeline?limit=20`, {});
-        return { ran: 'read', ok: reply.status === 200 && Array.isArray(JSON.parse(reply.body)) };
-      },
-    };
+    const socialiteEdges: (readonly [string, string])[] = [];
+    for await (const edge of socialiteDb.db.collection<{ _f: string; _t: string }>('following').find({}, { projection: { _f: 1, _t: 1 } })) {
+      socialiteEdges.push([String(edge._f), String(edge._t)]);
+    }
+    const theirs = socialiteOperations(new FollowTracker(socialiteUsers, socialiteEdges), seededRandom(9));
     const ours = graphqlOperations(world, seededRandom(9), options.fields === 'socialite' ? socialiteFieldsTimelineQuery : timelineQuery);
     await readEveryTimelineOnce('Socialite', socialiteUsers, theirs.read!, theirClient.send, options.concurrency);
     await readEveryTimelineOnce('this API', world.handles, ours.read!, ourClient.send, options.concurrency);
@@ -213,7 +245,7 @@ async function compare(
       activeUsers: options.activeUsers,
       concurrency: options.concurrency,
       targetRate: 0,
-      mix: mixFrom({ read: 1 }),
+      mix: namedMix(options.mix).mix,
       sessionLength: 20,
       seconds: options.duration,
       warmupSeconds: 2,
@@ -231,6 +263,9 @@ async function compare(
         perSecond: result.perSecond,
         p50: result.byOperation.read?.p50 ?? NaN,
         p99: result.byOperation.read?.p99 ?? NaN,
+        byOperation: Object.fromEntries(
+          Object.entries(result.byOperation).map(([op, stats]) => [op, { perSecond: stats.perSecond, p50: stats.p50, p99: stats.p99, errors: stats.errors }]),
+        ),
         errors: result.errors,
         cores: {
           server: (after.server - before.server) / wall,
@@ -243,7 +278,8 @@ async function compare(
     for (let round = 1; round <= options.rounds; round++) {
       const theirResult = await side(socialite.pid!, () => runTraffic(traffic(socialiteUsers), theirs, theirClient.send, () => {}));
       const ourResult = await side(server.pid, () => runTraffic(traffic(world.handles), ours, ourClient.send, () => {}));
-      console.error(`${strategy} round ${round}: Socialite ${theirResult.perSecond.toFixed(0)} pages/s, this API ${ourResult.perSecond.toFixed(0)} pages/s`);
+      const unit = options.mix === 'reads' ? 'pages/s' : 'ops/s';
+      console.error(`${strategy} round ${round}: Socialite ${theirResult.perSecond.toFixed(0)} ${unit}, this API ${ourResult.perSecond.toFixed(0)} ${unit}`);
       rounds.push({ socialite: theirResult, ours: ourResult });
     }
     return { strategy, socialiteModel: model, data: { users: options.users, socialiteFollows, ourFollows: graph.edges, posts: graph.posts }, rounds };
@@ -257,6 +293,42 @@ async function compare(
     await socialiteDb.close();
     await ourDatabase.close();
   }
+}
+
+/**
+ * Socialite's REST resource (UserResource): GET /users/{id}/timeline, POST /users/{id}/posts?message=,
+ * PUT and DELETE /users/{id}/following/{target}. Follows and unfollows pick, as ours do, an account the
+ * user does not / does follow, from the same kind of tracker.
+ */
+function socialiteOperations(followees: FollowTracker, random: () => number): Operations {
+  const ok = (status: number) => status >= 200 && status < 300;
+  // Parsed as ours are: a client reads the page it asked for.
+  const read: NonNullable<Operations['read']> = async (session, send) => {
+    const reply = await send('GET', `/users/${session.user}/timeline?limit=20`, {});
+    return { ran: 'read', ok: reply.status === 200 && Array.isArray(JSON.parse(reply.body)) };
+  };
+  return {
+    read,
+    post: async (session, send) => {
+      const message = encodeURIComponent(`workload post by ${session.user} at ${Date.now()}`);
+      const reply = await send('POST', `/users/${session.user}/posts?message=${message}`, {}, '');
+      return { ran: 'post', ok: ok(reply.status) };
+    },
+    follow: async (session, send) => {
+      const target = followees.pickToFollow(session.user, random);
+      if (target === null) return read(session, send);
+      const reply = await send('PUT', `/users/${session.user}/following/${target}`, {}, '');
+      if (!ok(reply.status)) followees.undo('follow', session.user, target);
+      return { ran: 'follow', ok: ok(reply.status) };
+    },
+    unfollow: async (session, send) => {
+      const target = followees.pickToUnfollow(session.user, random);
+      if (target === null) return read(session, send);
+      const reply = await send('DELETE', `/users/${session.user}/following/${target}`, {});
+      if (!ok(reply.status)) followees.undo('unfollow', session.user, target);
+      return { ran: 'unfollow', ok: ok(reply.status) };
+    },
+  };
 }
 
 function pageFields(raw: string | undefined): 'socialite' | 'client' {

@@ -29,7 +29,7 @@ export interface HttpReply {
   body: string;
 }
 
-export type Send = (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string) => Promise<HttpReply>;
+export type Send = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: string) => Promise<HttpReply>;
 
 /**
  * What each operation sends, for one API. Returns false when the reply was an error. An operation
@@ -216,4 +216,87 @@ export function mixFrom(given: Partial<Record<Operation, number>>, offered: read
   if (specified > 1 + 1e-9) throw new Error(`the operation shares add up to ${specified}, more than 1`);
   for (const op of offered) mix[op] = given[op] ?? (unspecified.length ? (1 - specified) / unspecified.length : 0);
   return mix;
+}
+
+/**
+ * Mixes by name, for `--mix`: `reads` is timeline reads only; `socialite` is the traffic model of
+ * Socialite's own benchmark runs as this project measures it against Socialite: 80 % timeline reads,
+ * 10 % posts, 5 % follows, 5 % unfollows.
+ */
+export const namedMixes = {
+  reads: { read: 1 },
+  socialite: { read: 0.8, post: 0.1, follow: 0.05, unfollow: 0.05 },
+} as const satisfies Record<string, Partial<Record<Operation, number>>>;
+export type MixName = keyof typeof namedMixes;
+
+/** `--mix <name>`: the named mix, with every operation it does not name at 0. */
+export function namedMix(raw: string): { name: MixName; mix: Mix } {
+  const name = raw.trim();
+  if (!Object.hasOwn(namedMixes, name)) throw new Error(`--mix: one of ${Object.keys(namedMixes).join(', ')}, got "${raw}"`);
+  const given: Partial<Record<Operation, number>> = namedMixes[name as MixName];
+  return { name: name as MixName, mix: mixFrom(given, Object.keys(given) as Operation[]) };
+}
+
+/**
+ * Who each user follows, as the load generator believes it, kept current as follows and unfollows
+ * run, so a follow picks an account not followed and an unfollow one followed. A pick changes the
+ * state at once (before the request goes out) and `undo` puts it back if the request failed: two
+ * sessions of the same user in flight at once then never pick the same account twice.
+ */
+export class FollowTracker {
+  private readonly followees = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly users: readonly string[],
+    edges: Iterable<readonly [follower: string, followee: string]> = [],
+  ) {
+    for (const [follower, followee] of edges) this.setOf(follower).add(followee);
+  }
+
+  private setOf(user: string): Set<string> {
+    let set = this.followees.get(user);
+    if (!set) this.followees.set(user, (set = new Set()));
+    return set;
+  }
+
+  follows(user: string, target: string): boolean {
+    return this.followees.get(user)?.has(target) ?? false;
+  }
+
+  count(user: string): number {
+    return this.followees.get(user)?.size ?? 0;
+  }
+
+  /** An account `user` neither is nor follows, now marked followed; null when there is none. */
+  pickToFollow(user: string, random: () => number): string | null {
+    const followed = this.setOf(user);
+    // Rejection sampling first: most users follow a small part of the population.
+    for (let attempt = 0; attempt < 32; attempt++) {
+      const candidate = this.users[Math.floor(random() * this.users.length)]!;
+      if (candidate !== user && !followed.has(candidate)) {
+        followed.add(candidate);
+        return candidate;
+      }
+    }
+    const candidates = this.users.filter((candidate) => candidate !== user && !followed.has(candidate));
+    const target = candidates[Math.floor(random() * candidates.length)];
+    if (target === undefined) return null;
+    followed.add(target);
+    return target;
+  }
+
+  /** An account `user` follows, now marked unfollowed; null when there is none. */
+  pickToUnfollow(user: string, random: () => number): string | null {
+    const followed = this.followees.get(user);
+    if (!followed || followed.size === 0) return null;
+    const target = [...followed][Math.floor(random() * followed.size)]!;
+    followed.delete(target);
+    return target;
+  }
+
+  /** Takes back a pick whose request failed. */
+  undo(kind: 'follow' | 'unfollow', user: string, target: string): void {
+    if (kind === 'follow') this.setOf(user).delete(target);
+    else this.setOf(user).add(target);
+  }
 }

@@ -23,13 +23,16 @@ import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourAp
 import { benchDatabaseServer, loadGraph, progressBar } from './prepare.js';
 import { processTreeCpuSeconds } from './serverProcess.js';
 import { describeEnvironment, type Environment } from './report.js';
-import { httpClient, mixFrom, operations, runTraffic, type Mix, type Operation, type TrafficResult } from './traffic.js';
+import { LagProbe, measuresLag, readyFanoutTasks, sampler, type LagSummary } from './lag.js';
+import { httpClient, mixFrom, namedMix, operations, runTraffic, type Mix, type Operation, type TrafficResult } from './traffic.js';
 
 export interface WorkloadOptions extends GraphSizes {
   activeUsers: number;
   concurrency: number;
   targetRates: number[];
   mix: Mix;
+  /** The `--mix` name, when the mix came from one. */
+  mixName: string | null;
   sessionLength: number;
   duration: number;
   warmup: number;
@@ -39,6 +42,9 @@ export interface WorkloadOptions extends GraphSizes {
   execution: 'compiled' | 'interpreted';
   /** Where the server processes write V8 CPU profiles, if anywhere. */
   profileDir: string | null;
+  /** Posts a second whose delivery lag is measured (fanout-on-write strategies), and how long to wait for one. */
+  lagSamplesPerSecond: number;
+  lagTimeoutSeconds: number;
   /** Only redraw the chart of an earlier run's JSON. */
   chartFrom: string | null;
   out: string;
@@ -72,11 +78,16 @@ Traffic
   --concurrency <n>        requests in flight at most, i.e. connections (default 16)
   --target-rate <list>     operations/s per measurement, comma list; 0 = as fast as possible (default 0)
   --session-length <n>     mean operations per session (default 20)
+  --mix <name>             a named mix instead of the shares below: socialite (80 % read, 10 % post,
+                           5 % follow, 5 % unfollow) or reads (timeline reads only)
   --read-pct, --scroll-pct, --read-own-pct, --post-pct, --like-pct, --follow-pct, --unfollow-pct <0..1>
                            the mix; shares not given split the rest evenly (Socialite's rule)
                            (default read 0.5, scroll 0.2, like 0.1, post 0.1, read-own 0.05, follow 0.025, unfollow 0.025)
   --duration <s>           measured seconds per target rate (default 10)
   --warmup <s>             unmeasured seconds before each (default 2)
+  --lag-samples <n>        posts per second whose delivery lag to every active follower is measured,
+                           fanout-on-write strategies only (default 2; 0 = none)
+  --lag-timeout <s>        a sampled post not delivered everywhere by then counts as timed out (default 30)
 Server
   --strategies <list>      of ${feedStrategies.join(', ')} (default cache,fanout-on-read)
   --modes <list>           of ${timelineContentModes.join(', ')} (default embed)
@@ -106,6 +117,9 @@ export function parseWorkloadOptions(argv: string[]): WorkloadOptions | 'help' {
       'session-length': { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      mix: { type: 'string' },
+      'lag-samples': { type: 'string' },
+      'lag-timeout': { type: 'string' },
       strategies: { type: 'string' },
       modes: { type: 'string' },
       processes: { type: 'string' },
@@ -123,6 +137,8 @@ export function parseWorkloadOptions(argv: string[]): WorkloadOptions | 'help' {
     const raw = (values as Record<string, string | boolean | undefined>)[pctFlags[op]];
     if (typeof raw === 'string') given[op] = num(pctFlags[op], raw, 0, 0);
   }
+  if (values.mix !== undefined && Object.keys(given).length > 0) throw new Error('--mix and the --<operation>-pct shares exclude each other');
+  const named = values.mix === undefined ? null : namedMix(values.mix);
   const execution = values.execution ?? 'compiled';
   if (execution !== 'compiled' && execution !== 'interpreted') throw new Error(`--execution must be compiled or interpreted, got "${execution}"`);
   const targetRates = (values['target-rate'] ?? '0').split(',').map((raw) => num('target-rate', raw.trim(), 0, 0));
@@ -136,10 +152,13 @@ export function parseWorkloadOptions(argv: string[]): WorkloadOptions | 'help' {
     activeUsers: int('active-users', values['active-users'], 200, 1),
     concurrency: int('concurrency', values.concurrency, 16, 1),
     targetRates,
-    mix: mixFrom(Object.keys(given).length > 0 ? given : defaultMix),
+    mix: named ? named.mix : mixFrom(Object.keys(given).length > 0 ? given : defaultMix),
+    mixName: named ? named.name : null,
     sessionLength: num('session-length', values['session-length'], 20, 1),
     duration: num('duration', values.duration, 10, 0.5),
     warmup: num('warmup', values.warmup, 2, 0),
+    lagSamplesPerSecond: num('lag-samples', values['lag-samples'], 2, 0),
+    lagTimeoutSeconds: num('lag-timeout', values['lag-timeout'], 30, 1),
     strategies: list('strategies', values.strategies ?? 'cache,fanout-on-read', feedStrategies),
     modes: list('modes', values.modes ?? 'embed', timelineContentModes),
     processes: int('processes', values.processes, 1, 1),
@@ -154,6 +173,10 @@ interface StepResult extends TrafficResult {
   /** Cores busy during the step: the API's processes, and the embedded database when it runs here. */
   serverCores: number;
   databaseCores: number | null;
+  /** Fanout-on-write strategies: sampled posts' time from the createPost answer to every active follower's timeline. */
+  deliveryLag: LagSummary | null;
+  /** Fanout-on-write strategies: `fanout_tasks` still ready (waiting, backing off or held) as the measured window ended. */
+  readyFanoutTasks: number | null;
 }
 
 interface WorkloadRun {
@@ -237,7 +260,12 @@ async function measure(
   const client = httpClient(server.url, options.concurrency);
   const random = seededRandom(options.seed + 7);
   try {
-    const api = graphqlOperations(world, random);
+    const lagged = measuresLag(strategy) && options.lagSamplesPerSecond > 0;
+    /** The step being measured: posts answered inside its window go to its probe, a few a second. */
+    let window: { probe: LagProbe; from: number; to: number; take: (now: number) => boolean } | null = null;
+    const api = graphqlOperations(world, random, undefined, (author, postId, answeredAt) => {
+      if (window && answeredAt >= window.from && answeredAt <= window.to && window.take(answeredAt)) window.probe.track(author, postId, answeredAt);
+    });
     await readEveryTimelineOnce(label, world.handles, api.read!, client.send, options.concurrency);
     const ceiling = () => referencePageRate(db, world.handles.slice(0, 200), options.concurrency, Math.min(options.duration, 5));
     const databaseCeilingSamples = strategy === 'cache' ? [await ceiling()] : [];
@@ -250,6 +278,15 @@ async function measure(
       const serverBefore = processTreeCpuSeconds(server.pid);
       const databaseBefore = standIn ? processTreeCpuSeconds(standIn.pid) : 0;
       const wallBefore = performance.now();
+      const from = wallBefore + options.warmup * 1000;
+      window = lagged
+        ? {
+            probe: new LagProbe(db, strategy, { pollMs: 10, timeoutMs: options.lagTimeoutSeconds * 1000, activeReaderMs: activeReaderMs() }),
+            from,
+            to: from + options.duration * 1000,
+            take: sampler(options.lagSamplesPerSecond),
+          }
+        : null;
       const result = await runTraffic(
         { users: world.handles, activeUsers: options.activeUsers, concurrency: options.concurrency, targetRate, mix: options.mix, sessionLength: options.sessionLength, seconds: options.duration, warmupSeconds: options.warmup, random },
         api,
@@ -257,15 +294,18 @@ async function measure(
         (elapsed) => stepBar.update(Math.min(Math.round(total), Math.floor(elapsed))),
       );
       const wall = (performance.now() - wallBefore) / 1000;
+      const serverCores = (processTreeCpuSeconds(server.pid) - serverBefore) / wall;
+      const databaseCores = standIn ? (processTreeCpuSeconds(standIn.pid) - databaseBefore) / wall : null;
+      // Counted as the window ends, before the probes' last polls give the workers time to catch up.
+      const readyTasks = measuresLag(strategy) ? await readyFanoutTasks(db) : null;
       stepBar.update(Math.round(total));
       stepBar.stop();
-      steps.push({
-        ...result,
-        serverCores: (processTreeCpuSeconds(server.pid) - serverBefore) / wall,
-        databaseCores: standIn ? (processTreeCpuSeconds(standIn.pid) - databaseBefore) / wall : null,
-      });
+      const deliveryLag = window ? await window.probe.finish() : null;
+      window = null;
+      steps.push({ ...result, serverCores, databaseCores, deliveryLag, readyFanoutTasks: readyTasks });
       const read = result.byOperation.read;
-      console.error(`${label} at ${targetRate || 'max'}: ${result.perSecond.toFixed(0)} ops/s, read p50 ${read?.p50.toFixed(1)} ms p99 ${read?.p99.toFixed(1)} ms, ${result.errors} errors`);
+      const lag = deliveryLag ? `, delivery lag p50 ${fixed(deliveryLag.p50)} ms p99 ${fixed(deliveryLag.p99)} ms over ${deliveryLag.delivered} posts, ${readyTasks} fanout tasks ready at the end` : '';
+      console.error(`${label} at ${targetRate || 'max'}: ${result.perSecond.toFixed(0)} ops/s, read p50 ${read?.p50.toFixed(1)} ms p99 ${read?.p99.toFixed(1)} ms, ${result.errors} errors${lag}`);
     }
     if (strategy === 'cache') databaseCeilingSamples.push(await ceiling());
     const databaseCeilingPagesPerSecond = databaseCeilingSamples.length > 0 ? Math.max(...databaseCeilingSamples) : null;
@@ -281,11 +321,14 @@ async function measure(
   }
 }
 
+/** ACTIVE_READER_DAYS as the server processes see it (they inherit this environment). */
+const activeReaderMs = () => Number(process.env.ACTIVE_READER_DAYS ?? 7) * 24 * 3600 * 1000;
+
 const fixed = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
 
 function markdown(report: WorkloadReport): string {
   const { environment: env, options: o, data } = report;
-  const mix = operations.filter((op) => o.mix[op] > 0).map((op) => `${op} ${(o.mix[op] * 100).toFixed(1)}%`).join(', ');
+  const mix = (o.mixName ? `${o.mixName}: ` : '') + operations.filter((op) => o.mix[op] > 0).map((op) => `${op} ${(o.mix[op] * 100).toFixed(1)}%`).join(', ');
   const lines = [
     `- Machine: ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB RAM; Node ${env.node}; load average ${env.loadAverageAtStart.join(' / ')} at start`,
     `- Database: ${env.database}`,
@@ -293,8 +336,10 @@ function markdown(report: WorkloadReport): string {
     `- Traffic: ${o.activeUsers} active users, ${o.concurrency} connections, sessions of ${o.sessionLength} operations on average; mix ${mix}`,
     `- Server: ${o.processes} process${o.processes > 1 ? 'es' : ''} (WEB_CONCURRENCY), ${o.execution} execution; ${o.warmup} s warm-up and ${o.duration} s measured per target rate`,
     '',
-    '| strategy | content | target ops/s | served ops/s | errors | server cores | db cores | operation | ops/s | p50 ms | p95 ms | p99 ms | p99.9 ms |',
-    '|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|',
+    `- Delivery lag (fanout-on-write strategies): up to ${o.lagSamplesPerSecond} posts a second of the measured window, from the createPost answer until every active follower's timeline holds the post (polled every 10 ms in the timeline collection; timeout ${o.lagTimeoutSeconds} s); fanout tasks ready = \`fanout_tasks\` with state ready as the window ended`,
+    '',
+    '| strategy | content | target ops/s | served ops/s | errors | server cores | db cores | delivery lag p50 / p99 ms (posts) | fanout tasks ready | operation | ops/s | p50 ms | p95 ms | p99 ms | p99.9 ms |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|',
   ];
   for (const run of report.runs) {
     for (const step of run.steps) {
@@ -303,18 +348,25 @@ function markdown(report: WorkloadReport): string {
         const stats = step.byOperation[op];
         if (!stats) continue;
         const head = first
-          ? `| ${run.strategy} | ${run.mode} | ${step.targetRate || 'max'} | ${step.perSecond.toFixed(0)} | ${step.errors} | ${step.serverCores.toFixed(2)} | ${step.databaseCores === null ? '–' : step.databaseCores.toFixed(2)}`
-          : '| | | | | | |';
+          ? `| ${run.strategy} | ${run.mode} | ${step.targetRate || 'max'} | ${step.perSecond.toFixed(0)} | ${step.errors} | ${step.serverCores.toFixed(2)} | ${step.databaseCores === null ? '–' : step.databaseCores.toFixed(2)} | ${lagCell(step.deliveryLag)} | ${step.readyFanoutTasks ?? '–'}`
+          : '| | | | | | | | |';
         lines.push(`${head} | ${op} | ${fixed(stats.perSecond)} | ${fixed(stats.p50)} | ${fixed(stats.p95)} | ${fixed(stats.p99)} | ${fixed(stats.p999)} |`);
         first = false;
       }
     }
     if (run.databaseCeilingPagesPerSecond !== null) {
       const samples = run.databaseCeilingSamples.map((rate) => rate.toFixed(0)).join(' before, ') + ' after';
-      lines.push(`| ${run.strategy} | ${run.mode} | database ceiling | ${run.databaseCeilingPagesPerSecond.toFixed(0)} pages/s (${samples}) | | | | reference page | | | | | |`);
+      lines.push(`| ${run.strategy} | ${run.mode} | database ceiling | ${run.databaseCeilingPagesPerSecond.toFixed(0)} pages/s (${samples}) | | | | | | reference page | | | | | |`);
     }
   }
   return lines.join('\n');
+}
+
+/** "p50 / p99 (delivered posts)", with the timed-out ones when there were any. */
+function lagCell(lag: LagSummary | null | undefined): string {
+  if (!lag) return '–';
+  const timedOut = lag.timedOut > 0 ? `, ${lag.timedOut} timed out` : '';
+  return `${fixed(lag.p50)} / ${fixed(lag.p99)} (${lag.delivered}${timedOut})`;
 }
 
 function latencyChart(report: WorkloadReport): string {
