@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveWebClient, type WebClientServer } from '../../examples/web/server.js';
 import { startTestApp, testDatabaseUri, type TestApp } from '../support/testApp.js';
 
+// Browser globals the page callbacks use; this file compiles without the DOM library.
+declare const localStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+declare const sessionStorage: typeof localStorage;
+
 /** Debian's Chromium; Playwright's own browser downloads are out of reach here. */
 const chromiumPath = '/usr/bin/chromium';
 const patience = { timeout: 15_000 };
@@ -267,7 +271,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     // Reply: opens the thread with the reply box ready.
     await shown.getByTestId('reply').click();
     await reader.page.getByTestId('reply-form').waitFor(patience);
-    expect(await reader.page.evaluate(() => document.activeElement?.id)).toBe('reply-form-text');
+    expect(await reader.page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe('reply-form-text');
     await reader.page.keyboard.type('Nobody has written a program yet. Let me.');
     await reader.page.getByTestId('reply-form').getByTestId('publish').click();
     await expect.poll(() => reader.page.getByTestId('replies-title').textContent(), patience).toBe('1 reply');
@@ -326,7 +330,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
 
     // Delete is a quiet link-style button; the red one only comes with the question.
     const deleteButton = mine.getByTestId('delete');
-    expect(await deleteButton.evaluate((button) => getComputedStyle(button).backgroundColor)).toBe('rgba(0, 0, 0, 0)');
+    expect(await deleteButton.evaluate((button) => (globalThis as any).getComputedStyle(button).backgroundColor)).toBe('rgba(0, 0, 0, 0)');
     await deleteButton.click();
     expect(await mine.locator('.confirm span').textContent()).toBe('Delete this post for everyone?');
     await shot(writer.page, 'delete-confirmation');
@@ -428,7 +432,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await post(writer, 'short one');
     await reader.page.getByTestId('refresh').click();
     await expect.poll(async () => (await texts(reader.page)).length, patience).toBe(2);
-    const width = () => reader.page.evaluate(() => document.documentElement.scrollWidth);
+    const width = () => reader.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
     expect(await width()).toBeLessThanOrEqual(375);
     for (const name of ['Home', 'Profile', 'Settings']) expect(await reader.page.getByRole('link', { name }).isVisible()).toBe(true);
     expect(await reader.page.getByTestId('sign-out').isVisible()).toBe(true);
