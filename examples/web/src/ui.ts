@@ -49,6 +49,15 @@ export function profileLink(user: Author, content: string, className = ''): stri
   return `<a href="#/u/${encodeURIComponent(user.handle)}" class="${className}">${content}</a>`;
 }
 
+/** Line icons drawn inline: emoji glyphs depend on the fonts a machine has. */
+const icon = (path: string, filled = false) =>
+  `<svg class="icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="${filled ? 'currentColor' : 'none'}" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="${path}"/></svg>`;
+const icons = {
+  reply: 'M21 12a8 8 0 0 1-11.6 7.1L4 20l1.2-4.4A8 8 0 1 1 21 12z',
+  repost: 'M17 2l3 3-3 3M4 11V9a4 4 0 0 1 4-4h12M7 22l-3-3 3-3M20 13v2a4 4 0 0 1-4 4H4',
+  like: 'M12 20.5s-7.5-4.6-9.2-9.3C1.6 7.7 4 4.5 7.3 4.5c2 0 3.6 1.1 4.7 2.8 1.1-1.7 2.7-2.8 4.7-2.8 3.3 0 5.7 3.2 4.5 6.7-1.7 4.7-9.2 9.3-9.2 9.3z',
+};
+
 export interface PostOptions {
   me: string;
   /** Posts whose Delete was clicked: they show the confirmation instead of the actions. */
@@ -70,15 +79,15 @@ export function postHtml(edge: Pick<Edge, 'node' | 'repostedBy'>, options: PostO
         <button class="quiet" data-action="cancel-delete" data-id="${escape(post.id)}" data-testid="cancel-delete">Cancel</button>
       </div>`
     : `<div class="actions">
-        <button class="action" data-action="reply" data-id="${escape(post.id)}" data-testid="reply" aria-label="Reply, ${plural(post.replyCount, 'reply', 'replies')}"><span aria-hidden="true">💬</span> ${post.replyCount}</button>
+        <button class="action" data-action="reply" data-id="${escape(post.id)}" data-testid="reply" aria-label="Reply, ${plural(post.replyCount, 'reply', 'replies')}">${icon(icons.reply)}<span class="n">${post.replyCount}</span></button>
         <button class="action${post.viewerHasReposted ? ' on' : ''}" data-action="${post.viewerHasReposted ? 'undo-repost' : 'repost'}" data-id="${escape(post.id)}" data-testid="repost"
-          aria-pressed="${post.viewerHasReposted}" aria-label="Repost, ${plural(post.repostCount, 'repost')}"${mine ? ' disabled title="Your own post"' : ''}><span aria-hidden="true">🔁</span> ${post.repostCount}</button>
+          aria-pressed="${post.viewerHasReposted}" aria-label="Repost, ${plural(post.repostCount, 'repost')}"${mine ? ' disabled title="Your own post"' : ''}>${icon(icons.repost)}<span class="n">${post.repostCount}</span></button>
         <button class="action${post.viewerHasLiked ? ' on' : ''}" data-action="${post.viewerHasLiked ? 'unlike' : 'like'}" data-id="${escape(post.id)}" data-testid="like"
-          aria-pressed="${post.viewerHasLiked}" aria-label="Like, ${plural(post.likeCount, 'like')}"><span aria-hidden="true">${post.viewerHasLiked ? '♥' : '♡'}</span> ${post.likeCount}</button>
+          aria-pressed="${post.viewerHasLiked}" aria-label="Like, ${plural(post.likeCount, 'like')}">${icon(icons.like, post.viewerHasLiked)}<span class="n">${post.likeCount}</span></button>
         ${mine ? `<button class="link" data-action="delete" data-id="${escape(post.id)}" data-testid="delete">Delete</button>` : ''}
       </div>`;
   return `<article class="post${options.focus ? ' focus' : ''}" data-testid="post" data-id="${escape(post.id)}">
-    ${edge.repostedBy ? `<div class="reposted" data-testid="reposted-by">🔁 ${profileLink(edge.repostedBy, escape(nameOf(edge.repostedBy)))} reposted</div>` : ''}
+    ${edge.repostedBy ? `<div class="reposted" data-testid="reposted-by">${icon(icons.repost)} ${profileLink(edge.repostedBy, escape(nameOf(edge.repostedBy)))} reposted</div>` : ''}
     <div class="row">
       ${profileLink(post.author, avatar(post.author), 'avatar-link" tabindex="-1')}
       <div class="body">
