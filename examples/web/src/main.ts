@@ -686,8 +686,8 @@ function showThread(state: App, id: string, replying: boolean): () => void {
 
   const build = () => {
     root.innerHTML = `
-      <div class="parent" data-testid="parent"></div>
-      <div class="main-post" data-testid="main-post"></div>
+      <ol class="timeline parent" data-testid="parent"></ol>
+      <ol class="timeline main-post" data-testid="main-post"></ol>
       ${composer('reply-form', 'Write your reply', 'Reply', replying)}
       <p class="form-error" role="alert" data-testid="error"></p>
       <h3 class="replies-title" data-testid="replies-title"></h3>
