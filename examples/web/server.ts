@@ -46,6 +46,7 @@ export async function serveWebClient(apiUrl: string, port: number, host = 'local
     try {
       const path = new URL(request.url ?? '/', 'http://localhost').pathname;
       if (path === '/main.js') return send(response, 'text/javascript', await script());
+      if (path === '/favicon.svg' || path === '/favicon.ico') return send(response, 'image/svg+xml', await readFile(join(root, 'favicon.svg'), 'utf8'));
       if (path === '/style.css') return send(response, 'text/css', await readFile(join(root, 'style.css'), 'utf8'));
       if (path === '/' || path === '/index.html') {
         const html = await readFile(join(root, 'index.html'), 'utf8');
