@@ -175,14 +175,34 @@ export interface RequestLimits {
   maxRootMutations: number;
 }
 
-export interface TimelineOptions {
+/** What every materialized timeline's entries carry: the post itself (embed), or its id (link). */
+export interface TimelineEntryOptions {
   content: TimelineContentMode;
-  bucketSpanMs: number;
+}
+
+/** Bucket strategies: buckets fetched per round trip, and the older posts a follow brings. */
+interface BucketOptions extends TimelineEntryOptions {
   readBatch: number;
-  bucketSize: number;
-  cacheSize: number;
   followBackfill: number;
 }
+
+export interface TimeBucketsOptions extends BucketOptions {
+  /** The span of time one bucket covers. */
+  bucketSpanMs: number;
+}
+
+export interface SizedBucketsOptions extends BucketOptions {
+  /** Entries one bucket holds. */
+  bucketSize: number;
+}
+
+export interface TimelineCacheOptions extends TimelineEntryOptions {
+  /** Entries one reader's cache holds. */
+  cacheSize: number;
+}
+
+/** Every strategy's options, parsed together; each strategy takes its own part. */
+export type TimelineOptions = TimeBucketsOptions & SizedBucketsOptions & TimelineCacheOptions;
 
 /**
  * Held in this process by the in-process caches (cache/readThrough.ts): entries per cache, and how

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TimelineCache } from '../../src/feed/timelineCache.js';
+import { TimelineCache } from '../../src/feed/strategies/timelineCache.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TimelineCache } from '../../src/feed/timelineCache.js';
+import { TimelineCache } from '../../src/feed/strategies/timelineCache.js';
 import { insertFollowers } from '../support/bulkGraph.js';
 import { postAndKillWorker } from '../support/killedFanout.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { PostRecord } from '../../src/records/posts.js';
-import { TimelineCache, type CacheDocument } from '../../src/feed/timelineCache.js';
+import { TimelineCache, type CacheDocument } from '../../src/feed/strategies/timelineCache.js';
 import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 /**

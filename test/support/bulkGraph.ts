@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { authorsFingerprint } from '../../src/feed/timelineCache.js';
+import { authorsFingerprint } from '../../src/feed/strategies/timelineCache.js';
 
 /**
  * Makes `followerHandles` follow `authorId`, writing the documented layout directly: thousands of

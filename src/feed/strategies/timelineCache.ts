@@ -1,62 +1,28 @@
-import { createHash } from 'node:crypto';
-import DataLoader from 'dataloader';
-import type { Db, Filter, FindOptions, ObjectId } from 'mongodb';
-import { ReadThroughCache } from '../cache/readThrough.js';
-import type { TimelineOptions } from '../config.js';
-import type { ContentService } from '../content/contentService.js';
-import type { PostRecord } from '../records/posts.js';
-import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../content/position.js';
-import { isDuplicateKeyError } from '../errors.js';
-import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from './entries.js';
+import type { Db, Filter } from 'mongodb';
+import { ReadThroughCache } from '../../cache/readThrough.js';
+import type { TimelineCacheOptions } from '../../config.js';
+import type { ContentService } from '../../content/contentService.js';
+import type { PostRecord } from '../../records/posts.js';
+import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../../content/position.js';
+import { isDuplicateKeyError } from '../../errors.js';
+import { nearestBeyond, pageFromNearest, toEntryDocument } from '../entries.js';
+import {
+  aboveOldestOrWhole,
+  entryOrder,
+  fingerprintOf,
+  holding,
+  isWhole,
+  pushedOnly,
+  wholeMark,
+  type CacheDocument,
+  type HeldCache,
+} from './cacheDocument.js';
+import { CacheReads } from './cacheReads.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelinesChanged } from './feedBackend.js';
-import type { TimelineEntry } from './timelineEntry.js';
+import type { FeedBackend, TimelinesChanged } from '../feedBackend.js';
+import type { TimelineEntry } from '../timelineEntry.js';
 
-/** The newest entries of one user's timeline, oldest first, at most `TIMELINE_CACHE_SIZE`. */
-export interface CacheDocument {
-  _id: string;
-  _c: EntryDocument[];
-  /**
-   * Whom the cache is complete for: the fingerprint of the reader and everyone they followed when
-   * it was built (`authorsFingerprint`); a reader who now follows others gets it rebuilt. A follow
-   * takes it away. Caches written before fingerprints have none, so each is rebuilt once.
-   */
-  _h?: string;
-  /** Nothing is below the oldest entry: that entry's id ('' for an empty cache); see `isWhole`. */
-  _e?: string;
-}
-
-/**
- * The stretch a cache vouches for runs from its oldest entry up: every pushed post of the
- * fingerprinted authors in that stretch is in it, or still on its way from the queue. Three changes
- * could break that, and each is shaped so it cannot:
- * - a follow or an unfollow changes the authors, and a read whose authors do not match the
- *   fingerprint rebuilds the cache from `content` (a read that learnt the authors before the follow
- *   may build after it; the next read with the new authors rebuilds again). A follow also takes the
- *   fingerprint away, since following someone again brings an old fingerprint back;
- * - a delivery of a post older than the oldest entry would stretch the claim over posts never
- *   merged: deliveries land only above the oldest entry, unless the cache holds the whole timeline;
- * - a refill below the oldest entry is one conditional write, made only if the oldest entry and the
- *   fingerprint are still those the refill read under.
- */
-const fingerprintVersion = 'v2';
-
-/** Order-free: the same authors give the same fingerprint in any order. */
-export function authorsFingerprint(authorIds: readonly string[]): string {
-  const authors = createHash('sha1');
-  for (const authorId of [...authorIds].sort()) authors.update(authorId).update('\0');
-  return `${fingerprintVersion} ${authors.digest('base64')}`;
-}
-
-/**
- * Whether a read found nothing below the oldest entry while that entry was oldest. A trim by a
- * capped push or a deletion of that entry changes the oldest, and the mark no longer holds.
- */
-function isWhole(cache: CacheDocument): boolean {
-  return cache._e !== undefined && cache._e === wholeMark(cache._c[0]?._id);
-}
-
-const wholeMark = (oldestId: ObjectId | undefined) => oldestId?.toHexString() ?? '';
+export { authorsFingerprint, type CacheDocument } from './cacheDocument.js';
 
 /**
  * Fanout on write into a capped per-user cache (Socialite's FanoutOnWriteToCache). A cache exists
@@ -65,22 +31,11 @@ const wholeMark = (oldestId: ObjectId | undefined) => oldestId?.toHexString() ??
  * gap-free newest stretch of the timeline; anything older is read by fanout on read from the
  * cache's oldest entry, so pages and cursors continue across the edge.
  */
-export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedBackend {
+export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOptions> implements FeedBackend {
   readonly strategy = 'cache' as const;
   readonly rebuild = 'lazy' as const;
 
-  /**
-   * A page whose cache this process does not hold reads it, and under load many requests are at
-   * that step in the same turn of the event loop: they share one `$in` query, so the driver's and
-   * the database's cost per command is paid once per turn rather than once per page. A request
-   * alone still makes its one command, sent one turn later (`setImmediate`, after the I/O the loop
-   * has in hand). The loader keeps nothing itself: what is kept is `held`, below.
-   */
-  private readonly cacheReads = new DataLoader<CacheRead, CacheDocument | null>((reads) => this.readCaches(reads), {
-    cache: false,
-    batchScheduleFn: (send) => setImmediate(send),
-    maxBatchSize: maxCoalescedReads,
-  });
+  private readonly cacheReads: CacheReads;
 
   /**
    * The caches this process read, held in front of MongoDB (the in-process L1 tier of a multi-tier
@@ -91,8 +46,6 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
    * most: the backstop for a request that died between its write and the announcement, or an
    * announcement lost in a database outage.
    */
-  private readonly fingerprints = new WeakMap<readonly string[], string>();
-
   private readonly held = new ReadThroughCache<string, HeldCache>('timeline caches', {
     max: 100_000,
     ttlMs: 10_000,
@@ -103,10 +56,11 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   constructor(
     db: Db,
     content: ContentService,
-    options: TimelineOptions,
+    options: TimelineCacheOptions,
     private readonly timelinesChanged: TimelinesChanged,
   ) {
     super(db, 'timeline_cache', content, options);
+    this.cacheReads = new CacheReads(this.timelines);
   }
 
   override forgetHeld(userIds: readonly string[]): void {
@@ -177,14 +131,14 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
 
   async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
     const fanoutOnRead: FanoutReader = (page) => this.content.pageByAuthors(authorIds, page);
-    const authors = this.fingerprintOf(authorIds);
+    const authors = fingerprintOf(authorIds);
     // A first page needs only the newest `limit + 1` entries: the rest of the cache would be
     // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
     // is the whole cache, so the edge and refill logic below sees the same document either way.
     const newest = request.direction === 'older' && request.from === null ? request.limit + 1 : null;
     const stored = await this.held.get(
       userId,
-      () => this.cacheReads.load({ userId, newest }).then((cache) => cache && holding(cache, newest)),
+      () => this.cacheReads.load(userId, newest).then((cache) => cache && holding(cache, newest)),
       (held) => held.cache._h === authors && (held.whole || (newest !== null && held.entries.length >= newest)),
     );
     const { cache, entries: cached } =
@@ -208,32 +162,6 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     const rest = await fanoutOnRead({ direction: 'older', from: below, limit: request.limit - fromCache.length });
     if (continuesCache) await this.refill(cache, rest);
     return { items: [...fromCache, ...rest.items], hasMore: rest.hasMore };
-  }
-
-  /**
-   * One query for the whole caches asked for, one for the newest entries of the others (as many as
-   * the largest ask, each answer cut to its own: the same entries a `$slice` of its size gives).
-   */
-  private async readCaches(reads: readonly CacheRead[]): Promise<(CacheDocument | null)[]> {
-    const whole = reads.filter((read) => read.newest === null);
-    const newest = reads.filter((read) => read.newest !== null);
-    const largest = Math.max(0, ...newest.map((read) => read.newest!));
-    const [wholeCaches, newestCaches] = await Promise.all([
-      this.cachesOf(whole, {}),
-      this.cachesOf(newest, { projection: { _c: { $slice: -largest }, _e: 1, _h: 1 } }),
-    ]);
-    return reads.map((read) => {
-      if (read.newest === null) return wholeCaches.get(read.userId) ?? null;
-      const cache = newestCaches.get(read.userId);
-      return cache ? { ...cache, _c: cache._c.slice(-read.newest) } : null;
-    });
-  }
-
-  private async cachesOf(reads: readonly CacheRead[], options: FindOptions): Promise<Map<string, CacheDocument>> {
-    if (reads.length === 0) return new Map();
-    const userIds = [...new Set(reads.map((read) => read.userId))];
-    const found = await this.timelines.find({ _id: { $in: userIds } }, options).toArray();
-    return new Map(found.map((cache) => [cache._id, cache]));
   }
 
   /**
@@ -309,16 +237,6 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
     return matchedCount === 1;
   }
 
-  /** One fingerprint per list of authors: the read path passes the same list while it holds it. */
-  private fingerprintOf(authorIds: readonly string[]): string {
-    let fingerprint = this.fingerprints.get(authorIds);
-    if (fingerprint === undefined) {
-      fingerprint = authorsFingerprint(authorIds);
-      this.fingerprints.set(authorIds, fingerprint);
-    }
-    return fingerprint;
-  }
-
   /**
    * A mark of a whole cache stays true through deletions, except in a full cache: one trimmed since
    * it was marked still carries the mark, harmless while full (a delivery older than its oldest
@@ -368,44 +286,4 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument> implements FeedB
   }
 }
 
-/**
- * A cache as this process holds it: the document as read, its entries ready for pages, and
- * whether it is the whole cache or only its newest entries (a first page's `$slice`).
- */
-interface HeldCache {
-  cache: CacheDocument;
-  entries: TimelineEntry[];
-  whole: boolean;
-}
-
-/** A slice shorter than was asked for is the whole cache. */
-function holding(cache: CacheDocument, newest: number | null): HeldCache {
-  return { cache, entries: cache._c.map(fromEntryDocument), whole: newest === null || cache._c.length < newest };
-}
-
-/** A page's read of its reader's cache: the whole of it, or only the newest entries. */
-interface CacheRead {
-  userId: string;
-  newest: number | null;
-}
-
-/**
- * Bounds one shared answer, which holds whole caches for later pages: at the default cache size 32
- * fit in one reply; with large caches the cursor fetches the rest (`getMore`), as for any find.
- */
-const maxCoalescedReads = 32;
-
 type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
-
-/** Pulled posts stay out of the cache, as out of every timeline: reads merge them from `content`. */
-const pushedOnly = (posts: readonly PostRecord[]) => posts.filter((post) => !post.pulled);
-
-/** Entries oldest first, by time and then id, as pages order them. */
-const entryOrder = { _d: 1, _id: 1 } as const;
-
-/** Newer than the cache's oldest entry by (time, id), or into a cache marked whole. */
-const aboveOldestOrWhole = (post: PostPosition): Filter<CacheDocument>[] => [
-  { '_c.0._d': { $lt: post.createdAt } },
-  { '_c.0._d': post.createdAt, '_c.0._id': { $lt: post.id } },
-  { _e: { $exists: true } },
-];

@@ -1,13 +1,13 @@
 import type { Db, Filter } from 'mongodb';
-import type { TimelineOptions } from '../config.js';
-import type { ContentService } from '../content/contentService.js';
-import type { PostRecord } from '../records/posts.js';
-import type { Page, PageRequest, PostPosition } from '../content/position.js';
+import type { TimeBucketsOptions } from '../../config.js';
+import type { ContentService } from '../../content/contentService.js';
+import type { PostRecord } from '../../records/posts.js';
+import type { Page, PageRequest, PostPosition } from '../../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
-import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
+import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend } from './feedBackend.js';
-import type { TimelineEntry } from './timelineEntry.js';
+import type { FeedBackend } from '../feedBackend.js';
+import type { TimelineEntry } from '../timelineEntry.js';
 
 /** One user's entries for one time span: `_t` is the span's number since the epoch. */
 export interface TimedBucketDocument {
@@ -20,11 +20,11 @@ export interface TimedBucketDocument {
  * with `$push` into each recipient's bucket for the post's time span, so buckets partition time
  * and reading walks them newest first.
  */
-export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument> implements FeedBackend {
+export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsOptions> implements FeedBackend {
   readonly strategy = 'time-buckets' as const;
   readonly rebuild = 'redeliver' as const;
 
-  constructor(db: Db, content: ContentService, options: TimelineOptions) {
+  constructor(db: Db, content: ContentService, options: TimeBucketsOptions) {
     super(db, 'timed_buckets', content, options);
   }
 

@@ -1,13 +1,13 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
-import type { TimelineOptions } from '../config.js';
-import type { ContentService } from '../content/contentService.js';
-import type { PostRecord } from '../records/posts.js';
-import type { Page, PageRequest, PostPosition } from '../content/position.js';
+import type { SizedBucketsOptions } from '../../config.js';
+import type { ContentService } from '../../content/contentService.js';
+import type { PostRecord } from '../../records/posts.js';
+import type { Page, PageRequest, PostPosition } from '../../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
-import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from './entries.js';
+import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend } from './feedBackend.js';
-import type { TimelineEntry } from './timelineEntry.js';
+import type { FeedBackend } from '../feedBackend.js';
+import type { TimelineEntry } from '../timelineEntry.js';
 
 /**
  * Up to `TIMELINE_BUCKET_SIZE` entries of one user (`_u`), with `_s` the slots used. `_lo`/`_hi`
@@ -28,11 +28,11 @@ export interface SizedBucketDocument {
  * update of the user's open bucket guarded by `_s < size`, so concurrent deliveries can never
  * overfill one; with `upsert` the same command opens a new bucket when every bucket is full.
  */
-export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument> implements FeedBackend {
+export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucketsOptions> implements FeedBackend {
   readonly strategy = 'sized-buckets' as const;
   readonly rebuild = 'redeliver' as const;
 
-  constructor(db: Db, content: ContentService, options: TimelineOptions) {
+  constructor(db: Db, content: ContentService, options: SizedBucketsOptions) {
     super(db, 'sized_buckets', content, options);
   }
 

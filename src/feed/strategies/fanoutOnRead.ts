@@ -1,7 +1,7 @@
-import type { ContentService } from '../content/contentService.js';
-import type { Page, PageRequest } from '../content/position.js';
-import type { FeedBackend } from './feedBackend.js';
-import type { TimelineEntry } from './timelineEntry.js';
+import type { ContentService } from '../../content/contentService.js';
+import type { Page, PageRequest } from '../../content/position.js';
+import type { FeedBackend } from '../feedBackend.js';
+import type { TimelineEntry } from '../timelineEntry.js';
 
 /**
  * No materialized timeline: every read asks `content` for the newest posts of the user and

@@ -1,10 +1,10 @@
 import type { Collection, Db, Document, Filter } from 'mongodb';
-import type { TimelineOptions } from '../config.js';
-import type { ContentService } from '../content/contentService.js';
-import type { PostRecord } from '../records/posts.js';
+import type { TimelineEntryOptions } from '../../config.js';
+import type { ContentService } from '../../content/contentService.js';
+import type { PostRecord } from '../../records/posts.js';
 
 /** What the three fanout-on-write strategies share: a collection of timelines and a way into `content`. */
-export abstract class FanoutOnWrite<T extends Document> {
+export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryOptions> {
   readonly materialized = true;
   protected readonly timelines: Collection<T>;
 
@@ -12,7 +12,7 @@ export abstract class FanoutOnWrite<T extends Document> {
     db: Db,
     collectionName: string,
     protected readonly content: ContentService,
-    protected readonly options: TimelineOptions,
+    protected readonly options: O,
   ) {
     this.timelines = db.collection<T>(collectionName);
   }
