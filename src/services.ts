@@ -13,7 +13,7 @@ import { changed } from './changes/events.js';
 import { forgetStale } from './changes/staleness.js';
 import { ContentService } from './content/contentService.js';
 import { Interactions } from './content/interactions.js';
-import { AccountRemoval } from './feed/accountRemoval.js';
+import { AccountRemoval, removeAccountKind } from './feed/accountRemoval.js';
 import { Fanout } from './feed/fanout.js';
 import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
@@ -91,7 +91,12 @@ export function createServices(db: Db, config: Config): Services {
     options: config.timeline,
     timelinesChanged: (userIds) => changes.publish(changed({ timelines: userIds })),
   });
-  const fanout = new Fanout(db, graph, feedState, content, backend, config.fanout);
+  // Account removal rides the fanout queue and removes through services built on it, so the queue
+  // is given its handler here and the account removal is made below.
+  let accountRemoval: AccountRemoval | undefined;
+  const fanout = new Fanout(db, graph, feedState, content, backend, config.fanout, {
+    [removeAccountKind]: (task, run) => accountRemoval!.handle(task, run),
+  });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
@@ -104,15 +109,8 @@ export function createServices(db: Db, config: Config): Services {
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
   const repairStalled = repairStalledWork({ graph, content, interactions, backend });
-  const live = new LiveService(
-    changes,
-    {
-      followingIds: (viewerId) => graph.followingIds(viewerId),
-      visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
-    },
-    config.live,
-  );
-  const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
+  const live = liveCore(changes, graph, timelines, config);
+  accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
   return {
     db,
     users,
@@ -134,6 +132,18 @@ export function createServices(db: Db, config: Config): Services {
     live,
     interactions,
   };
+}
+
+/** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
+function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, config: Config): LiveService {
+  return new LiveService(
+    changes,
+    {
+      followingIds: (viewerId) => graph.followingIds(viewerId),
+      visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
+    },
+    config.live,
+  );
 }
 
 /** Another instance's change (or this one's, echoed) makes what this process holds stale. */

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import type { UserAccounts } from '../graph/userAccounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
-import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
+import { RetryLater, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
 import type { Fanout } from './fanout.js';
 import type { Publishing } from './publishing.js';
 import type { ReaderRelations } from './readerRelations.js';
@@ -49,9 +49,10 @@ export class AccountRemoval {
     private readonly relations: Pick<ReaderRelations, 'endFollow' | 'forgetReader'>,
     private readonly changes: ChangePublisher,
     private readonly fanout: Fanout,
-  ) {
-    fanout.register('remove-account', (task, run) => this.run(task as TaskDocument<AccountPayload>, run));
-  }
+  ) {}
+
+  /** Runs this work's tasks (kind `remove-account`); Fanout's workers are given it at construction. */
+  readonly handle: TaskHandler = (task, run) => this.run(task as TaskDocument<AccountPayload>, run);
 
   /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
   async remove(handle: string, accountId: string): Promise<void> {
@@ -71,7 +72,7 @@ export class AccountRemoval {
   }
 
   private enqueue(handle: string, accountId: string): Promise<void> {
-    return this.fanout.enqueueWork([{ _id: rootId(handle, accountId), kind: 'remove-account', payload: { handle, accountId } }]);
+    return this.fanout.enqueueWork([{ _id: rootId(handle, accountId), kind: removeAccountKind, payload: { handle, accountId } }]);
   }
 
   private async run(task: TaskDocument<AccountPayload>, run: TaskRun): Promise<void> {
@@ -89,7 +90,7 @@ export class AccountRemoval {
     for await (const batch of this.graph.followerIdBatches(handle, this.fanout.options.batchSize)) {
       await run.checkpoint();
       await this.fanout.enqueueWork([
-        { _id: `${rootId(handle, accountId)}:${index++}`, kind: 'remove-account', payload: { handle, accountId, followers: batch } },
+        { _id: `${rootId(handle, accountId)}:${index++}`, kind: removeAccountKind, payload: { handle, accountId, followers: batch } },
       ]);
     }
     await this.endFollows(await this.graph.followingIds(handle), handle, run, true);
@@ -115,3 +116,6 @@ export class AccountRemoval {
 
 const rootId = (handle: string, accountId: string) => `remove-account:${handle}:${accountId}`;
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The kind of the queue's tasks that remove an account. */
+export const removeAccountKind = 'remove-account';

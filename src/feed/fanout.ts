@@ -80,12 +80,9 @@ export class Fanout {
   readonly queue: TaskQueue;
   private readonly stats: Collection<StatsDocument>;
   private workers: TaskWorkers | null = null;
-  private readonly handlers: Record<string, TaskHandler> = {
-    deliver: (task, run) => this.deliver(task as TaskDocument<FanoutPayload>, run),
-    retract: (task, run) => this.retract(task as TaskDocument<FanoutPayload>, run),
-    'fill-gap': (task, run) => this.fillGap(task as TaskDocument<GapPayload>, run),
-  };
+  private readonly handlers: Record<string, TaskHandler>;
 
+  /** `otherWork`: other durable background work that rides the same queue and workers (account deletion). */
   constructor(
     db: Db,
     private readonly graph: UserGraphService,
@@ -93,7 +90,14 @@ export class Fanout {
     private readonly content: ContentService,
     private readonly backend: FeedBackend,
     readonly options: FanoutOptions,
+    otherWork: Record<string, TaskHandler> = {},
   ) {
+    this.handlers = {
+      ...otherWork,
+      deliver: (task, run) => this.deliver(task as TaskDocument<FanoutPayload>, run),
+      retract: (task, run) => this.retract(task as TaskDocument<FanoutPayload>, run),
+      'fill-gap': (task, run) => this.fillGap(task as TaskDocument<GapPayload>, run),
+    };
     this.queue = new TaskQueue(db, fanoutCollection, {
       leaseMs: options.leaseMs,
       maxAttempts: options.maxAttempts,
@@ -127,11 +131,6 @@ export class Fanout {
   async stop(): Promise<void> {
     await this.workers?.stop();
     this.workers = null;
-  }
-
-  /** Other durable background work rides the same queue and workers (account deletion). */
-  register(kind: string, handler: TaskHandler): void {
-    this.handlers[kind] = handler;
   }
 
   /** Queues such work whatever the strategy: fanout on read delivers nothing, but deletes accounts too. */
