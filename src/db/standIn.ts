@@ -13,7 +13,7 @@
  *
  * Only Node built-ins; no environment variables are read here.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve as resolvePath } from 'node:path';
@@ -282,37 +282,64 @@ function runMaven(pom: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // running the stand-in
 
-function launch(jar: string, port: number, log: (line: string) => void, dataDir: string | undefined): Promise<StandIn> {
-  return new Promise((resolve, reject) => {
-    const args = [...JVM_FLAGS, '-jar', jar, '--port', String(port), ...(dataDir ? ['--data-dir', resolvePath(dataDir)] : [])];
-    const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+/** The java process and what the launcher knows of it: whether it started, exited, or is stopping. */
+class JavaProcess {
+  readonly child: ChildProcess;
+  started = false;
+  exited = false;
+  /** The end of java's stderr, for the error when it fails to start. */
+  stderrTail = '';
+  private readonly exit: Promise<void>;
+  private stopping: Promise<void> | undefined;
 
-    let started = false;
-    let settled = false;
-    let stderrTail = '';
-    let exited = false;
-    let stopping = false;
-    let stopPromise: Promise<void> | undefined;
-    const exitPromise = new Promise<void>((resolveExit) => {
-      child.once('exit', (code, signal) => {
-        exited = true;
-        if (started && !stopping) {
-          log(`MongoDB stand-in exited unexpectedly (${signal ? `signal ${signal}` : `code ${String(code)}`})`);
-        }
+  constructor(jar: string, port: number, dataDir: string | undefined, log: (line: string) => void) {
+    const args = [...JVM_FLAGS, '-jar', jar, '--port', String(port), ...(dataDir ? ['--data-dir', resolvePath(dataDir)] : [])];
+    this.child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.exit = new Promise<void>((resolveExit) => {
+      this.child.once('exit', (code, signal) => {
+        this.exited = true;
+        if (this.started && !this.stopping) log(`MongoDB stand-in exited unexpectedly (${signal ? `signal ${signal}` : `code ${String(code)}`})`);
         resolveExit();
       });
     });
+    // Writes to a stdin whose reader is gone must not crash the parent.
+    this.child.stdin?.on('error', () => {});
+    onLines(this.child.stderr, (line) => {
+      this.stderrTail = keepTail(`${this.stderrTail}${line}\n`, STDERR_KEEP_CHARS);
+      if (this.started) log(`[mongo-standin] ${line}`);
+    });
+  }
 
+  /** SIGTERM, then SIGKILL if java has not exited within STOP_KILL_AFTER_MS; the same promise for every caller. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.exited) return;
+      const killTimer = setTimeout(() => {
+        if (!this.exited) this.child.kill('SIGKILL');
+      }, STOP_KILL_AFTER_MS);
+      this.child.kill('SIGTERM');
+      await this.exit;
+      clearTimeout(killTimer);
+      this.child.stdin?.destroy();
+    })();
+    return this.stopping;
+  }
+}
+
+function launch(jar: string, port: number, log: (line: string) => void, dataDir: string | undefined): Promise<StandIn> {
+  const java = new JavaProcess(jar, port, dataDir, log);
+  const { child } = java;
+  return new Promise((resolve, reject) => {
+    let settled = false;
     const fail = (message: string | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (!exited) child.kill('SIGKILL');
+      if (!java.exited) child.kill('SIGKILL');
       if (message instanceof Error) return reject(message);
-      const stderr = stripAnsi(stderrTail).trim();
+      const stderr = stripAnsi(java.stderrTail).trim();
       reject(new Error(`${message}${stderr ? `\njava stderr:\n${stderr}` : ' (java wrote nothing to stderr)'}`));
     };
-
     const timer = setTimeout(() => {
       fail(`startStandIn: the MongoDB stand-in did not report its URI within ${STARTUP_TIMEOUT_MS / 1000} s`);
     }, STARTUP_TIMEOUT_MS);
@@ -323,49 +350,23 @@ function launch(jar: string, port: number, log: (line: string) => void, dataDir:
     });
     // 'close' (not 'exit') so that java's last stderr lines are in the error message.
     child.once('close', (code, signal) => {
-      if (started) return;
+      if (java.started) return;
       if (code === EXIT_DATA_DIR_IN_USE && dataDir) {
         fail(new DataDirectoryInUseError(resolvePath(dataDir)));
       } else {
         fail(`startStandIn: java exited before reporting its URI (${signal ? `signal ${signal}` : `code ${String(code)}`})`);
       }
     });
-
-    // Writes to a stdin whose reader is gone must not crash the parent.
-    child.stdin?.on('error', () => {});
-
-    onLines(child.stderr, (line) => {
-      stderrTail = keepTail(`${stderrTail}${line}\n`, STDERR_KEEP_CHARS);
-      if (started) log(`[mongo-standin] ${line}`);
-    });
-
     onLines(child.stdout, (line) => {
-      const match = started ? null : URI_LINE.exec(line);
+      const match = java.started ? null : URI_LINE.exec(line);
       if (!match) {
         if (line.trim()) log(`[mongo-standin] ${line}`);
         return;
       }
-      started = true;
+      java.started = true;
       settled = true;
       clearTimeout(timer);
-
-      const stop = (): Promise<void> => {
-        if (stopPromise) return stopPromise;
-        stopping = true;
-        stopPromise = (async () => {
-          if (exited) return;
-          const killTimer = setTimeout(() => {
-            if (!exited) child.kill('SIGKILL');
-          }, STOP_KILL_AFTER_MS);
-          child.kill('SIGTERM');
-          await exitPromise;
-          clearTimeout(killTimer);
-          child.stdin?.destroy();
-        })();
-        return stopPromise;
-      };
-
-      resolve({ uri: match[1] as string, pid: child.pid!, stop });
+      resolve({ uri: match[1] as string, pid: child.pid!, stop: () => java.stop() });
     });
   });
 }
