@@ -10,7 +10,7 @@ import type { LiveOptions } from '../config.js';
 import { quietLogger, type Logger } from '../logger.js';
 import { ChangeStreamEventSource } from './changeStreamEvents.js';
 import type { ChangeEvent, ChangeListener, ChangePublisher, ChangeSource } from './events.js';
-import { Listeners } from './listeners.js';
+import { Listeners, StartedListener } from './listeners.js';
 import { LocalEventSource } from './localEvents.js';
 
 export function createChangeSource(db: Db, options: LiveOptions): ChangeSource {
@@ -25,7 +25,7 @@ export function createChangeSource(db: Db, options: LiveOptions): ChangeSource {
 export class ChangeBus implements ChangePublisher {
   private logger: Logger = quietLogger;
   private readonly listeners = new Listeners((error) => this.logger.error('live events: a listener failed', error));
-  private unlisten: (() => void) | null = null;
+  private readonly listening = new StartedListener();
 
   constructor(private readonly source: ChangeSource) {}
 
@@ -35,22 +35,13 @@ export class ChangeBus implements ChangePublisher {
 
   /** Starts delivering events to the listeners; fails when the transport is unavailable. */
   async start(logger: Logger): Promise<void> {
-    if (this.unlisten) return;
     this.logger = logger;
-    this.unlisten = this.source.listen((event) => this.listeners.emit(event));
-    try {
-      await this.source.start(logger);
-    } catch (error) {
-      this.unlisten();
-      this.unlisten = null;
-      throw error;
-    }
+    await this.listening.start(() => this.source.listen((event) => this.listeners.emit(event)), () => this.source.start(logger));
   }
 
   /** No listener is called once this resolves. */
   async stop(): Promise<void> {
-    this.unlisten?.();
-    this.unlisten = null;
+    this.listening.stop();
     await this.source.stop();
   }
 

@@ -27,3 +27,28 @@ export class Listeners {
     return this.listeners.size;
   }
 }
+
+/**
+ * One listener kept while what feeds it runs: added before its source starts, so nothing the
+ * source sends at once is missed, and taken away again if the start fails, or on stop.
+ */
+export class StartedListener {
+  private unlisten: (() => void) | null = null;
+
+  /** Does nothing while already started. */
+  async start(listen: () => () => void, startSource: () => Promise<void>): Promise<void> {
+    if (this.unlisten) return;
+    this.unlisten = listen();
+    try {
+      await startSource();
+    } catch (error) {
+      this.stop();
+      throw error;
+    }
+  }
+
+  stop(): void {
+    this.unlisten?.();
+    this.unlisten = null;
+  }
+}

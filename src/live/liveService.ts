@@ -7,6 +7,7 @@
 import type { LiveOptions } from '../config.js';
 import type { ChangeBus } from '../changes/bus.js';
 import type { PostRemovedEvent } from '../changes/events.js';
+import { StartedListener } from '../changes/listeners.js';
 import { quietLogger, type Logger } from '../logger.js';
 import type { PostRecord } from '../records/posts.js';
 import { keepOnly } from './eventQueue.js';
@@ -51,7 +52,7 @@ export class LiveService {
   private readonly timelines: TimelineSubscriptions;
   private readonly visibility: LiveVisibility;
   private logger: Logger = quietLogger;
-  private unlisten: (() => void) | null = null;
+  private readonly listening = new StartedListener();
 
   constructor(
     private readonly bus: ChangeBus,
@@ -64,21 +65,12 @@ export class LiveService {
   }
 
   async start(logger: Logger): Promise<void> {
-    if (this.unlisten) return;
     this.logger = logger;
-    this.unlisten = this.bus.listen((event) => this.timelines.handle(event));
-    try {
-      await this.bus.start(logger);
-    } catch (error) {
-      this.unlisten();
-      this.unlisten = null;
-      throw error;
-    }
+    await this.listening.start(() => this.bus.listen((event) => this.timelines.handle(event)), () => this.bus.start(logger));
   }
 
   async stop(): Promise<void> {
-    this.unlisten?.();
-    this.unlisten = null;
+    this.listening.stop();
     await this.bus.stop();
     this.timelines.endAll();
   }
