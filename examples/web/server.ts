@@ -74,6 +74,16 @@ function send(response: import('node:http').ServerResponse, type: string, body: 
   response.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
 }
 
+/** The API this example starts stopped before it listened; it has said why on stderr. */
+class ApiDidNotStart extends Error {
+  constructor(code: number | null) {
+    super(
+      `the API exited (code ${String(code)}) before it listened; its reason is above. If one is already ` +
+        'running (npm start), point the client at it: npm run example:web -- --api http://localhost:4000/graphql',
+    );
+  }
+}
+
 /** `npm start` as a child process; resolves with its GraphQL URL once it listens. */
 function startApi(): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: repository, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -85,7 +95,7 @@ function startApi(): Promise<{ child: ChildProcess; url: string }> {
       const match = /listening on \S+: (http:\/\/\S+\/graphql)/.exec(output);
       if (match) resolve({ child, url: match[1]! });
     });
-    child.once('exit', (code) => reject(new Error(`the API exited with ${code} before listening`)));
+    child.once('exit', (code) => reject(new ApiDidNotStart(code)));
   });
 }
 
@@ -106,7 +116,8 @@ async function main(): Promise<void> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main().catch((error: unknown) => {
-    console.error(error);
+    // What went wrong is already said; a stack trace would only bury it.
+    console.error(error instanceof ApiDidNotStart ? `web client: ${error.message}` : error);
     process.exit(1);
   });
 }
