@@ -215,6 +215,8 @@ export class Fanout {
       const requestAlive = Date.now() - task.createdAt.getTime() < deletingRequestGraceMs;
       if (requestAlive && (await this.content.lookups.exists(post.id))) throw new RetryLater(25, 'the deleting request has not removed the post yet');
       await this.content.deletePost(post);
+      // Its request may have died before taking it out of the author's own timeline too.
+      await this.backend.removeFrom([post.authorId], post);
       // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
       // (they check after writing).
       await this.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });

@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskRun } from '../../src/queue/taskWorkers.js';
+import { RetryLater, type TaskRun } from '../../src/queue/taskWorkers.js';
 import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -136,6 +136,27 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await fanout.queue.isDrained()).toBe(true);
     expect(await copies('reader', stored.id.toHexString())).toBe(1);
     expect(await copies('reader', lost.id.toHexString())).toBe(0);
+  });
+
+  it('finishes a deletion whose request died after queueing the retraction, leaving a live request time to do it first', async () => {
+    await gql('reader', 'mutation { follow(handle: "author") { handle } }');
+    const id = await post('author', 'its deleting request died');
+    await runQueued();
+    expect(await copies('reader', id)).toBe(1);
+    const { content, fanout } = app.services;
+    // The request queued the retraction, then died before deleting the post.
+    await fanout.enqueueRetraction((await content.getPost(new ObjectId(id)))!);
+    const root = (await fanout.queue.claim())!;
+    // While its request could still be deleting, the first sub-task waits for it.
+    await expect(fanout.handle(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);
+    expect(await content.getPost(new ObjectId(id))).not.toBeNull();
+    await fanout.queue.postpone(root, 0);
+    // Long after, it finishes the deletion itself.
+    await fanout.queue.tasks.updateOne({ _id: root._id }, { $set: { createdAt: new Date(Date.now() - 60_000) } });
+    await runQueued();
+    expect(await content.getPost(new ObjectId(id))).toBeNull();
+    expect(await copies('reader', id)).toBe(0);
+    expect(await copies('author', id)).toBe(0);
   });
 
   it('finishes at once the delivery of a post deleted before it ran, delivering nothing', async () => {
