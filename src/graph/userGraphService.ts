@@ -26,6 +26,8 @@ const idsOnly = { _id: 0, _t: 1 } as const;
 export interface FollowResult {
   following: boolean;
   changed: boolean;
+  /** The followed user as this request's count change left them; null when it changed no count. */
+  followee: UserRecord | null;
 }
 
 /**
@@ -96,20 +98,28 @@ export class UserGraphService {
     this.followingCache.clear();
   }
 
-  async follow(followerId: string, followeeId: string, effects: FollowEffects): Promise<FollowResult> {
+  follow(followerId: string, followeeId: string, effects: FollowEffects, checks?: Promise<unknown>): Promise<FollowResult> {
     if (followerId === followeeId) throw badInput('You cannot follow yourself');
-    await this.assertUserExists(followeeId);
-    const { pair, changed } = await this.pairs.set(followerId, followeeId, true, effects);
-    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want, changed };
+    return this.setFollow(followerId, followeeId, true, effects, checks);
   }
 
-  async unfollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<FollowResult> {
+  unfollow(followerId: string, followeeId: string, effects: FollowEffects, checks?: Promise<unknown>): Promise<FollowResult> {
     if (followerId === followeeId) throw badInput('You cannot unfollow yourself');
-    await this.assertUserExists(followeeId);
-    const { pair, changed } = await this.pairs.set(followerId, followeeId, false, effects);
+    return this.setFollow(followerId, followeeId, false, effects, checks);
+  }
+
+  /** `checks` are the caller's own (rate limits, blocks): run beside the existence check, all before any write. */
+  private async setFollow(
+    followerId: string,
+    followeeId: string,
+    want: boolean,
+    effects: FollowEffects,
+    checks: Promise<unknown> = Promise.resolve(),
+  ): Promise<FollowResult> {
+    await Promise.all([this.assertUserExists(followeeId), checks]);
+    const { pair, changed, followee } = await this.pairs.set(followerId, followeeId, want, effects);
     this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want, changed };
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee) };
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */
