@@ -3,6 +3,12 @@ import type { TimelineEntry } from './timelineEntry.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
 
+/** Posts for these recipients' timelines. */
+export interface Delivery {
+  recipients: readonly string[];
+  posts: readonly PostRecord[];
+}
+
 /**
  * A timeline strategy (Socialite's FeedService models). Posts are already stored in `content`
  * when a backend sees them; a backend only keeps the materialized timelines. Who receives what,
@@ -26,6 +32,8 @@ export interface FeedBackend {
    * sub-task, a backfill that came first) is left as it is, never doubled.
    */
   deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void>;
+  /** The same for many deliveries at once, in one write: the fanout of many small audiences. */
+  deliverEach(deliveries: readonly Delivery[]): Promise<void>;
   /** Takes a post out of these recipients' timelines. */
   removeFrom(recipients: readonly string[], post: PostPosition): Promise<void>;
   /**

@@ -19,7 +19,7 @@ import {
 } from './cacheDocument.js';
 import { CacheReads } from './cacheReads.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelinesChanged } from '../feedBackend.js';
+import type { Delivery, FeedBackend, TimelinesChanged } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
 
 export { authorsFingerprint, type CacheDocument } from './cacheDocument.js';
@@ -262,9 +262,12 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * a cache marked whole: elsewhere the stretch below the oldest entry was never merged, and reads
    * find the post there through fanout on read.
    */
-  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
-    if (posts.length === 0 || recipients.length === 0) return;
-    await this.writing(recipients, () => this.timelines.bulkWrite(
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
+    return this.deliverEach([{ recipients, posts }]);
+  }
+
+  async deliverEach(deliveries: readonly Delivery[]): Promise<void> {
+    const operations = deliveries.flatMap(({ recipients, posts }) =>
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
@@ -281,8 +284,10 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
           },
         })),
       ),
-      { ordered: false },
-    ));
+    );
+    if (operations.length === 0) return;
+    const recipients = [...new Set(deliveries.flatMap((delivery) => delivery.recipients))];
+    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }));
   }
 }
 
