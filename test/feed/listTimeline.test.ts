@@ -107,6 +107,16 @@ describe.each(feedStrategies.filter((strategy) => strategy === 'fanout-on-read' 
     expect((await page({ first: 20 })).edges.map(shown)).toEqual(expected);
   });
 
+  it('drops a member the owner unfollows at once, and a new follow does not bring them back', async () => {
+    await ok('owner', 'mutation { unfollow(handle: "cat") { handle } }');
+    const withoutCat = expected.filter((text) => !text.startsWith('c'));
+    expect((await page({ first: 20 })).edges.map(shown)).toEqual(withoutCat);
+    await ok('owner', 'mutation { follow(handle: "cat") { handle } }');
+    expect((await page({ first: 20 })).edges.map(shown)).toEqual(withoutCat);
+    await ok('owner', 'mutation($id: ID!) { addToList(id: $id, handle: "cat") { id } }', { id: listId });
+    expect((await page({ first: 20 })).edges.map(shown)).toEqual(expected);
+  });
+
   it('gives a post the cursor the home timeline gives it', async () => {
     const home = (await ok('owner', '{ timeline(first: 30) { edges { cursor node { text } } } }')).timeline.edges;
     const list = (await page({ first: 20 })).edges;
