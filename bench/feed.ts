@@ -230,7 +230,8 @@ const maxListMembers = 5000;
 
 /** The list page and suggestions rows: one server, fanout on read (lists read `content` whatever the strategy). */
 async function measureLists(shared: Shared): Promise<NonNullable<BenchReport['lists']>> {
-  const config = loadConfig({ PORT: '0', JWT_SECRET: jwtSecret, FEED_STRATEGY: 'fanout-on-read', LIVE_EVENTS: 'local' });
+  // No fanout workers: nothing is posted, and their queue polls and repair sweeps would be counted as the pages' commands.
+  const config = loadConfig({ PORT: '0', JWT_SECRET: jwtSecret, FEED_STRATEGY: 'fanout-on-read', LIVE_EVENTS: 'local', FANOUT_WORKERS: '0' });
   const app = await startApp(config, { mongodbUri: shared.uri, logger: quietLogger, mongoClientOptions: { monitorCommands: true } });
   try {
     const members = shared.graph.handles.slice(0, maxListMembers);

@@ -15,6 +15,8 @@ export interface ListPageResult {
   scroll: LoadStats;
   /** Database commands per page once the process holds the list (first page, scroll). */
   commandsPerPage: { firstPage: number; scroll: number };
+  /** The first page's, by collection. */
+  firstPageCommands: Record<string, number>;
 }
 
 export interface SuggestionsResult {
@@ -69,12 +71,14 @@ export async function measureListPage(
     const counts = await countCommands(app.database.client as MongoClient, async () => {
       for (let i = 0; i < commandSample; i++) await graphql(app.url, authorization, pageBody);
     });
-    return Object.values(counts).reduce((sum, count) => sum + count, 0) / commandSample;
+    return Object.fromEntries(Object.entries(counts).map(([name, count]) => [name, count / commandSample]));
   };
-  const commandsPerPage = { firstPage: await perPage(body(null)), scroll: await perPage(scrollBody) };
+  const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, count) => sum + count, 0);
+  const firstPageCommands = await perPage(body(null));
+  const commandsPerPage = { firstPage: total(firstPageCommands), scroll: total(await perPage(scrollBody)) };
   const firstPage = await load(app.url, [{ authorization, body: body(null) }], loadOptions);
   const scroll = await load(app.url, [{ authorization, body: scrollBody } satisfies Payload], loadOptions);
-  return { members, firstPage, scroll, commandsPerPage };
+  return { members, firstPage, scroll, commandsPerPage, firstPageCommands };
 }
 
 /**
@@ -108,11 +112,12 @@ const per = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
 
 export function listPageTable(result: ListPageResult): string[] {
   return [
-    '| list page | first page p50 / p99 ms | first page req/s | scroll p50 / p99 ms | scroll req/s | commands / page (first, scroll) |',
-    '|---|--:|--:|--:|--:|--:|',
+    '| list page | first page p50 / p99 ms | first page req/s | scroll p50 / p99 ms | scroll req/s | commands / page (first, scroll) | first-page commands by collection |',
+    '|---|--:|--:|--:|--:|--:|---|',
     `| ${result.members.toLocaleString('en-US')} members | ${ms(result.firstPage.latency.p50)} / ${ms(result.firstPage.latency.p99)} | ` +
       `${Math.round(result.firstPage.requestsPerSecond)} | ${ms(result.scroll.latency.p50)} / ${ms(result.scroll.latency.p99)} | ` +
-      `${Math.round(result.scroll.requestsPerSecond)} | ${per(result.commandsPerPage.firstPage)}, ${per(result.commandsPerPage.scroll)} |`,
+      `${Math.round(result.scroll.requestsPerSecond)} | ${per(result.commandsPerPage.firstPage)}, ${per(result.commandsPerPage.scroll)} | ` +
+      `${Object.entries(result.firstPageCommands).map(([name, count]) => `${name} ${per(count)}`).join(', ')} |`,
   ];
 }
 

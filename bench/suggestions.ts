@@ -52,7 +52,8 @@ try {
     await db.collection('followers').insertMany(batch.map(({ _f, _t }) => ({ _f: _t, _t: _f })));
   }
 
-  const config = loadConfig({ PORT: '0', JWT_SECRET: 'bench-secret-that-is-at-least-32-characters', LIVE_EVENTS: 'local' });
+  // No fanout workers: nothing is posted, and their queue polls and repair sweeps would be counted as the answers' commands.
+  const config = loadConfig({ PORT: '0', JWT_SECRET: 'bench-secret-that-is-at-least-32-characters', LIVE_EVENTS: 'local', FANOUT_WORKERS: '0' });
   const app = await startApp(config, { mongodbUri: uri, logger: quietLogger, mongoClientOptions: { monitorCommands: true } });
   try {
     console.log(`## Suggestions, ${now.toISOString().slice(0, 10)}: ${userCount.toLocaleString('en-US')} users, ${edges.length.toLocaleString('en-US')} follows\n`);
