@@ -72,6 +72,12 @@ describe('lists', () => {
     expect(await app.database.db.collection('lists').countDocuments({ _id: new ObjectId(id) })).toBe(0);
   });
 
+  it('costs every list a response may hold: fifty timelines of a hundred posts are over the budget', async () => {
+    const big = await gql('owner', '{ lists { timeline(first: 100) { edges { node { text author { handle } } } } } }');
+    expect(big.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
+    expect((await gql('owner', '{ lists { name timeline(first: 20) { edges { cursor } } } }')).errors).toBeUndefined();
+  });
+
   it('needs a name of 1 to 50 characters as a person counts them, on one line', async () => {
     const bad = ['', '   ', 'x'.repeat(51), 'two\nlines', 'a\u202Eb'];
     for (const name of bad) {
