@@ -97,9 +97,7 @@ export class TimelineReading implements TimelineReader {
   /** Whether a live event belongs in the list's timeline: the rules of `listTimeline`, for one post. */
   async showsInListLive(ownerId: string, list: HeldList, post: PostRecord): Promise<boolean> {
     const reader: Reader = { id: ownerId, follows: list.memberSet, view: await this.readerFilters.of(ownerId) };
-    if (!passesGraph(post, reader)) return false;
-    const shown = await firstOccurrences([post], reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
-    return shown.length === 1;
+    return this.showsOne(reader, post);
   }
 
   /**
@@ -141,6 +139,11 @@ export class TimelineReading implements TimelineReader {
       needsFollows ? this.graph.followingIds(viewerId) : Promise.resolve([post.authorId]),
     ]);
     const reader: Reader = { id: viewerId, follows: new Set([viewerId, ...followees]), view };
+    return this.showsOne(reader, post);
+  }
+
+  /** The page rules for one live post: what `visibleTo` decides for a candidate. */
+  private async showsOne(reader: Reader, post: PostRecord): Promise<boolean> {
     if (!passesGraph(post, reader)) return false;
     const shown = await firstOccurrences([post], reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
     return shown.length === 1;

@@ -164,7 +164,8 @@ export class UserLists {
   async members(ownerId: string, id: ObjectId, page: { after: string | null; limit: number }): Promise<HandlePage> {
     const docs = await this.following
       .find({ _f: ownerId, _g: id, ...(page.after === null ? {} : { _t: { $gt: page.after } }) }, { projection: { _id: 0, _t: 1 } })
-      .sort({ _f: 1, _g: 1, _t: 1 })
+      // By handle alone: a sort on `_g` would order by each edge's smallest list id, not this one.
+      .sort({ _t: 1 })
       .limit(page.limit + 1)
       .toArray();
     return { handles: docs.slice(0, page.limit).map((edge) => edge._t), hasMore: docs.length > page.limit };

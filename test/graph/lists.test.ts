@@ -139,6 +139,15 @@ describe('lists', () => {
     expect(next).toEqual({ edges: [{ node: { handle: 'dan' } }], pageInfo: { hasNextPage: false } });
   });
 
+  it('orders members by handle whatever other lists hold them', async () => {
+    await followAll();
+    const older = await create('owner', 'older');
+    const newer = await create('owner', 'newer');
+    await add('owner', older, 'ben');
+    for (const member of ['dan', 'cat', 'ben', 'ann']) await add('owner', newer, member);
+    expect(await members('owner', newer)).toEqual({ count: 4, total: 4, handles: ['ann', 'ben', 'cat', 'dan'] });
+  });
+
   it('loses a member the owner unfollows or blocks, from every list, and does not bring them back on a new follow', async () => {
     const one = await create('owner', 'one');
     const two = await create('owner', 'two');
