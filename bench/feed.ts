@@ -76,6 +76,7 @@ async function main(): Promise<void> {
       }
     }
 
+    const lists = options.lists ? await measureLists(shared) : null;
     const report: BenchReport = {
       startedAt: new Date(started).toISOString(),
       totalSeconds: (Date.now() - started) / 1000,
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
         to: graph.to.toISOString(),
       },
       runs,
-      lists: options.lists ? await measureLists(shared) : null,
+      lists,
     };
     await mkdir(dirname(options.out), { recursive: true });
     await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
