@@ -17,6 +17,8 @@ const config: CodegenConfig = {
           Post: '../../records/posts.js#PostRecord',
           PostEdge: '../../records/posts.js#PostEdgeRecord',
           AuthPayload: '../../records/users.js#Session',
+          List: '../../records/lists.js#ListRecord',
+          Suggestion: '../../records/suggestions.js#SuggestionRecord',
         },
       },
     },

@@ -223,6 +223,8 @@ export const heldCaches = {
   posts: { max: 50_000, ttlMs: announcedChangeTtlMs },
   /** `maxPosts` bounds the posts of all outboxes together: about 60 MB at the longest texts. */
   outboxes: { max: 100_000, ttlMs: postedChangeTtlMs, maxPosts: 100_000 },
+  /** `maxMembers` bounds the members of all held lists together (a list holds at most its owner's follows). */
+  lists: { max: 10_000, ttlMs: announcedChangeTtlMs, maxMembers: 500_000 },
 } as const;
 
 export class ConfigError extends Error {

@@ -6,6 +6,7 @@ import { encodeCursor } from '../content/position.js';
 import type { HandlePage, UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
 import {
+  maxPageSize,
   pageLoads,
   postPageRequest,
   replyPageRequest,
@@ -72,6 +73,14 @@ export const resolvers: Resolvers = {
       const page = await context.services.timelines.timeline(viewerId, request, pageLoads(context.loaders));
       return toPostConnection(page, request);
     },
+    lists: (_parent, _args, context) => context.services.lists.listsOf(requireViewer(context)),
+    list: (_parent, { id }, context) => context.services.lists.find(requireViewer(context), id),
+    suggestedFollows: async (_parent, { first }, context) => {
+      const suggestions = await context.services.suggestions.suggest(requireViewer(context), count(first, 10, 'first'));
+      // An account deleted since it was ranked is left out rather than shown as an error.
+      const users = await context.loaders.users.loadMany(suggestions.map((suggestion) => suggestion.userId));
+      return suggestions.filter((_, index) => asUserOrNull(users[index]!) !== null);
+    },
   },
 
   Mutation: {
@@ -96,6 +105,11 @@ export const resolvers: Resolvers = {
     addKeywordFilter: (_parent, { phrase }, context) => context.services.relations.addKeywordFilter(requireViewer(context), phrase),
     removeKeywordFilter: (_parent, { id }, context) => context.services.relations.removeKeywordFilter(requireViewer(context), id),
     deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
+    createList: (_parent, { name }, context) => context.services.lists.create(requireViewer(context), name),
+    renameList: (_parent, { id, name }, context) => context.services.lists.rename(requireViewer(context), id, name),
+    deleteList: (_parent, { id }, context) => context.services.lists.delete(requireViewer(context), id),
+    addToList: (_parent, { id, handle }, context) => context.services.lists.addMember(requireViewer(context), id, handle),
+    removeFromList: (_parent, { id, handle }, context) => context.services.lists.removeMember(requireViewer(context), id, handle),
   },
 
   Subscription: subscriptionResolvers,
@@ -122,6 +136,25 @@ export const resolvers: Resolvers = {
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
     following: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount),
+  },
+
+  List: {
+    id: (list) => list.id.toHexString(),
+    memberCount: (list, _args, context) => context.loaders.listMemberCounts.load(list.id.toHexString()),
+    members: async (list, args, context) =>
+      userConnection(context, args, (page) => context.services.lists.members(list, page), await context.loaders.listMemberCounts.load(list.id.toHexString())),
+    timeline: async (list, args, context) => {
+      const request = postPageRequest(args);
+      return toPostConnection(await context.services.lists.timeline(list, request, pageLoads(context.loaders)), request);
+    },
+  },
+
+  Suggestion: {
+    user: async (suggestion, _args, context) => existingUser(suggestion.userId, await context.loaders.users.load(suggestion.userId)),
+    followedBy: async (suggestion, { first }, context) => {
+      const users = await context.loaders.users.loadMany(suggestion.followedBy.slice(0, count(first, 3, 'first')));
+      return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);
+    },
   },
 
   Post: {
@@ -178,6 +211,18 @@ async function userConnection(
   const page = await list(request);
   const users = await context.loaders.users.loadMany(page.handles);
   return toUserConnection(page, users.map(asUserOrNull), totalCount, request.after !== null);
+}
+
+function existingUser(handle: string, user: UserRecord | null): UserRecord {
+  if (!user) throw notFound(`No user with handle "${handle}"`);
+  return user;
+}
+
+/** A small count argument: `fallback` when absent, else 1 to `maxPageSize`. */
+function count(value: number | null | undefined, fallback: number, name: string): number {
+  if (value === null || value === undefined) return fallback;
+  if (value < 1 || value > maxPageSize) throw badInput(`${name} must be between 1 and ${maxPageSize}`);
+  return value;
 }
 
 function asUserOrNull(value: UserRecord | null | Error): UserRecord | null {

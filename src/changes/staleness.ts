@@ -14,6 +14,8 @@ export interface HeldRecords {
   /** `all` when a change touched more readers' filters than it names (a deleted account). */
   forgetFilters(readerIds: readonly string[] | 'all'): void;
   forgetTimelines(userIds: readonly string[]): void;
+  /** Owners' lists and their members (an unfollow empties a place in them too, through forgetUsers). */
+  forgetLists(ownerIds: readonly string[]): void;
 }
 
 /**
@@ -39,6 +41,7 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetUsers({ users: event.users, following: [] });
       held.forgetFilters(event.allFilters ? 'all' : event.filters);
       held.forgetTimelines(event.timelines);
+      held.forgetLists(event.lists);
       return;
     default:
       throw new UnreachableCaseError(event);

@@ -12,6 +12,7 @@ import { FollowPairs, type FollowEffects } from './followPairs.js';
 import { assertHandle, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
+import { UserLists } from './userLists.js';
 
 /** What changed, for the in-process tier of every instance to forget. */
 export interface GraphChange {
@@ -39,6 +40,8 @@ export class UserGraphService {
   readonly followers: Collection<EdgeDocument>;
   readonly following: Collection<EdgeDocument>;
   readonly pairs: FollowPairs;
+  /** Lists of followed accounts, kept on the `following` edges (see UserLists). */
+  readonly lists: UserLists;
   private readonly users: Collection<UserDocument>;
   /** Follow lists held in this process (see ReadThroughCache); every change invalidates them. */
   private readonly followingCache = new ReadThroughCache<string, { ids: string[] }>('following', heldCaches.following);
@@ -51,6 +54,7 @@ export class UserGraphService {
     this.followers = db.collection<EdgeDocument>('followers');
     this.following = db.collection<EdgeDocument>('following');
     this.pairs = new FollowPairs(db, this.users, this.following, this.followers);
+    this.lists = new UserLists(db, this.following);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -58,6 +62,7 @@ export class UserGraphService {
       this.followers.createIndexes([edgeIndex]),
       this.following.createIndexes([edgeIndex]),
       this.pairs.ensureIndexes(),
+      this.lists.ensureIndexes(),
     ]);
   }
 
@@ -91,11 +96,14 @@ export class UserGraphService {
   invalidate(change: GraphChange): void {
     this.directory.forget(change.users ?? []);
     this.followingCache.invalidate(change.following ?? []);
+    // A list holds only followed accounts: an unfollow may have emptied a place in any of them.
+    this.lists.forgetOwners(change.following ?? []);
   }
 
   invalidateAll(): void {
     this.directory.forgetAll();
     this.followingCache.clear();
+    this.lists.forgetAll();
   }
 
   follow(followerId: string, followeeId: string, effects: FollowEffects, checks?: Promise<unknown>): Promise<FollowResult> {

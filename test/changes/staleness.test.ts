@@ -14,6 +14,7 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
     forgetUsers: ({ users, following }) => forgotten.push(`users ${users.join(',')} following ${following.join(',')}`),
     forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
     forgetTimelines: (userIds) => forgotten.push(`timelines ${userIds.join(',')}`),
+    forgetLists: (ownerIds) => forgotten.push(`lists ${ownerIds.join(',')}`),
   };
   return { held, forgotten };
 }
@@ -54,11 +55,12 @@ describe('forgetStale', () => {
   });
 
   it('drops what a change names, and every filter when it says so', () => {
-    expect(forgottenBy(changed({ users: ['ann'], filters: ['bob'], timelines: ['cat'] }))).toEqual([
+    expect(forgottenBy(changed({ users: ['ann'], filters: ['bob'], timelines: ['cat'], lists: ['dan'] }))).toEqual([
       'users ann following ',
       'filters bob',
       'timelines cat',
+      'lists dan',
     ]);
-    expect(forgottenBy(changed({ allFilters: true }))).toEqual(['users  following ', 'filters all', 'timelines ']);
+    expect(forgottenBy(changed({ allFilters: true }))).toEqual(['users  following ', 'filters all', 'timelines ', 'lists ']);
   });
 });
