@@ -26,16 +26,21 @@ export interface HeldRecords {
 export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
   switch (event.kind) {
     case 'postAdded':
+      // The author's own timeline took the post in the same request: one announcement for both.
       held.forgetOutboxes([event.post.authorId]);
+      held.forgetTimelines([event.post.authorId]);
       return;
     case 'postRemoved':
       held.forgetPosts([event.postId]);
       held.forgetOutboxes([event.authorId]);
+      held.forgetTimelines([event.authorId]);
       return;
     case 'followed':
     case 'unfollowed':
-      // Both users' counts, and the follower's list of whom they follow.
+      // Both users' counts, the follower's list of whom they follow, and their timeline, which
+      // the follow's own timeline work changed.
       held.forgetUsers({ users: [event.followerId, event.followeeId], following: [event.followerId] });
+      held.forgetTimelines([event.followerId]);
       return;
     case 'changed':
       held.forgetUsers({ users: event.users, following: [] });

@@ -38,19 +38,19 @@ const forgottenBy = (event: ChangeEvent) => {
 };
 
 describe('forgetStale', () => {
-  it('drops the author\'s outbox for a new post', () => {
-    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann']);
+  it('drops the author\'s outbox and own timeline for a new post', () => {
+    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann', 'timelines ann']);
   });
 
-  it('drops the post and its author\'s outbox for a removed post; for a repost, the original\'s id', () => {
-    expect(forgottenBy(postRemoved(post()))).toEqual(['posts 000000000000000000000001', 'outboxes ann']);
+  it('drops the post and its author\'s outbox and own timeline for a removed post; for a repost, the original\'s id', () => {
+    expect(forgottenBy(postRemoved(post()))).toEqual(['posts 000000000000000000000001', 'outboxes ann', 'timelines ann']);
     const original = { id: new ObjectId('000000000000000000000002'), authorId: 'bob', createdAt: new Date(0), replyTo: null };
-    expect(forgottenBy(postRemoved(post({ repostOf: original })))).toEqual(['posts 000000000000000000000002', 'outboxes ann']);
+    expect(forgottenBy(postRemoved(post({ repostOf: original })))).toEqual(['posts 000000000000000000000002', 'outboxes ann', 'timelines ann']);
   });
 
-  it('drops both users and the follower\'s list for a follow or an unfollow', () => {
+  it('drops both users, the follower\'s list and the follower\'s timeline for a follow or an unfollow', () => {
     for (const following of [true, false]) {
-      expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann']);
+      expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann', 'timelines ann']);
     }
   });
 
