@@ -4,6 +4,7 @@ import { ObjectId } from 'mongodb';
 import type { ReaderView } from '../graph/readerView.js';
 import type { UserRecord } from '../records/users.js';
 import type { ApiServices } from './apiServices.js';
+import type { NotificationPosition } from '../notifications/notificationService.js';
 
 /**
  * Per-request batching: every user, post or "does the viewer follow X" that a response needs is
@@ -26,6 +27,8 @@ export interface Loaders {
   viewerReposts: DataLoader<string, boolean>;
   /** The viewer's mutes, blocks and keyword filters: one read per request. */
   viewerFilters: DataLoader<string, ReaderView>;
+  /** Where each recipient marked their notifications read (null: nowhere): one query per request. */
+  notificationMarkers: DataLoader<string, NotificationPosition | null>;
 }
 
 const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
@@ -55,6 +58,10 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerLikes(viewer, ids)),
     viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerReposts(viewer, ids)),
     viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.relations.filtersOf(handle)))),
+    notificationMarkers: new DataLoader(async (handles) => {
+      const markers = await services.notifications.markersOf(handles);
+      return handles.map((handle) => markers.get(handle) ?? null);
+    }),
   };
 }
 

@@ -16,6 +16,7 @@ import {
 } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
+import { notificationResolvers } from './notificationResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -72,6 +73,7 @@ export const resolvers: Resolvers = {
       const page = await context.services.timelines.timeline(viewerId, request, pageLoads(context.loaders));
       return toPostConnection(page, request);
     },
+    ...notificationResolvers.Query,
   },
 
   Mutation: {
@@ -96,6 +98,7 @@ export const resolvers: Resolvers = {
     addKeywordFilter: (_parent, { phrase }, context) => context.services.relations.addKeywordFilter(requireViewer(context), phrase),
     removeKeywordFilter: (_parent, { id }, context) => context.services.relations.removeKeywordFilter(requireViewer(context), id),
     deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
+    ...notificationResolvers.Mutation,
   },
 
   Subscription: subscriptionResolvers,
@@ -138,6 +141,10 @@ export const resolvers: Resolvers = {
       return toReplyConnection(await context.services.content.scans.replies(post.id, request), request.from !== null);
     },
   },
+
+  Notification: notificationResolvers.Notification,
+  NotificationEdge: notificationResolvers.NotificationEdge,
+  NotificationConnection: notificationResolvers.NotificationConnection,
 
   PostEdge: {
     cursor: (edge) => encodeCursor(edge.item),

@@ -40,6 +40,9 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetFilters(event.allFilters ? 'all' : event.filters);
       held.forgetTimelines(event.timelines);
       return;
+    case 'notificationAdded':
+      // Nothing held in front of MongoDB shows notifications.
+      return;
     default:
       throw new UnreachableCaseError(event);
   }
