@@ -129,13 +129,13 @@ export class NotificationService {
 
   /** Likes' transitions queue their notification's task (see Interactions: replayed by its repair). */
   readonly likeEffects: InteractionEffects = {
-    adding: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!),
-    removing: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!),
+    adding: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!, edge.d),
+    removing: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!, edge.d),
   };
 
   readonly repostEffects: InteractionEffects = {
-    adding: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!),
-    removing: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!),
+    adding: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!, edge.d),
+    removing: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!, edge.d),
   };
 
   /** `effects` plus the follow's notification task, queued under the pair's lease beside them. */
@@ -220,8 +220,9 @@ export class NotificationService {
     return this.unreadCount(viewerId);
   }
 
-  private async enqueueMember(kind: GroupedKind, key: string, actor: string, token: string): Promise<void> {
-    const payload: MemberPayload = { kind, key, actor, at: this.now() };
+  /** `at`: when the action was taken (a like's own time, so a repaired one keeps its place). */
+  private async enqueueMember(kind: GroupedKind, key: string, actor: string, token: string, at = this.now()): Promise<void> {
+    const payload: MemberPayload = { kind, key, actor, at };
     await this.deps.enqueue([{ _id: `${notificationTaskKinds.member}:${kind}:${key}:${actor}:${token}`, kind: notificationTaskKinds.member, payload }]);
   }
 
