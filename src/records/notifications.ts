@@ -45,6 +45,8 @@ export interface NotificationRecord {
   actorIds: string[];
   actorCount: number;
   postId: ObjectId | null;
+  /** Grows with every change of the group: of two states of one group, the higher is the newer. */
+  version: number;
 }
 
 export function toNotificationRecord(doc: NotificationDocument): NotificationRecord {
@@ -56,6 +58,7 @@ export function toNotificationRecord(doc: NotificationDocument): NotificationRec
     actorIds: doc.a.map((actor) => actor.u),
     actorCount: doc.n,
     postId: doc.p ?? null,
+    version: doc.v,
   };
 }
 

@@ -83,7 +83,7 @@ describe('a like whose request died between its first write and its notification
     await like(app, tokens.late!, post);
     await runQueued();
     await likes.updateOne({ _id: `${post}:late` }, { $set: { state: 'adding', token: 'dead-request-2', at: longAgo } });
-    await app.database.db.collection<any>('content').updateOne({ _id: postId }, { $push: { pc: 'dead-request-2' } });
+    await app.database.db.collection<{ _id: ObjectId; pc?: string[] }>('content').updateOne({ _id: postId }, { $push: { pc: 'dead-request-2' } });
 
     await app.services.feed.repairStalled();
     await runQueued();
