@@ -49,7 +49,9 @@ export const notificationResolvers: Pick<Resolvers, 'Notification' | 'Notificati
     notifications: async (_parent, args, context) => {
       const viewerId = requireViewer(context);
       const request = notificationPageRequest(viewerId, args);
-      return toNotificationConnection(viewerId, await context.services.notifications.page(viewerId, request), request.after !== null);
+      // The marker (for `unread` and `unreadCount`) is read beside the page, not after it.
+      const [page] = await Promise.all([context.services.notifications.page(viewerId, request), context.loaders.notificationMarkers.load(viewerId)]);
+      return toNotificationConnection(viewerId, page, request.after !== null);
     },
   },
   Mutation: {

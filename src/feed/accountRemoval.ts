@@ -111,7 +111,7 @@ export class AccountRemoval {
       await Promise.all(
         users
           .slice(start, start + followConcurrency)
-          .map((other) => (ownFollows ? this.relations.endFollow(handle, other) : this.relations.endFollow(other, handle))),
+          .map((other) => (ownFollows ? this.relations.endFollow(handle, other) : this.relations.endFollow(other, handle, true))),
       );
     }
   }

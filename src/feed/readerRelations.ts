@@ -127,9 +127,12 @@ export class ReaderRelations implements RelationsOfReader {
     return removed;
   }
 
-  /** Ends one follow of a deleted account, counts and timeline included, and tells live subscribers. */
-  async endFollow(followerId: string, followeeId: string): Promise<void> {
-    await this.graph.endFollow(followerId, followeeId, this.followEffects);
+  /**
+   * Ends one follow of a deleted account, counts and timeline included, and tells live subscribers.
+   * A deleted followee's notifications go with it, so ending its followers' follows queues none.
+   */
+  async endFollow(followerId: string, followeeId: string, followeeGone = false): Promise<void> {
+    await this.graph.endFollow(followerId, followeeId, followeeGone ? this.deps.backend : this.followEffects);
     await this.deps.changes.publish(followChange(false, followerId, followeeId));
   }
 
