@@ -94,7 +94,7 @@ export class NotificationGroups {
     const target = await truth();
     const wanted = target ? (member.g ?? groupId(subject, target, at)) : null;
     if (wanted !== member.g) {
-      const change = { token: new ObjectId().toHexString(), from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
+      const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
       const joining = wanted ? { at } : {};
       member = await this.held(member._id, owner, { $set: { change, ...joining } });
       member = await this.finishChange(member, owner);
@@ -179,20 +179,36 @@ export class NotificationGroups {
    */
   private async refreshActors(groupKey: string): Promise<NotificationDocument | null> {
     for (;;) {
-      const group = await this.groups.findOne({ _id: groupKey }, { projection: { v: 1 } });
+      const group = await this.groups.findOne({ _id: groupKey }, { projection: { v: 1, tk: 1 } });
       if (!group) return null;
-      const newest = await this.members
-        .find({ g: groupKey, change: { $exists: false } }, { projection: { u: 1, at: 1 } })
-        .sort({ at: -1 })
-        .limit(maxActorsShown)
-        .toArray();
+      const [newest, settledTokens] = await Promise.all([
+        this.members
+          .find({ g: groupKey, change: { $exists: false } }, { projection: { u: 1, at: 1 } })
+          .sort({ at: -1 })
+          .limit(maxActorsShown)
+          .toArray(),
+        this.settledTokens(group.tk ?? []),
+      ]);
       const written = await this.groups.findOneAndUpdate(
         { _id: groupKey, v: group.v },
-        { $set: { a: newest.map(({ u, at }) => ({ u, at })) }, $inc: { v: 1 } },
+        { $set: { a: newest.map(({ u, at }) => ({ u, at })) }, $inc: { v: 1 }, ...(settledTokens.length ? { $pull: { tk: { $in: settledTokens } } } : {}) },
         { returnDocument: 'after', projection: { tk: 0 } },
       );
       if (written) return written;
     }
+  }
+
+  /**
+   * Tokens whose member no longer records the change: a worker that died between settling its
+   * member and pulling the token left it behind. A token names its member, and reaches the group
+   * only after the member recorded it, so one its member does not hold is finished for good.
+   */
+  private async settledTokens(tokens: readonly string[]): Promise<string[]> {
+    if (tokens.length === 0) return [];
+    const memberIds = [...new Set(tokens.map((token) => token.slice(0, token.lastIndexOf('#'))))];
+    const pending = await this.members.find({ _id: { $in: memberIds }, change: { $exists: true } }, { projection: { 'change.token': 1 } }).toArray();
+    const held = new Set(pending.map((member) => member.change!.token));
+    return tokens.filter((token) => !held.has(token));
   }
 
   private async release(member: MemberDocument, owner: string): Promise<void> {

@@ -92,3 +92,58 @@ describe('a like whose request died between its first write and its notification
     expect(counts.likeCount).toBe(2);
   });
 });
+
+describe('a worker that died between a group’s count and settling its member', () => {
+  let app: TestApp;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    app = await startTestApp({ FANOUT_WORKERS: '0' });
+    for (const handle of ['writer', 'fan']) tokens[handle] = await app.signUp(handle);
+  });
+  afterAll(() => app?.stop());
+
+  it('is finished by the next worker without counting the member twice', async () => {
+    const post = await createPost(app, tokens.writer!, 'counted once');
+    await like(app, tokens.fan!, post);
+    const { fanout } = app.services;
+    const [task] = await fanout.queue.tasks.find({ kind: 'notify-member' }).toArray();
+    // What the dead worker left: the change recorded, the group counted (its token on it), the
+    // member not settled, its lease run out.
+    const group = `l:${post}`;
+    const longAgo = new Date(Date.now() - 60_000);
+    await app.database.db.collection<any>('notifications').insertOne({ _id: group, r: 'writer', k: 'LIKE', at: longAgo, n: 1, a: [], p: new ObjectId(post), v: 1, tk: [`l:${post}|fan#dead-worker`] });
+    await app.database.db.collection<any>('notification_actors').insertOne({
+      _id: `l:${post}|fan`, u: 'fan', g: null, at: longAgo, lease: { owner: 'dead', until: longAgo },
+      change: { token: `l:${post}|fan#dead-worker`, from: null, to: group, at: longAgo, r: 'writer', p: new ObjectId(post) },
+    });
+    await fanout.handle(task!, { attempt: 2, checkpoint: async () => {} });
+    await fanout.queue.complete(task!);
+    expect(await listed(app, tokens.writer!)).toEqual(['LIKE 1 [fan]']);
+    expect((await app.database.db.collection<any>('notifications').findOne({ _id: group })).tk).toEqual([]);
+  });
+
+  it('removes what it wrote when the post was deleted while it wrote', async () => {
+    const post = await createPost(app, tokens.writer!, 'deleted while notifying');
+    await like(app, tokens.fan!, post);
+    const { lookups } = app.services.content;
+    const getPost = lookups.getPost.bind(lookups);
+    // The delete lands right after the worker read the post, before it writes the group.
+    lookups.getPost = async (id) => {
+      const found = await getPost(id);
+      lookups.getPost = getPost;
+      await app.gql('mutation($id: ID!) { deletePost(id: $id) }', { id: post }, tokens.writer);
+      return found;
+    };
+    try {
+      const [task] = await app.services.fanout.queue.tasks.find({ kind: 'notify-member', 'payload.key': post }).toArray();
+      await app.services.fanout.handle(task!, { attempt: 1, checkpoint: async () => {} });
+      await app.services.fanout.queue.complete(task!);
+    } finally {
+      lookups.getPost = getPost;
+    }
+    await app.services.fanout.queue.tasks.deleteMany({});
+    expect(await app.database.db.collection('notifications').countDocuments({ p: new ObjectId(post) })).toBe(0);
+    expect(await app.database.db.collection('notification_actors').countDocuments({ p: new ObjectId(post) })).toBe(0);
+  });
+});

@@ -3,12 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { act, createPost, follow, like, listed, notificationsOf, repost, undoRepost, unfollow, unlike } from './support.js';
 
-describe('who is told what', () => {
+// Replies, mentions and deletions travel with the post's own queued work, which differs between
+// fanout on read (none) and the strategies that write timelines.
+const strategies = ['fanout-on-read', 'time-buckets'];
+
+describe.each(strategies)('who is told what, %s', (strategy) => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ FEED_STRATEGY: strategy });
     for (const handle of ['ann', 'bob', 'cat', 'dan', 'eve', 'fay']) tokens[handle] = await app.signUp(handle);
   });
   afterAll(() => app?.stop());
@@ -104,12 +108,12 @@ describe('grouping', () => {
   });
 });
 
-describe('mutes, blocks and deletions', () => {
+describe.each(strategies)('mutes, blocks and deletions, %s', (strategy) => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ FEED_STRATEGY: strategy });
     for (const handle of ['mia', 'ned', 'oli', 'pam', 'quo', 'ray']) tokens[handle] = await app.signUp(handle);
   });
   afterAll(() => app?.stop());
