@@ -112,7 +112,7 @@ describe('a worker that died between a group’s count and settling its member',
     // member not settled, its lease run out.
     const group = `l:${post}`;
     const longAgo = new Date(Date.now() - 60_000);
-    await app.database.db.collection<any>('notifications').insertOne({ _id: group, r: 'writer', k: 'LIKE', at: longAgo, n: 1, a: [], p: new ObjectId(post), v: 1, tk: [`l:${post}|fan#dead-worker`] });
+    await app.database.db.collection<any>('notifications').insertOne({ _id: group, r: 'writer', k: 'LIKE', at: longAgo, n: 1, a: [], p: new ObjectId(post), v: 1, tk: [`l:${post}|fan#dead-worker`, `l:${post}|gone#settled-before-its-pull`] });
     await app.database.db.collection<any>('notification_actors').insertOne({
       _id: `l:${post}|fan`, u: 'fan', g: null, at: longAgo, lease: { owner: 'dead', until: longAgo },
       change: { token: `l:${post}|fan#dead-worker`, from: null, to: group, at: longAgo, r: 'writer', p: new ObjectId(post) },
@@ -120,7 +120,27 @@ describe('a worker that died between a group’s count and settling its member',
     await fanout.handle(task!, { attempt: 2, checkpoint: async () => {} });
     await fanout.queue.complete(task!);
     expect(await listed(app, tokens.writer!)).toEqual(['LIKE 1 [fan]']);
+    // Including the token of a member that settled before its worker could pull it.
     expect((await app.database.db.collection<any>('notifications').findOne({ _id: group })).tk).toEqual([]);
+  });
+
+  it('keeps the notifications of a post whose deleting request died before deleting it', async () => {
+    const post = await createPost(app, tokens.writer!, 'never deleted after all');
+    await like(app, tokens.fan!, post);
+    const { fanout, notifications } = app.services;
+    for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
+      await fanout.handle(task, { attempt: 1, checkpoint: async () => {} });
+      await fanout.queue.complete(task);
+    }
+    const record = (await app.services.content.lookups.getPost(new ObjectId(post)))!;
+    // The clean-up was queued, then the request died; a minute later its task gives up.
+    await fanout.enqueueWork(notifications.retractionTasks(record));
+    await fanout.queue.tasks.updateMany({}, { $set: { createdAt: new Date(Date.now() - 120_000) } });
+    const task = (await fanout.queue.claim())!;
+    await fanout.handle(task, { attempt: 1, checkpoint: async () => {} });
+    await fanout.queue.complete(task);
+    expect((await listed(app, tokens.writer!)).filter((line) => line.startsWith('LIKE'))).toContain('LIKE 1 [fan]');
+    expect(await app.database.db.collection('notifications').countDocuments({ p: new ObjectId(post) })).toBe(1);
   });
 
   it('removes what it wrote when the post was deleted while it wrote', async () => {
