@@ -46,6 +46,11 @@ describe('notifications under concurrency (two instances’ workers)', () => {
       expect(actors.every((actor) => stayed.includes(actor))).toBe(true);
       expect(actors).toHaveLength(20);
     }
+    // The actors shown are exactly the newest of those counted.
+    for (const group of await app.database.db.collection<any>('notifications').find({ r: 'star' }).toArray()) {
+      const members = await app.database.db.collection<any>('notification_actors').find({ g: group._id }).sort({ at: -1 }).limit(20).toArray();
+      expect(group.a.map((actor: any) => actor.u)).toEqual(members.map((member) => member.u));
+    }
     await nothingLeftBehind(app);
   });
 

@@ -146,22 +146,22 @@ describe('a worker that died between a group’s count and settling its member',
   it('removes what it wrote when the post was deleted while it wrote', async () => {
     const post = await createPost(app, tokens.writer!, 'deleted while notifying');
     await like(app, tokens.fan!, post);
-    const { lookups } = app.services.content;
-    const getPost = lookups.getPost.bind(lookups);
-    // The delete lands right after the worker read the post, before it writes the group.
-    lookups.getPost = async (id) => {
-      const found = await getPost(id);
-      lookups.getPost = getPost;
+    const { readerFilters } = app.services.relations;
+    const filtersOf = readerFilters.of.bind(readerFilters);
+    // The delete lands right after the worker read what it needs (the recipient's filters last), before it writes the group.
+    readerFilters.of = async (readerId) => {
+      readerFilters.of = filtersOf;
       await app.gql('mutation($id: ID!) { deletePost(id: $id) }', { id: post }, tokens.writer);
-      return found;
+      return filtersOf(readerId);
     };
     try {
       const [task] = await app.services.fanout.queue.tasks.find({ kind: 'notify-member', 'payload.key': post }).toArray();
       await app.services.fanout.handle(task!, { attempt: 1, checkpoint: async () => {} });
       await app.services.fanout.queue.complete(task!);
     } finally {
-      lookups.getPost = getPost;
+      readerFilters.of = filtersOf;
     }
+    expect(await app.services.content.lookups.exists(new ObjectId(post))).toBe(false);
     await app.services.fanout.queue.tasks.deleteMany({});
     expect(await app.database.db.collection('notifications').countDocuments({ p: new ObjectId(post) })).toBe(0);
     expect(await app.database.db.collection('notification_actors').countDocuments({ p: new ObjectId(post) })).toBe(0);

@@ -171,6 +171,9 @@ describe.each(strategies)('mutes, blocks and deletions, %s', (strategy) => {
     await createPost(app, tokensB.tia!, 'cc @sam');
     const tiaPost = await createPost(app, tokensB.tia!, 'tia writes');
     await like(app, tokensB.sam!, tiaPost);
+    await follow(app, tokensB.uma!, 'tia');
+    await createPost(app, tokensB.uma!, 'hello @tia');
+    expect(await listed(app, tokensB.tia!)).toEqual(['MENTION 1 [uma]', 'FOLLOW 1 [uma]', 'LIKE 1 [sam]']);
     expect(await listed(app, tokensB.sam!)).toEqual(['MENTION 1 [tia]', 'FOLLOW 1 [tia]', 'REPOST 1 [tia]', 'LIKE 2 [uma,tia]']);
 
     await act(app, tokensB.tia!, 'deleteAccount(password: "correct horse battery")');
