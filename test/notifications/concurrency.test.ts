@@ -80,3 +80,53 @@ describe('notifications under concurrency (two instances’ workers)', () => {
     await nothingLeftBehind(app);
   }, 120_000);
 });
+
+describe('two workers rewriting one group’s actors at once', () => {
+  let app: TestApp;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    app = await startTestApp({ FANOUT_WORKERS: '0' });
+    for (const handle of ['owner', 'first_in', 'second_in']) tokens[handle] = await app.signUp(handle);
+  });
+  afterAll(() => app?.stop());
+
+  it('ends with the newest actors when one rewrite read the members before the other’s join', async () => {
+    const post = await createPost(app, tokens.owner!, 'two at once');
+    await like(app, tokens.first_in!, post);
+    await like(app, tokens.second_in!, post);
+    const { fanout, notifications } = app.services;
+    const [firstTask, secondTask] = await fanout.queue.tasks.find({ kind: 'notify-member' }).sort({ 'payload.at': 1 }).toArray();
+    const run = async (task: typeof firstTask) => {
+      await fanout.handle(task!, { attempt: 1, checkpoint: async () => {} });
+      await fanout.queue.complete(task!);
+    };
+    // The first join's rewrite reads the group's members; the second join then runs whole before it writes.
+    const { members } = notifications.groups;
+    const find = members.find.bind(members);
+    let interfered = false;
+    (members as any).find = (filter: any, options: any) => {
+      const cursor = find(filter, options);
+      if (interfered || !filter?.g) return cursor;
+      interfered = true;
+      return {
+        sort: (order: any) => ({
+          limit: (count: number) => ({
+            toArray: async () => {
+              const read = await cursor.sort(order).limit(count).toArray();
+              await run(secondTask);
+              return read;
+            },
+          }),
+        }),
+      };
+    };
+    try {
+      await run(firstTask);
+    } finally {
+      (members as any).find = find;
+    }
+    expect(interfered).toBe(true);
+    expect(await listed(app, tokens.owner!)).toEqual(['LIKE 2 [second_in,first_in]']);
+  });
+});
