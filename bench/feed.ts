@@ -25,6 +25,7 @@ import {
   type Payload,
 } from './measure.js';
 import { insertListOwner, measureListPage, measureSuggestions } from './lists.js';
+import { notificationsBody, seedNotifications } from './notifications.js';
 import { commandLine, parseOptions, usage, type BenchOptions } from './options.js';
 import { benchDatabaseServer, buildTimelines, loadGraph } from './prepare.js';
 import {
@@ -72,7 +73,8 @@ async function main(): Promise<void> {
     const runs: RunResult[] = [];
     for (const strategy of options.strategies) {
       for (const mode of options.modes) {
-        runs.push(await measureStrategy(strategy, mode, shared));
+        // Notifications do not depend on the strategy: their page is measured once, in the first run.
+        runs.push(await measureStrategy(strategy, mode, shared, runs.length === 0));
       }
     }
 
@@ -131,7 +133,7 @@ function chooseParticipants(graph: GeneratedGraph, options: BenchOptions): Pick<
   };
 }
 
-async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContentMode, shared: Shared): Promise<RunResult> {
+async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContentMode, shared: Shared, withNotifications: boolean): Promise<RunResult> {
   const { options } = shared;
   const label = `${strategy}/${mode}`;
   const config = loadConfig({
@@ -178,6 +180,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
     const databaseCeiling =
       strategy === 'cache' ? { pagesPerSecond: await referencePageRate(shared.db, shared.readers, options.concurrency, options.duration) } : null;
     const scroll = await load(app.url, scrolls, loadOptions);
+    const notifications = withNotifications ? await measureNotifications(app, shared, firstPages, loadOptions) : null;
 
     // Before posting, so every run measures the same data.
     const collections = await collectionSizes(app.database.db);
@@ -201,6 +204,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       commands,
       posting,
       databaseCeiling,
+      notifications,
       storage: {
         timelineDocuments: timelines.reduce((sum, [, size]) => sum + size.documents, 0),
         timelineBytes: timelines.reduce((sum, [, size]) => sum + size.bytes, 0),
@@ -250,6 +254,21 @@ async function measureLists(shared: Shared): Promise<NonNullable<BenchReport['li
   } finally {
     await app.stop();
   }
+}
+
+/** A page of 20 notifications per sampled reader, seeded first: latency, rate and commands per page. */
+async function measureNotifications(
+  app: Awaited<ReturnType<typeof startApp>>,
+  shared: Shared,
+  timelinePages: readonly Payload[],
+  loadOptions: Parameters<typeof load>[2],
+): Promise<NonNullable<RunResult['notifications']>> {
+  await seedNotifications(shared.db, shared.graph, shared.readers, shared.options.seed);
+  const pages = timelinePages.map((page) => ({ authorization: page.authorization, body: notificationsBody }));
+  const commands = await commandsPerPage(app.database.client, app.url, pages.slice(0, commandSampleSize));
+  const page = await load(app.url, pages, loadOptions);
+  console.error(`notifications page p50 ${page.latency.p50.toFixed(1)} ms, ${page.requestsPerSecond.toFixed(0)} req/s; commands/page ${commands.total.toFixed(1)}`);
+  return { page, commands };
 }
 
 async function commandsPerPage(

@@ -35,6 +35,8 @@ export interface RunResult {
    * concurrency: the database's own ceiling for a page, against which the API's rate is judged.
    */
   databaseCeiling: { pagesPerSecond: number } | null;
+  /** First run only: `notifications(first: 20)` of the same readers, with actors, posts and the unread count. */
+  notifications?: { page: LoadStats; commands: CommandsPerPage } | null;
 }
 
 export interface Environment {
@@ -156,10 +158,27 @@ export function markdownReport(report: BenchReport): string {
         `${int(run.firstPage.requestsPerSecond)} first pages/s, ${ratio.toFixed(2)}× the ceiling.`,
     );
   }
-  const failures = report.runs.filter((run) => run.firstPage.failures + run.scroll.failures > 0);
+  const withNotifications = report.runs.find((run) => run.notifications);
+  if (withNotifications?.notifications) {
+    const { page, commands } = withNotifications.notifications;
+    const row = (name: string, stats: LoadStats, perPage: CommandsPerPage) =>
+      `| ${name} | ${ms(stats.latency.p50)} / ${ms(stats.latency.p99)} | ${int(stats.requestsPerSecond)} | ${per(perPage.total)} | ` +
+      `${Object.entries(perPage.byCollection).map(([name, count]) => `${name} ${per(count)}`).join(', ')} |`;
+    lines.push(
+      '',
+      `Notifications beside the timeline (${withNotifications.strategy}/${withNotifications.mode}, the same readers, ` +
+        'notifications(first: 20) with kinds, actors, posts, unread and unreadCount):',
+      '',
+      '| page | p50 / p99 ms | req/s | commands / page | by collection |',
+      '|---|--:|--:|--:|---|',
+      row('timeline, first page', withNotifications.firstPage, withNotifications.commands.firstPage),
+      row('notifications', page, commands),
+    );
+  }
+  const failures = report.runs.filter((run) => run.firstPage.failures + run.scroll.failures + (run.notifications?.page.failures ?? 0) > 0);
   if (failures.length > 0) {
     lines.push('', '**Failed requests during load:** ' +
-      failures.map((run) => `${run.strategy}/${run.mode}: ${run.firstPage.failures + run.scroll.failures}`).join(', '));
+      failures.map((run) => `${run.strategy}/${run.mode}: ${run.firstPage.failures + run.scroll.failures + (run.notifications?.page.failures ?? 0)}`).join(', '));
   }
   if (report.lists) {
     lines.push(

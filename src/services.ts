@@ -12,7 +12,7 @@ import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
 import { forgetStale } from './changes/staleness.js';
 import { ContentService } from './content/contentService.js';
-import { Interactions } from './content/interactions.js';
+import { Interactions, type InteractionEffects } from './content/interactions.js';
 import { AccountRemoval, removeAccountKind } from './feed/accountRemoval.js';
 import { Fanout } from './feed/fanout.js';
 import type { FeedBackend } from './feed/feedBackend.js';
@@ -33,6 +33,7 @@ import { UserDirectory } from './graph/userDirectory.js';
 import { UserFeedState } from './graph/userFeedState.js';
 import { UserGraphService } from './graph/userGraphService.js';
 import { LiveService } from './live/liveService.js';
+import { NotificationService } from './notifications/notificationService.js';
 
 /** The domain services, built once per process and shared by every request. */
 export interface Services {
@@ -70,6 +71,8 @@ export interface Services {
   live: LiveService;
   accountRemoval: AccountRemoval;
   interactions: InteractionStores;
+  /** Who is told what: built by the fanout workers from tasks that requests queue. */
+  notifications: NotificationService;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -100,24 +103,38 @@ export function createServices(db: Db, config: Config): Services {
   // Account removal rides the fanout queue and removes through services built on it, so the queue
   // is given its handler here and the account removal is made below.
   let accountRemoval: AccountRemoval | undefined;
-  const fanout = new Fanout(db, graph, feedState, content, backend, config.fanout, {
+  // Notifications ride the same queue, and likes and reposts are built with their effects below.
+  let interactions: InteractionStores | undefined;
+  let fanout: Fanout | undefined;
+  const notifications = new NotificationService(db, {
+    content,
+    graph,
+    users,
+    readerFilters,
+    interactions: () => interactions!,
+    enqueue: (tasks) => fanout!.enqueueWork(tasks),
+    changes,
+    leaseMs: config.fanout.leaseMs,
+  });
+  fanout = new Fanout(db, graph, feedState, content, backend, config.fanout, {
     [removeAccountKind]: (task, run) => accountRemoval!.handle(task, run),
+    ...notifications.handlers,
   });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
 
-  const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
-  const interactions: InteractionStores = {
-    likes: new Interactions(db, 'likes', content.counters, 'likes'),
-    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', delivery.repostEffects),
+  const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold, notifications });
+  interactions = {
+    likes: new Interactions(db, 'likes', content.counters, 'likes', notifications.likeEffects),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', bothEffects(delivery.repostEffects, notifications.repostEffects)),
   };
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters });
-  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes });
+  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
-  const repairStalled = repairStalledWork({ graph, content, interactions, backend });
+  const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: notifications.withFollowNotifications(backend) });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
   const live = liveCore(changes, graph, timelines, lists, config);
-  accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
+  accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout, notifications);
   return {
     db,
     users,
@@ -140,6 +157,19 @@ export function createServices(db: Db, config: Config): Services {
     changes,
     live,
     interactions,
+    notifications,
+  };
+}
+
+/** A repost's own timeline entry and its notification, both queued or made before the count changes. */
+function bothEffects(first: InteractionEffects, second: InteractionEffects): InteractionEffects {
+  return {
+    adding: async (edge) => {
+      await Promise.all([first.adding(edge), second.adding(edge)]);
+    },
+    removing: async (edge) => {
+      await Promise.all([first.removing(edge), second.removing(edge)]);
+    },
   };
 }
 
@@ -191,6 +221,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.relations.readerFilters.ensureIndexes(),
     services.interactions.likes.ensureIndexes(),
     services.interactions.reposts.ensureIndexes(),
+    services.notifications.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

@@ -22,6 +22,7 @@ const layers = [
   'content',
   'graph',
   'auth',
+  'notifications',
   'feed',
   'live',
   'services',

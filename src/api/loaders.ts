@@ -4,6 +4,7 @@ import { ObjectId } from 'mongodb';
 import type { ReaderView } from '../graph/readerView.js';
 import type { UserRecord } from '../records/users.js';
 import type { ApiServices } from './apiServices.js';
+import type { NotificationPosition } from '../notifications/notificationService.js';
 
 /**
  * Per-request batching: every user, post or "does the viewer follow X" that a response needs is
@@ -28,6 +29,8 @@ export interface Loaders {
   viewerFilters: DataLoader<string, ReaderView>;
   /** Keyed by lowercase hex list id, of the viewer's lists: one query for every list of a response. */
   listMemberCounts: DataLoader<string, number>;
+  /** Where each recipient marked their notifications read (null: nowhere): one query per request. */
+  notificationMarkers: DataLoader<string, NotificationPosition | null>;
 }
 
 const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
@@ -61,6 +64,10 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
       if (!viewerId) return ids.map(() => 0);
       const counts = await services.lists.memberCounts(viewerId, ids.map((id) => new ObjectId(id)));
       return ids.map((id) => counts.get(id) ?? 0);
+    }),
+    notificationMarkers: new DataLoader(async (handles) => {
+      const markers = await services.notifications.markersOf(handles);
+      return handles.map((handle) => markers.get(handle) ?? null);
     }),
   };
 }

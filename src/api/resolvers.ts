@@ -17,6 +17,7 @@ import {
 } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
+import { notificationResolvers } from './notificationResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -81,6 +82,7 @@ export const resolvers: Resolvers = {
       const users = await context.loaders.users.loadMany(suggestions.map((suggestion) => suggestion.userId));
       return suggestions.filter((_, index) => asUserOrNull(users[index]!) !== null);
     },
+    ...notificationResolvers.Query,
   },
 
   Mutation: {
@@ -110,6 +112,7 @@ export const resolvers: Resolvers = {
     deleteList: (_parent, { id }, context) => context.services.lists.delete(requireViewer(context), id),
     addToList: (_parent, { id, handle }, context) => context.services.lists.addMember(requireViewer(context), id, handle),
     removeFromList: (_parent, { id, handle }, context) => context.services.lists.removeMember(requireViewer(context), id, handle),
+    ...notificationResolvers.Mutation,
   },
 
   Subscription: subscriptionResolvers,
@@ -171,6 +174,10 @@ export const resolvers: Resolvers = {
       return toReplyConnection(await context.services.content.scans.replies(post.id, request), request.from !== null);
     },
   },
+
+  Notification: notificationResolvers.Notification,
+  NotificationEdge: notificationResolvers.NotificationEdge,
+  NotificationConnection: notificationResolvers.NotificationConnection,
 
   PostEdge: {
     cursor: (edge) => encodeCursor(edge.item),

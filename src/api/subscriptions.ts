@@ -1,6 +1,7 @@
 import { AppError } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
-import type { ChangeEvent, PostAddedEvent, PostRemovedEvent } from '../changes/events.js';
+import type { ChangeEvent, NotificationAddedEvent, PostAddedEvent, PostRemovedEvent } from '../changes/events.js';
+import { toNotificationEdge } from './notificationResolvers.js';
 import { requireViewer, type RequestContext } from './context.js';
 import type { SubscriptionResolvers } from './generated/graphql.js';
 import { toPostEdge } from './connections.js';
@@ -49,6 +50,14 @@ export const subscriptionResolvers: SubscriptionResolvers = {
       requireLiveClient(context);
       useEventLoaders(context, event);
       return toPostEdge(event.post);
+    },
+  },
+  notificationAdded: {
+    subscribe: (_parent, _args, context) => context.services.live.notificationAdded(requireLiveClient(context)),
+    resolve: (event: NotificationAddedEvent, _args: unknown, context: RequestContext) => {
+      requireLiveClient(context);
+      useEventLoaders(context, event);
+      return toNotificationEdge(event.notification);
     },
   },
   timelinePostRemoved: {

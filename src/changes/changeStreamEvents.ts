@@ -3,6 +3,7 @@ import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
 import { toContentDocument, toPostRecord, type ContentDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
+import type { NotificationRecord } from '../records/notifications.js';
 import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
 import { Listeners } from './listeners.js';
 import { sleep } from '../sleep.js';
@@ -18,6 +19,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
   | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[]; lists?: string[] }
+  | { kind: 'notificationAdded'; notification: NotificationRecord }
 );
 
 export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
@@ -31,6 +33,8 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
     case 'changed':
       return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists };
+    case 'notificationAdded':
+      return { at, kind: event.kind, notification: event.notification };
     default:
       throw new UnreachableCaseError(event);
   }
@@ -48,6 +52,8 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };
     case 'changed':
       return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [], lists: doc.lists ?? [] };
+    case 'notificationAdded':
+      return { kind: doc.kind, notification: doc.notification };
     default:
       return null;
   }

@@ -5,6 +5,7 @@
 import type { ObjectId } from 'mongodb';
 import type { LiveEventMode } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { NotificationRecord } from '../records/notifications.js';
 import type { PostRecord } from '../records/posts.js';
 
 /**
@@ -18,6 +19,7 @@ export type ChangeEvent =
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId: string | null }
   | { kind: 'followed'; followerId: string; followeeId: string }
   | { kind: 'unfollowed'; followerId: string; followeeId: string }
+  | NotificationAddedEvent
   | ({ kind: 'changed' } & StoredChange);
 
 export type ChangeKind = ChangeEvent['kind'];
@@ -49,6 +51,14 @@ export function fullChange(change: ChangeParts): StoredChange {
     lists: [...(change.lists ?? [])],
   };
 }
+
+/** A notification made, or a group that an actor joined, as it is now: its recipient's subscriptions send it. */
+export interface NotificationAddedEvent {
+  kind: 'notificationAdded';
+  notification: NotificationRecord;
+}
+
+export const notificationAdded = (notification: NotificationRecord): NotificationAddedEvent => ({ kind: 'notificationAdded', notification });
 
 export type PostAddedEvent = Extract<ChangeEvent, { kind: 'postAdded' }>;
 export type PostRemovedEvent = Extract<ChangeEvent, { kind: 'postRemoved' }>;

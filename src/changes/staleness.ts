@@ -48,6 +48,9 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetTimelines(event.timelines);
       held.forgetLists(event.lists);
       return;
+    case 'notificationAdded':
+      // Nothing held in front of MongoDB shows notifications.
+      return;
     default:
       throw new UnreachableCaseError(event);
   }

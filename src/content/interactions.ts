@@ -101,6 +101,12 @@ export class Interactions {
     return new Set(docs.map((doc) => doc.p.toHexString()));
   }
 
+  /** Whether the user has liked or reposted the post, or is about to (an add in flight always completes). */
+  async isOn(postId: ObjectId, userId: string): Promise<boolean> {
+    const edge = await this.edges.findOne({ _id: keyOf(postId, userId) }, { projection: { state: 1 } });
+    return edge !== null && edge.state !== 'removing';
+  }
+
   /** The user's own edges, for undoing them one by one when the account goes. */
   ofUser(userId: string, limit: number): Promise<InteractionDocument[]> {
     return this.edges.find({ u: userId }).limit(limit).toArray();

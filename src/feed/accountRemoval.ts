@@ -5,6 +5,7 @@ import type { UserAccounts } from '../graph/userAccounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
+import type { NotificationService } from '../notifications/notificationService.js';
 import type { Fanout } from './fanout.js';
 import type { Publishing } from './publishing.js';
 import type { ReaderRelations } from './readerRelations.js';
@@ -37,7 +38,7 @@ const stepSize = 100;
  *    hear `timelinePostRemoved`), and takes back their likes and reposts (counts fixed);
  * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
  *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
- * 4. it removes the user's lists, filters, timeline and pair records, and last the user document: the
+ * 4. it removes the user's lists, notifications, filters, timeline and pair records, and last the user document: the
  *    handle is free again.
  */
 export class AccountRemoval {
@@ -49,6 +50,7 @@ export class AccountRemoval {
     private readonly relations: Pick<ReaderRelations, 'endFollow' | 'forgetReader'>,
     private readonly changes: ChangePublisher,
     private readonly fanout: Fanout,
+    private readonly notifications: Pick<NotificationService, 'forgetRecipient'>,
   ) {}
 
   /** Runs this work's tasks (kind `remove-account`); Fanout's workers are given it at construction. */
@@ -99,6 +101,7 @@ export class AccountRemoval {
 
     // Their follows, and so every membership of their lists, ended above.
     await this.graph.lists.forgetOwner(handle);
+    await this.notifications.forgetRecipient(handle);
     await this.relations.forgetReader(handle);
     await this.accounts.removeDeletedUser(handle, accountId);
   }
@@ -110,7 +113,7 @@ export class AccountRemoval {
       await Promise.all(
         users
           .slice(start, start + followConcurrency)
-          .map((other) => (ownFollows ? this.relations.endFollow(handle, other) : this.relations.endFollow(other, handle))),
+          .map((other) => (ownFollows ? this.relations.endFollow(handle, other) : this.relations.endFollow(other, handle, true))),
       );
     }
   }

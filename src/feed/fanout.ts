@@ -142,14 +142,17 @@ export class Fanout {
     this.workers?.wake();
   }
 
-  /** Queues the post's delivery to its followers; call before storing the post. */
-  async enqueueDelivery(post: PostRecord): Promise<void> {
-    await this.enqueue([rootTask('deliver', post)]);
+  /**
+   * Queues the post's delivery to its followers (unless `deliver` is false: its readers pull it)
+   * and the other work of the same moment (its notifications), in one write; call before storing the post.
+   */
+  async enqueueDelivery(post: PostRecord, alongside: NewTask[] = [], deliver = true): Promise<void> {
+    await this.enqueueWith(deliver ? [rootTask('deliver', post)] : [], alongside);
   }
 
-  /** Queues taking a deleted post out of its followers' timelines. */
-  async enqueueRetraction(post: PostRecord): Promise<void> {
-    await this.enqueue([rootTask('retract', post)]);
+  /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */
+  async enqueueRetraction(post: PostRecord, alongside: NewTask[] = [], retract = true): Promise<void> {
+    await this.enqueueWith(retract ? [rootTask('retract', post)] : [], alongside);
   }
 
   /** Queues redelivering what fanout skipped while `userId` was inactive (the gap on their user document). */
@@ -175,6 +178,14 @@ export class Fanout {
 
   private async enqueue(tasks: NewTask[]): Promise<void> {
     if (!this.backend.materialized) return;
+    await this.queue.enqueue(tasks);
+    this.workers?.wake();
+  }
+
+  /** Timeline work only under a materialized strategy; `always` whatever the strategy. */
+  private async enqueueWith(timelineWork: NewTask[], always: NewTask[]): Promise<void> {
+    const tasks = [...(this.backend.materialized ? timelineWork : []), ...always];
+    if (tasks.length === 0) return;
     await this.queue.enqueue(tasks);
     this.workers?.wake();
   }

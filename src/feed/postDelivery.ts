@@ -7,6 +7,7 @@ import type { UserFeedState } from '../graph/userFeedState.js';
 import type { PostRecord } from '../records/posts.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
+import type { NotificationService } from '../notifications/notificationService.js';
 
 export interface PostDeliveryDependencies {
   users: Pick<UserDirectory, 'getUser'>;
@@ -17,6 +18,8 @@ export interface PostDeliveryDependencies {
   changes: ChangePublisher;
   /** Authors with more followers than this are pulled at read time instead of pushed. */
   pullThreshold: number;
+  /** The replies' and mentions' notifications, queued with the post's own tasks. */
+  notifications: Pick<NotificationService, 'postTasks' | 'retractionTasks'>;
 }
 
 /**
@@ -40,7 +43,7 @@ export class PostDelivery {
     const { feedState, content, backend, fanout, changes } = this.deps;
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
-    if (backend.materialized && !post.pulled) await fanout.enqueueDelivery(post);
+    await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), backend.materialized && !post.pulled);
     await content.storePost(post);
     await backend.deliverTo([post.authorId], [post], { announced: true });
     await changes.publish(postAdded(post));
@@ -54,7 +57,7 @@ export class PostDelivery {
    */
   async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
-    if (!post.pulled) await fanout.enqueueRetraction(post);
+    await fanout.enqueueRetraction(post, this.deps.notifications.retractionTasks(post), !post.pulled);
     const removed = await content.deletePost(post);
     // Announced by whichever call removed the post, this one or a racing one.
     await backend.removeFrom([post.authorId], post, { announced: true });

@@ -6,6 +6,8 @@ import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { FollowResult, UserGraphService } from '../graph/userGraphService.js';
 import type { UserRecord } from '../records/users.js';
+import type { FollowEffects } from '../graph/followPairs.js';
+import type { NotificationService } from '../notifications/notificationService.js';
 import type { FeedBackend } from './feedBackend.js';
 
 /** Whom a reader follows, mutes and blocks, and which phrases they filter out. */
@@ -29,6 +31,8 @@ export interface ReaderRelationsDependencies {
   backend: FeedBackend;
   rateLimits: RateLimits;
   changes: ChangePublisher;
+  /** A follow's notification rides its timeline work; mutes and blocks hide what was notified. */
+  notifications: Pick<NotificationService, 'withFollowNotifications' | 'hide'>;
 }
 
 /**
@@ -39,12 +43,13 @@ export interface ReaderRelationsDependencies {
 export class ReaderRelations implements RelationsOfReader {
   readonly readerFilters: ReaderFilters;
   private readonly graph: UserGraphService;
-  private readonly backend: FeedBackend;
+  /** The follow's timeline work and its notification, run under the pair's lease. */
+  private readonly followEffects: FollowEffects;
 
   constructor(private readonly deps: ReaderRelationsDependencies) {
     this.readerFilters = deps.readerFilters;
     this.graph = deps.graph;
-    this.backend = deps.backend;
+    this.followEffects = deps.notifications.withFollowNotifications(deps.backend);
   }
 
   filtersOf(readerId: string): Promise<ReaderView> {
@@ -56,11 +61,11 @@ export class ReaderRelations implements RelationsOfReader {
     const checks = Promise.all([this.deps.rateLimits.follow(followerId), this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow')]);
     // Unhandled only until the graph awaits it, which it does before any write.
     checks.catch(() => {});
-    const followed = await this.graph.follow(followerId, followeeId, this.backend, checks);
+    const followed = await this.graph.follow(followerId, followeeId, this.followEffects, checks);
     const [, view] = await Promise.all([this.announceFollow(followed, followerId, followeeId), this.readerFilters.of(followerId)]);
     // A block recorded while this follow was applied wins: its unfollow may have run first.
     if (view.isBlockedEitherWay(followeeId)) {
-      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
+      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.followEffects), followerId, followeeId);
       throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
     }
     return followed.followee ?? this.freshUser(followeeId);
@@ -69,7 +74,7 @@ export class ReaderRelations implements RelationsOfReader {
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
     const checks = this.deps.rateLimits.follow(followerId);
     checks.catch(() => {});
-    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.backend, checks);
+    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.followEffects, checks);
     await this.announceFollow(unfollowed, followerId, followeeId);
     return unfollowed.followee ?? this.freshUser(followeeId);
   }
@@ -82,6 +87,7 @@ export class ReaderRelations implements RelationsOfReader {
     const user = await this.otherUser(viewerId, handle, 'mute');
     await this.readerFilters.mute(viewerId, handle);
     await this.announce({ filters: [viewerId] });
+    await this.deps.notifications.hide(viewerId, handle);
     return user;
   }
 
@@ -98,7 +104,8 @@ export class ReaderRelations implements RelationsOfReader {
     await this.readerFilters.block(viewerId, handle);
     await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
-      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
+      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.followEffects), followerId, followeeId);
+      await this.deps.notifications.hide(followeeId, followerId);
     }
     return this.freshUser(handle);
   }
@@ -122,16 +129,19 @@ export class ReaderRelations implements RelationsOfReader {
     return removed;
   }
 
-  /** Ends one follow of a deleted account, counts and timeline included, and tells live subscribers. */
-  async endFollow(followerId: string, followeeId: string): Promise<void> {
-    await this.graph.endFollow(followerId, followeeId, this.backend);
+  /**
+   * Ends one follow of a deleted account, counts and timeline included, and tells live subscribers.
+   * A deleted followee's notifications go with it, so ending its followers' follows queues none.
+   */
+  async endFollow(followerId: string, followeeId: string, followeeGone = false): Promise<void> {
+    await this.graph.endFollow(followerId, followeeId, followeeGone ? this.deps.backend : this.followEffects);
     await this.deps.changes.publish(followChange(false, followerId, followeeId));
   }
 
   /** The last traces of a deleted reader: their filters, their place in others', their timeline. */
   async forgetReader(userId: string): Promise<void> {
     await this.readerFilters.forget(userId);
-    await this.backend.dropTimeline(userId);
+    await this.deps.backend.dropTimeline(userId);
     await this.graph.pairs.forget(userId);
     await this.announce({ users: [userId], allFilters: true });
   }

@@ -1,14 +1,14 @@
 import type { ReplyCounts } from '../content/replyCounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
-import type { FeedBackend } from './feedBackend.js';
+import type { FollowEffects } from '../graph/followPairs.js';
 import type { InteractionStores } from './publishing.js';
 
 export interface StalledWorkDependencies {
   graph: Pick<UserGraphService, 'pairs' | 'lists' | 'invalidateAll'>;
   content: { readonly replyCounts: Pick<ReplyCounts, 'repairStalled'> };
   interactions: InteractionStores;
-  /** A follow's timeline work, which a repaired pair runs too. */
-  backend: FeedBackend;
+  /** A follow's timeline work and notification, which a repaired pair runs too. */
+  followEffects: FollowEffects;
 }
 
 /**
@@ -18,7 +18,7 @@ export interface StalledWorkDependencies {
 export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<number> {
   return async () => {
     const repaired = await Promise.all([
-      deps.graph.pairs.repairStalled(deps.backend).then((pairs) => {
+      deps.graph.pairs.repairStalled(deps.followEffects).then((pairs) => {
         // Counts and follow lists changed under whatever this process holds.
         if (pairs > 0) deps.graph.invalidateAll();
         return pairs;

@@ -6,12 +6,13 @@
  */
 import type { LiveOptions } from '../config.js';
 import type { ChangeBus } from '../changes/bus.js';
-import type { PostRemovedEvent } from '../changes/events.js';
+import type { NotificationAddedEvent, PostRemovedEvent } from '../changes/events.js';
 import { StartedListener } from '../changes/listeners.js';
 import { quietLogger, type Logger } from '../logger.js';
 import type { PostRecord } from '../records/posts.js';
 import { keepOnly } from './eventQueue.js';
 import { LiveConnections, type LiveClient } from './liveConnections.js';
+import { NotificationSubscriptions } from './notificationSubscriptions.js';
 import { closeReasons, LiveCloseCode } from './protocol.js';
 import { TimelineSubscriptions, type TimelineEvent, type TimelineEventKind } from './timelineSubscriptions.js';
 
@@ -58,6 +59,7 @@ export interface LiveDependencies {
 export class LiveService {
   readonly connections: LiveConnections;
   private readonly timelines: TimelineSubscriptions;
+  private readonly notifications = new NotificationSubscriptions();
   private readonly visibility: LiveVisibility;
   private readonly lists: LiveListVisibility;
   private logger: Logger = quietLogger;
@@ -76,22 +78,31 @@ export class LiveService {
 
   async start(logger: Logger): Promise<void> {
     this.logger = logger;
-    await this.listening.start(() => this.bus.listen((event) => this.timelines.handle(event)), () => this.bus.start(logger));
+    await this.listening.start(
+      () =>
+        this.bus.listen((event) => {
+          this.timelines.handle(event);
+          this.notifications.handle(event);
+        }),
+      () => this.bus.start(logger),
+    );
   }
 
   async stop(): Promise<void> {
     this.listening.stop();
     await this.bus.stop();
     this.timelines.endAll();
+    this.notifications.endAll();
   }
 
   stats(): LiveStats {
-    const { subscriptions, queuedEvents } = this.timelines.stats();
+    const timelines = this.timelines.stats();
+    const notifications = this.notifications.stats();
     return {
       connections: this.connections.size,
       webSockets: this.connections.sockets,
-      subscriptions,
-      queuedEvents,
+      subscriptions: timelines.subscriptions + notifications.subscriptions,
+      queuedEvents: timelines.queuedEvents + notifications.queuedEvents,
       sourceListeners: this.bus.sourceListenerCount(),
       sourceRestarts: this.bus.restarts,
     };
@@ -117,6 +128,18 @@ export class LiveService {
     await this.lists.assertListOf(client.viewerId, listId);
     const events = await this.subscribe(client, 'postAdded');
     return keepOnly(events, (event) => this.lists.added(client.viewerId, listId, event.post), this.checkFailed);
+  }
+
+  /** The viewer's new notifications, and their groups again each time one grows. */
+  notificationAdded(client: LiveClient): AsyncIterableIterator<NotificationAddedEvent> {
+    let untrack = () => {};
+    const queue = this.notifications.open(client.viewerId, {
+      maxQueued: this.options.maxQueuedEvents,
+      onOverflow: () => client.close(LiveCloseCode.ClientTooSlow, closeReasons.clientTooSlow),
+      onEnd: () => untrack(),
+    });
+    untrack = client.track(queue);
+    return queue;
   }
 
   private readonly checkFailed = (error: unknown) => this.logger.error('live events: could not check an event for a subscriber; it is skipped', error);

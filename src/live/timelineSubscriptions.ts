@@ -101,6 +101,8 @@ export class TimelineSubscriptions {
       case 'changed':
         // Filters and users are read again for every event (the visibility rules): nothing to route.
         return;
+      case 'notificationAdded':
+        return;
       default:
         throw new UnreachableCaseError(event);
     }
@@ -170,6 +172,7 @@ export class TimelineSubscriptions {
         }
         return;
       case 'changed':
+      case 'notificationAdded':
         return;
       default:
         throw new UnreachableCaseError(event);

@@ -4,6 +4,7 @@ import type { UserRecord, Session } from '../../records/users.js';
 import type { PostRecord, PostEdgeRecord } from '../../records/posts.js';
 import type { ListRecord } from '../../records/lists.js';
 import type { SuggestionRecord } from '../../records/suggestions.js';
+import type { NotificationRecord, NotificationEdgeRecord, NotificationConnectionRecord } from '../../records/notifications.js';
 import type { RequestContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -98,6 +99,12 @@ export type Mutation = {
   /** Likes a post and returns it. Liking a post already liked changes nothing. */
   likePost: Post;
   logIn: AuthPayload;
+  /**
+   * Marks the viewer's notifications read up to and including the one of this cursor (from
+   * `notifications` or `notificationAdded`), on every device. The marker never moves backwards.
+   * Returns how many are still unread (counted up to 1,000).
+   */
+  markNotificationsRead: Scalars['Int']['output'];
   /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
   mute: User;
   /** Removes a member. Idempotent. Unfollowing or blocking someone also removes them from every list. */
@@ -180,6 +187,11 @@ export type MutationLogInArgs = {
 };
 
 
+export type MutationMarkNotificationsReadArgs = {
+  upTo: Scalars['String']['input'];
+};
+
+
 export type MutationMuteArgs = {
   handle: Scalars['String']['input'];
 };
@@ -238,6 +250,53 @@ export type MutationUnmuteArgs = {
   handle: Scalars['String']['input'];
 };
 
+export type Notification = {
+  __typename?: 'Notification';
+  /** Everyone currently in the group: undoing the action takes the actor out again. */
+  actorCount: Scalars['Int']['output'];
+  /** Who did it, newest first: at most 20 (default 20). */
+  actors: Array<User>;
+  /** Time of the newest event in the group. */
+  createdAt: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  kind: NotificationKind;
+  /** LIKE/REPOST: the viewer's post; REPLY/MENTION: the reply or mentioning post; FOLLOW: null. */
+  post?: Maybe<Post>;
+  /** Newer than where the viewer marked their notifications read. */
+  unread: Scalars['Boolean']['output'];
+};
+
+
+export type NotificationActorsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type NotificationConnection = {
+  __typename?: 'NotificationConnection';
+  edges: Array<NotificationEdge>;
+  pageInfo: PageInfo;
+  /** The viewer's unread notifications, exact up to 1,000 (1,000 beyond). */
+  unreadCount: Scalars['Int']['output'];
+};
+
+export type NotificationEdge = {
+  __typename?: 'NotificationEdge';
+  cursor: Scalars['String']['output'];
+  node: Notification;
+};
+
+export type NotificationKind =
+  /** Someone followed the viewer; grouped per UTC day. */
+  | 'FOLLOW'
+  /** Someone liked the viewer's post; grouped per post. */
+  | 'LIKE'
+  /** Someone's post names the viewer as @handle; never grouped. */
+  | 'MENTION'
+  /** Someone replied to the viewer's post; never grouped. */
+  | 'REPLY'
+  /** Someone reposted the viewer's post; grouped per post. */
+  | 'REPOST';
+
 export type PageInfo = {
   __typename?: 'PageInfo';
   endCursor?: Maybe<Scalars['String']['output']>;
@@ -292,6 +351,12 @@ export type Query = {
   list?: Maybe<List>;
   /** The viewer's lists, oldest first. */
   lists: Array<List>;
+  /**
+   * What happened to the viewer, newest first: follows, likes, reposts, replies and mentions. A group
+   * (likes or reposts of one post, follows of one UTC day) rises to the top when someone joins it.
+   * `kinds` keeps only those kinds. Page size defaults to 20, at most 100.
+   */
+  notifications: NotificationConnection;
   /** A post by id, or null when unknown. */
   post?: Maybe<Post>;
   /**
@@ -314,6 +379,13 @@ export type Query = {
 
 export type QueryListArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type QueryNotificationsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kinds?: InputMaybe<Array<NotificationKind>>;
 };
 
 
@@ -351,6 +423,11 @@ export type Subscription = {
    * for a list that is not the viewer's; nothing more once the list is deleted.
    */
   listPostAdded: PostEdge;
+  /**
+   * Each new notification of the viewer, and a group again each time someone joins it (with its new
+   * `actorCount`). `cursor` is the one `notifications` gives it.
+   */
+  notificationAdded: NotificationEdge;
   /**
    * Each post that enters the viewer's timeline, own posts included, once it is stored. `cursor` is
    * the cursor the `timeline` query gives the same post: prepend the edge and keep paging from it.
@@ -525,6 +602,10 @@ export type ResolversTypes = {
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
   List: ResolverTypeWrapper<ListRecord>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Notification: ResolverTypeWrapper<NotificationRecord>;
+  NotificationConnection: ResolverTypeWrapper<NotificationConnectionRecord>;
+  NotificationEdge: ResolverTypeWrapper<NotificationEdgeRecord>;
+  NotificationKind: NotificationKind;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Post: ResolverTypeWrapper<PostRecord>;
   PostConnection: ResolverTypeWrapper<Omit<PostConnection, 'edges'> & { edges: Array<ResolversTypes['PostEdge']> }>;
@@ -548,6 +629,9 @@ export type ResolversParentTypes = {
   KeywordFilter: KeywordFilter;
   List: ListRecord;
   Mutation: Record<PropertyKey, never>;
+  Notification: NotificationRecord;
+  NotificationConnection: NotificationConnectionRecord;
+  NotificationEdge: NotificationEdgeRecord;
   PageInfo: PageInfo;
   Post: PostRecord;
   PostConnection: Omit<PostConnection, 'edges'> & { edges: Array<ResolversParentTypes['PostEdge']> };
@@ -595,6 +679,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
+  markNotificationsRead?: Resolver<ResolversTypes['Int'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
   removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
@@ -606,6 +691,27 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
+};
+
+export type NotificationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
+  actorCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  actors?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<NotificationActorsArgs>>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['NotificationKind'], ParentType, ContextType>;
+  post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  unread?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type NotificationConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['NotificationConnection'] = ResolversParentTypes['NotificationConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['NotificationEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  unreadCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type NotificationEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['NotificationEdge'] = ResolversParentTypes['NotificationEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Notification'], ParentType, ContextType>;
 };
 
 export type PageInfoResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -643,6 +749,7 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
+  notifications?: Resolver<ResolversTypes['NotificationConnection'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   suggestedFollows?: Resolver<Array<ResolversTypes['Suggestion']>, ParentType, ContextType, Partial<QuerySuggestedFollowsArgs>>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryTimelineArgs>>;
@@ -652,6 +759,7 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
 
 export type SubscriptionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
   listPostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "listPostAdded", ParentType, ContextType, RequireFields<SubscriptionListPostAddedArgs, 'id'>>;
+  notificationAdded?: SubscriptionResolver<ResolversTypes['NotificationEdge'], "notificationAdded", ParentType, ContextType>;
   timelinePostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "timelinePostAdded", ParentType, ContextType>;
   timelinePostRemoved?: SubscriptionResolver<ResolversTypes['ID'], "timelinePostRemoved", ParentType, ContextType>;
 };
@@ -695,6 +803,9 @@ export type Resolvers<ContextType = RequestContext> = {
   KeywordFilter?: KeywordFilterResolvers<ContextType>;
   List?: ListResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  Notification?: NotificationResolvers<ContextType>;
+  NotificationConnection?: NotificationConnectionResolvers<ContextType>;
+  NotificationEdge?: NotificationEdgeResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;
   PostConnection?: PostConnectionResolvers<ContextType>;

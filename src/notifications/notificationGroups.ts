@@ -1,0 +1,227 @@
+import { ObjectId, type Collection, type Db } from 'mongodb';
+import { isDuplicateKeyError } from '../errors.js';
+import { RetryLater } from '../queue/taskWorkers.js';
+import { maxActorsShown, type NotificationDocument, type NotificationKind } from '../records/notifications.js';
+
+export type GroupedKind = Extract<NotificationKind, 'LIKE' | 'REPOST' | 'FOLLOW'>;
+
+/** What an actor may be in a group for: one post's likes or reposts, or one user's new followers. */
+export interface GroupSubject {
+  kind: GroupedKind;
+  /** The post's hex id (LIKE, REPOST) or the followed handle (FOLLOW). */
+  key: string;
+}
+
+/** Whom the actor's action tells, when it tells anyone. */
+export interface GroupTarget {
+  recipient: string;
+  postId: ObjectId | null;
+}
+
+/**
+ * One actor's membership of a subject's groups, in `notification_actors`: `g` is the group that
+ * counts them (null while they count nowhere; such a document is removed at rest). The lease makes
+ * one worker at a time bring the actor in line; `change` is a count change under way.
+ */
+export interface MemberDocument {
+  /** `<kind>:<subject key>|<actor>`. */
+  _id: string;
+  u: string;
+  r?: string;
+  p?: ObjectId;
+  g: string | null;
+  /** When the actor joined `g` (or is joining `change.to`): the order of a group's actors. */
+  at: Date;
+  lease: { owner: string; until: Date } | null;
+  change?: { token: string; from: string | null; to: string | null; at: Date; r: string; p: ObjectId | null };
+}
+
+const kindPrefix: Record<GroupedKind, string> = { LIKE: 'l', REPOST: 'r', FOLLOW: 'f' };
+
+export const memberId = (subject: GroupSubject, actor: string) => `${kindPrefix[subject.kind]}:${subject.key}|${actor}`;
+
+/** LIKE and REPOST group by post; FOLLOW by recipient and UTC day of the follow. */
+export function groupId(subject: GroupSubject, target: GroupTarget, at: Date): string {
+  if (subject.kind === 'FOLLOW') return `f:${target.recipient}:${at.toISOString().slice(0, 10)}`;
+  return `${kindPrefix[subject.kind]}:${subject.key}`;
+}
+
+/**
+ * Grouped notifications, exact under any concurrency and any crash, without transactions:
+ *
+ * - one actor of one subject is brought in line with the truth (does the like, repost or follow
+ *   exist, and may it tell the recipient) by whoever holds the actor's lease; a task that finds it
+ *   held tries again shortly, and reads the truth only once it holds the lease, so the last change
+ *   of the truth is always the last one applied;
+ * - the group's count changes exactly once per membership change: the member first records the
+ *   change and a token, the group's `$inc` is guarded by `tk: { $ne: token }` and adds the token in
+ *   the same write, so a replay after a crash skips it; the token goes once the member is settled;
+ * - the newest actors shown are recomputed from the settled members, guarded by the group's
+ *   version, so racing rewrites converge on the newest list.
+ */
+export class NotificationGroups {
+  readonly members: Collection<MemberDocument>;
+
+  constructor(
+    db: Db,
+    readonly groups: Collection<NotificationDocument>,
+    private readonly leaseMs: number,
+    /** Called with a group once an actor has joined it: it grew, or rose to the top. */
+    private readonly joined: (group: NotificationDocument) => Promise<void>,
+  ) {
+    this.members = db.collection<MemberDocument>('notification_actors');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.members.createIndexes([
+      // The newest settled actors of a group.
+      { key: { g: 1, at: -1 }, name: 'group_newest' },
+      { key: { p: 1 }, name: 'post' },
+      { key: { r: 1 }, name: 'recipient' },
+      { key: { u: 1 }, name: 'actor' },
+    ]);
+  }
+
+  /**
+   * Brings the actor's membership in line with `truth()`, read under the actor's lease. Throws
+   * RetryLater while another worker holds it.
+   */
+  async reconcile(subject: GroupSubject, actor: string, at: Date, truth: () => Promise<GroupTarget | null>): Promise<void> {
+    const owner = new ObjectId().toHexString();
+    let member = await this.lease(memberId(subject, actor), actor, owner);
+    if (!member) throw new RetryLater(10, 'another worker is bringing this actor in line');
+    if (member.change) member = await this.finishChange(member, owner);
+    const target = await truth();
+    const wanted = target ? (member.g ?? groupId(subject, target, at)) : null;
+    if (wanted !== member.g) {
+      const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
+      const joining = wanted ? { at } : {};
+      member = await this.held(member._id, owner, { $set: { change, ...joining } });
+      member = await this.finishChange(member, owner);
+    }
+    await this.release(member, owner);
+  }
+
+  /** Every group about a post, and its members: the post is gone. */
+  async forgetPost(postId: ObjectId): Promise<void> {
+    await this.groups.deleteMany({ p: postId });
+    await this.members.deleteMany({ p: postId });
+  }
+
+  /** A deleted account's own notifications. */
+  async forgetRecipient(handle: string): Promise<void> {
+    await this.groups.deleteMany({ r: handle });
+    await this.members.deleteMany({ r: handle });
+  }
+
+  /** The actor's groups among `recipient`'s, for bringing them in line after a mute or block. */
+  membershipsOf(actor: string, recipient: string): Promise<MemberDocument[]> {
+    return this.members.find({ u: actor, r: recipient }).toArray();
+  }
+
+  /** Takes the lease, creating the member document when there is none; null when another holds it. */
+  private async lease(_id: string, actor: string, owner: string): Promise<MemberDocument | null> {
+    const now = new Date();
+    try {
+      return await this.members.findOneAndUpdate(
+        { _id, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        { $set: { lease: { owner, until: new Date(now.getTime() + this.leaseMs) } }, $setOnInsert: { u: actor, g: null, at: now } },
+        { upsert: true, returnDocument: 'after' },
+      );
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return null;
+      throw error;
+    }
+  }
+
+  private async finishChange(member: MemberDocument, owner: string): Promise<MemberDocument> {
+    const { token, from, to, at, r, p } = member.change!;
+    if (from) await this.groups.updateOne({ _id: from, tk: { $ne: token } }, { $inc: { n: -1, v: 1 }, $push: { tk: token } });
+    if (to) await this.join(to, token, at, r, p);
+    const settled = await this.held(member._id, owner, { $set: { g: to, r, ...(p ? { p } : {}) }, $unset: { change: '' } });
+    const touched = [from, to].filter((id): id is string => id !== null);
+    await this.groups.updateMany({ _id: { $in: touched } }, { $pull: { tk: token } });
+    if (from) {
+      // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
+      const gone = (await this.groups.deleteOne({ _id: from, n: { $lte: 0 } })).deletedCount === 1;
+      if (!gone) await this.refreshActors(from);
+    }
+    if (to) {
+      const group = await this.refreshActors(to);
+      if (group) await this.joined(group);
+    }
+    return settled;
+  }
+
+  /** The group's count goes up once for this token; a new group starts here. */
+  private async join(groupKey: string, token: string, at: Date, recipient: string, postId: ObjectId | null): Promise<void> {
+    const kind = groupKind[groupKey[0]!]!;
+    try {
+      await this.groups.updateOne(
+        { _id: groupKey, tk: { $ne: token } },
+        {
+          $inc: { n: 1, v: 1 },
+          $max: { at },
+          $push: { tk: token },
+          $setOnInsert: { r: recipient, k: kind, a: [], ...(postId ? { p: postId } : {}) },
+        },
+        { upsert: true },
+      );
+    } catch (error) {
+      // The group holds the token already: this change was applied before a crash.
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+  }
+
+  /**
+   * Rewrites the newest actors from the settled members, unless the group changed meanwhile, in
+   * which case it reads again. Returns the group as written (null when it is gone).
+   */
+  private async refreshActors(groupKey: string): Promise<NotificationDocument | null> {
+    for (;;) {
+      const group = await this.groups.findOne({ _id: groupKey }, { projection: { v: 1, tk: 1 } });
+      if (!group) return null;
+      const [newest, settledTokens] = await Promise.all([
+        this.members
+          .find({ g: groupKey, change: { $exists: false } }, { projection: { u: 1, at: 1 } })
+          .sort({ at: -1 })
+          .limit(maxActorsShown)
+          .toArray(),
+        this.settledTokens(group.tk ?? []),
+      ]);
+      const written = await this.groups.findOneAndUpdate(
+        { _id: groupKey, v: group.v },
+        { $set: { a: newest.map(({ u, at }) => ({ u, at })) }, $inc: { v: 1 }, ...(settledTokens.length ? { $pull: { tk: { $in: settledTokens } } } : {}) },
+        { returnDocument: 'after', projection: { tk: 0 } },
+      );
+      if (written) return written;
+    }
+  }
+
+  /**
+   * Tokens whose member no longer records the change: a worker that died between settling its
+   * member and pulling the token left it behind. A token names its member, and reaches the group
+   * only after the member recorded it, so one its member does not hold is finished for good.
+   */
+  private async settledTokens(tokens: readonly string[]): Promise<string[]> {
+    if (tokens.length === 0) return [];
+    const memberIds = [...new Set(tokens.map((token) => token.slice(0, token.lastIndexOf('#'))))];
+    const pending = await this.members.find({ _id: { $in: memberIds }, change: { $exists: true } }, { projection: { 'change.token': 1 } }).toArray();
+    const held = new Set(pending.map((member) => member.change!.token));
+    return tokens.filter((token) => !held.has(token));
+  }
+
+  private async release(member: MemberDocument, owner: string): Promise<void> {
+    if (member.g === null) await this.members.deleteOne({ _id: member._id, 'lease.owner': owner });
+    else await this.members.updateOne({ _id: member._id, 'lease.owner': owner }, { $set: { lease: null } });
+  }
+
+  /** An update that must still hold the lease; losing it means the task runs again from the start. */
+  private async held(_id: string, owner: string, update: Record<string, unknown>): Promise<MemberDocument> {
+    const member = await this.members.findOneAndUpdate({ _id, 'lease.owner': owner }, update, { returnDocument: 'after' });
+    if (!member) throw new Error(`lost the lease on notification member "${_id}"`);
+    return member;
+  }
+}
+
+const groupKind: Record<string, GroupedKind> = { l: 'LIKE', r: 'REPOST', f: 'FOLLOW' };
