@@ -19,6 +19,7 @@ import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
 import { createFeedBackend } from './feed/index.js';
 import { PostDelivery } from './feed/postDelivery.js';
+import { PostVisibility } from './feed/postVisibility.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderRelations } from './feed/readerRelations.js';
@@ -48,6 +49,8 @@ export interface Services {
   timelines: TimelineReading;
   /** Posts, deletes, likes and reposts. */
   publishing: Publishing;
+  /** Who may see which post: the one rule every path that shows posts asks (`canSee`, `filterFor`). */
+  visibility: PostVisibility;
   /** Follows, mutes, blocks and keyword filters. */
   relations: ReaderRelations;
   /** Post and read over the configured strategy (see FeedService). */
@@ -104,10 +107,11 @@ export function createServices(db: Db, config: Config): Services {
     likes: new Interactions(db, 'likes', content.counters, 'likes'),
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', delivery.repostEffects),
   };
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters });
+  const visibility = new PostVisibility({ graph, feedState });
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
-  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
+  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
   const repairStalled = repairStalledWork({ graph, content, interactions, backend });
   const live = liveCore(changes, graph, timelines, config);
   accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
@@ -120,6 +124,7 @@ export function createServices(db: Db, config: Config): Services {
     content,
     timelines,
     publishing,
+    visibility,
     relations,
     feed: feedService({ backend, readerFilters, publishing, relations, reading: timelines, repairStalled }),
     accounts: new AccountService(graph, users, userAccounts, tokens, rateLimits, accountRemoval),

@@ -10,7 +10,7 @@ import type { FeedBackend } from './feedBackend.js';
 
 export interface PostDeliveryDependencies {
   users: Pick<UserDirectory, 'getUser'>;
-  feedState: Pick<UserFeedState, 'markPulling'>;
+  feedState: Pick<UserFeedState, 'markPulling' | 'markLimited'>;
   content: ContentService;
   backend: FeedBackend;
   fanout: Fanout;
@@ -35,9 +35,21 @@ export class PostDelivery {
 
   constructor(private readonly deps: PostDeliveryDependencies) {}
 
-  /** Queued, stored, in the author's own timeline, and announced live, in that order. */
+  /**
+   * Queued, stored, in the author's own timeline, and announced live, in that order. A limited
+   * post is only stored and announced: it enters no timeline, and the inbox query of whoever may
+   * see it finds it (see TimelineReading).
+   */
   async publish(post: PostRecord): Promise<void> {
     const { feedState, content, backend, fanout, changes } = this.deps;
+    if (post.visibility !== 'PUBLIC') {
+      // Readers ask for limited posts only where these marks say some exist: mark first.
+      const marked = await feedState.markLimited(post.authorId, post.visibility, post.audience);
+      if (marked.length > 0) await changes.publish(changed({ users: marked }));
+      await content.storePost(post);
+      await changes.publish(postAdded(post));
+      return;
+    }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     if (backend.materialized && !post.pulled) await fanout.enqueueDelivery(post);
@@ -54,9 +66,10 @@ export class PostDelivery {
    */
   async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
-    if (!post.pulled) await fanout.enqueueRetraction(post);
+    const inTimelines = post.visibility === 'PUBLIC';
+    if (inTimelines && !post.pulled) await fanout.enqueueRetraction(post);
     const removed = await content.deletePost(post);
-    await backend.removeFrom([post.authorId], post);
+    if (inTimelines) await backend.removeFrom([post.authorId], post);
     if (removed) await changes.publish(postRemoved(post));
     return removed;
   }

@@ -27,6 +27,8 @@ const post = (overrides: Partial<PostRecord> = {}): PostRecord => ({
   replyTo: null,
   repostOf: null,
   counts: null,
+  visibility: 'PUBLIC',
+  audience: [],
   ...overrides,
 });
 
