@@ -34,14 +34,15 @@ export class UserFeedState {
 
   /**
    * What a page merges besides the reader's timeline, from the users this process holds in one
-   * pass: the followees whose posts are pulled, and the reader's inbox sources.
+   * pass: the authors whose posts are pulled (the reader among them: a cache built after their
+   * pulled post holds only pushed ones), and the reader's inbox sources.
    */
   async readerSources(readerId: string, followees: readonly string[]): Promise<{ pulling: string[]; inbox: InboxSources }> {
     const users = await this.directory.cached([readerId, ...followees]);
     const pulling: string[] = [];
     const followersOnlyAuthors: string[] = [];
     for (const user of users.values()) {
-      if (user.pulls && user.record.handle !== readerId) pulling.push(user.record.handle);
+      if (user.pulls) pulling.push(user.record.handle);
       if (user.followersOnly) followersOnlyAuthors.push(user.record.handle);
     }
     return { pulling, inbox: { readerId, addressed: users.get(readerId)?.inbox === true, followersOnlyAuthors } };
