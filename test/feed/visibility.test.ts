@@ -72,6 +72,13 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     expect(await seen('men')).toEqual({ byId: ['pub', 'men'], profile: ['pub', 'men'], timeline: ['men'] });
     expect(await seen('out')).toEqual({ byId: ['pub'], profile: ['pub'], timeline: [] });
     expect(await seen(null)).toEqual({ byId: ['pub'], profile: ['pub'], timeline: null });
+
+    // A page the outbox does not hold is a query, which keeps to public posts as well: here the
+    // posts newer than ann's public one, which are her two limited posts.
+    const publicOne = (await ok('out', '{ user(handle: "ann") { posts(first: 1) { pageInfo { endCursor } } } }')).user.posts.pageInfo.endCursor;
+    app.services.content.forgetOutboxes(['ann']);
+    const newer = await ok('out', `{ user(handle: "ann") { posts(last: 10, before: "${publicOne}") { edges { node { text } } } } }`);
+    expect(newer.user.posts.edges).toEqual([]);
   });
 
   it('decides followers-only at read time: a new follower sees it, one who unfollows no longer does', async () => {

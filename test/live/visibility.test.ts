@@ -79,3 +79,45 @@ describe('live events of followers-only and mentioned-only posts', () => {
     expect(out.removed.results).toEqual([marker.id]);
   });
 });
+
+/**
+ * A reader's inbox is asked for only where marks on users say there can be something in it; an
+ * instance that holds the reader's user learns of a new mark through the change bus, so a
+ * mentioned-only post posted through one instance shows in a page read through the other.
+ */
+describe('limited posts across two instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    a = await startTestApp();
+    b = await startTestApp({ MONGODB_URI: a.mongodbUri });
+    for (const handle of ['ada', 'bea', 'cyd']) tokens[handle] = await a.signUp(handle);
+    await follow(a, tokens.cyd!, 'ada');
+  });
+  afterAll(async () => {
+    await b?.stop();
+    await a?.stop();
+  });
+
+  it('shows a post posted through one instance to its audience reading through the other', async () => {
+    const page = async (handle: string) => {
+      const result = await b.gql('{ timeline(first: 10) { edges { node { text } } } }', {}, tokens[handle]);
+      return result.data.timeline.edges.map((edge: any) => edge.node.text) as string[];
+    };
+    // B holds both readers' users (and their marks) from these reads.
+    expect(await page('bea')).toEqual([]);
+    expect(await page('cyd')).toEqual([]);
+    await a.gql('mutation { createPost(text: "for @bea", visibility: MENTIONED) { id } }', {}, tokens.ada);
+    await a.gql('mutation { createPost(text: "for followers", visibility: FOLLOWERS) { id } }', {}, tokens.ada);
+    const deadline = performance.now() + 3000;
+    let seen: string[][] = [];
+    while (performance.now() < deadline) {
+      seen = [await page('bea'), await page('cyd')];
+      if (seen[0]!.length === 1 && seen[1]!.length === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(seen).toEqual([['for @bea'], ['for followers']]);
+  });
+});
