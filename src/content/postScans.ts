@@ -50,8 +50,9 @@ export class PostScans {
     return (await this.content.find({ _a: authorId }).limit(limit).toArray()).map(toPostRecord);
   }
 
+  /** The posts timelines hold (limited posts never enter one). */
   countPosts(): Promise<number> {
-    return this.content.countDocuments();
+    return this.content.countDocuments(publicOnly);
   }
 
   /** Every public post, oldest first, streamed: for rebuilding timelines, which hold no limited post. */
