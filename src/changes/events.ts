@@ -8,11 +8,11 @@ import type { Logger } from '../logger.js';
 import type { PostRecord, Visibility } from '../records/posts.js';
 
 /**
- * Each published only after the change is stored. A mentioned-only post's events reach its
- * audience as well as its author's followers, and every subscriber's visibility rules decide. `followed`/`unfollowed` change which authors a
+ * Each published only after the change is stored. `followed`/`unfollowed` change which authors a
  * viewer's open subscriptions show; the post events are what those subscriptions deliver. Delete
  * events carry the author, so a subscriber can tell whether the deleted post was in its timeline
- * without reading anything.
+ * without reading anything. A mentioned-only post's events reach its audience as well as its
+ * author's followers, and each subscriber's visibility rules decide.
  */
 export type ChangeEvent =
   | { kind: 'postAdded'; post: PostRecord }

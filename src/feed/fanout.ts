@@ -11,7 +11,10 @@ import type { FeedBackend } from './feedBackend.js';
 
 export const fanoutCollection = 'fanout_tasks';
 
-/** A post as a task carries it: enough to write embedded entries without reading `content`. Always public: limited posts are never queued. */
+/**
+ * A post as a task carries it: enough to write embedded entries without reading `content`. Always
+ * public: limited posts are never queued.
+ */
 type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
 
 /**

@@ -1,10 +1,17 @@
 import type { ObjectId } from 'mongodb';
 import type { ContentService } from '../content/contentService.js';
-import type { Page, PageRequest } from '../content/position.js';
+import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { visibleTo, type PostRecord, type Visibility } from '../records/posts.js';
+import type { FeedBackend } from './feedBackend.js';
+import type { PostVisibility } from './postVisibility.js';
+import { mergeFiltered, type EntrySource } from './pageMerge.js';
+import type { InteractionStores } from './publishing.js';
+import type { ReaderActivity } from './readerActivity.js';
+import type { PageLoads, TimelineEntry } from './timelineEntry.js';
+import { firstOccurrences, passesGraph, type Reader } from './visibility.js';
 
 /** What a removal event says of the post that went. */
 export interface LiveRemoval {
@@ -14,14 +21,6 @@ export interface LiveRemoval {
   visibility: Visibility;
   audience: readonly string[];
 }
-import type { PostPosition } from '../content/position.js';
-import type { FeedBackend } from './feedBackend.js';
-import type { PostVisibility } from './postVisibility.js';
-import { mergeFiltered, type EntrySource } from './pageMerge.js';
-import type { InteractionStores } from './publishing.js';
-import type { ReaderActivity } from './readerActivity.js';
-import type { PageLoads, TimelineEntry } from './timelineEntry.js';
-import { firstOccurrences, passesGraph, type Reader } from './visibility.js';
 
 /** What a reader sees: their timeline, an author's posts, and whether a live event belongs in it. */
 export interface TimelineReader {

@@ -5,8 +5,8 @@ import type { UserDirectory } from './userDirectory.js';
 
 /**
  * What the feed keeps on each user: when they last read (`readAt`, for skipping inactive readers),
- * the gap in a returning reader's timeline (`timelineGap`), and whether readers pull their posts
- * (`pulls`).
+ * the gap in a returning reader's timeline (`timelineGap`), whether readers pull their posts
+ * (`pulls`), and where readers may find their limited posts (`followersOnly`, `inbox`).
  */
 export class UserFeedState {
   private readonly users: Collection<UserDocument>;
@@ -17,11 +17,6 @@ export class UserFeedState {
 
   async ensureIndexes(): Promise<void> {
     await this.users.createIndex({ readAt: 1 }, { name: 'read_at' });
-  }
-
-  /** Which of `handles` have posts that readers pull. */
-  async pullingAmong(handles: readonly string[]): Promise<string[]> {
-    return [...(await this.directory.cached(handles)).values()].filter((user) => user.pulls).map((user) => user.record.handle);
   }
 
   /**

@@ -148,7 +148,9 @@ export class TimelineSubscriptions {
   /** To the author's followers and, for a mentioned-only post, its audience: each subscriber once. */
   private toFollowersOf(authorId: string, event: PostAddedEvent | PostRemovedEvent, audience: readonly string[]): void {
     for (const subscriber of this.loading) if (subscriber.kind === event.kind) subscriber.hold(event);
-    const reached = new Set<Subscriber>(this.byAuthor.get(authorId));
+    const followers = this.byAuthor.get(authorId) ?? new Set<Subscriber>();
+    // Most posts are public: no set of recipients to build.
+    const reached = audience.length === 0 ? followers : new Set(followers);
     for (const viewerId of audience) for (const subscriber of this.byViewer.get(viewerId) ?? []) if (subscriber.visible) reached.add(subscriber);
     for (const subscriber of reached) {
       if (subscriber.kind === event.kind) subscriber.queue.push(event);
