@@ -155,6 +155,19 @@ export class ContentService {
     return deleted;
   }
 
+  /**
+   * The account is gone, and its handle becomes free: the mentioned-only posts addressed to it are
+   * not for whoever takes the handle next. Repeatable.
+   */
+  async leaveAudiences(handle: string): Promise<void> {
+    for (;;) {
+      const ids = (await this.content.find({ _to: handle }, { projection: { _id: 1 } }).limit(1000).toArray()).map((doc) => doc._id);
+      if (ids.length === 0) return;
+      await this.content.updateMany({ _id: { $in: ids } }, { $pull: { _to: handle } });
+      this.lookups.forgetPosts(ids);
+    }
+  }
+
   /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */
   getPost(id: ObjectId): Promise<PostRecord | null> {
     return this.lookups.getPost(id);

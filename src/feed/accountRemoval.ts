@@ -37,8 +37,8 @@ const stepSize = 100;
  *    hear `timelinePostRemoved`), and takes back their likes and reposts (counts fixed);
  * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
  *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
- * 4. it removes the user's filters, timeline and pair records, and last the user document: the
- *    handle is free again.
+ * 4. it removes the user's filters, timeline and pair records, takes the handle out of the
+ *    audiences of mentioned-only posts, and last the user document: the handle is free again.
  */
 export class AccountRemoval {
   constructor(
@@ -98,6 +98,7 @@ export class AccountRemoval {
     if (pending > 0) throw new RetryLater(200, 'followers are still being removed');
 
     await this.relations.forgetReader(handle);
+    await this.content.leaveAudiences(handle);
     await this.accounts.removeDeletedUser(handle, accountId);
   }
 

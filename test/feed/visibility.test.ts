@@ -97,6 +97,26 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     expect(await seen('ghost')).toEqual({ byId: ['pub'], profile: ['pub'], timeline: [] });
   });
 
+  it('takes a deleted account out of the audiences it was in, so a new account with its handle sees nothing', async () => {
+    tokens.mia = await app.signUp('mia');
+    const secret = await create('ann', 'for @mia alone', 'MENTIONED');
+    expect(await byId('mia', secret.id)).not.toBeNull();
+    await ok('mia', 'mutation { deleteAccount(password: "correct horse battery") }');
+    for (let attempt = 0; ; attempt++) {
+      const again = await app.gql('mutation { signUp(handle: "mia", password: "correct horse battery") { token } }');
+      if (again.data) {
+        tokens.mia = again.data.signUp.token;
+        break;
+      }
+      expect(again.errors?.[0]?.extensions?.code).toBe('CONFLICT'); // still being freed
+      expect(attempt).toBeLessThan(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await byId('mia', secret.id)).toBeNull();
+    expect(await timeline('mia')).toEqual([]);
+    expect(await byId('ann', secret.id)).not.toBeNull();
+  });
+
   it('keeps replies within their parent’s audience, and counts only public ones', async () => {
     expect(await code('out', `mutation { createPost(text: "let me in", replyTo: "${ids.fol}") { id } }`)).toBe('NOT_FOUND');
     const narrowed = await create('fol', 'fol answers in the open', undefined, ids.fol);
