@@ -163,6 +163,18 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     expect((await ok('out', `mutation { repost(id: "${ids.pub}") { repostCount } }`)).repost.repostCount).toBe(1);
   });
 
+  it('asks for the inbox in one query per page, and only for readers whom limited posts can concern', async () => {
+    const inboxReads = async (viewer: string) => {
+      const commands = await app.warmCommandsDuring(() => timeline(viewer), ['users', 'following', 'reader_filters']);
+      // The inbox names `_to` or a limited `_v`; every other content query keeps to `_v: { $exists: false }`.
+      return commands.filter((command) => command.commandName === 'find' && /"_to"|"_v":"[fm]"/.test(JSON.stringify(command.command.filter))).length;
+    };
+    expect(await inboxReads('men')).toBe(1); // addressed
+    expect(await inboxReads('fol')).toBe(1); // follows an author of followers-only posts
+    expect(await inboxReads('fan')).toBe(1);
+    expect(await inboxReads('out')).toBe(0); // neither: the page costs what it did
+  });
+
   it('keeps limited posts out of timelines, outboxes and pulls, and public posts on their usual write path', async () => {
     const db = app.database.db;
     const limited = [new ObjectId(ids.fol), new ObjectId(ids.men)];
