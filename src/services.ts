@@ -19,6 +19,7 @@ import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
 import { createFeedBackend } from './feed/index.js';
 import { PostDelivery } from './feed/postDelivery.js';
+import { PostVisibility } from './feed/postVisibility.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderLists } from './feed/readerLists.js';
@@ -51,6 +52,8 @@ export interface Services {
   timelines: TimelineReading;
   /** Posts, deletes, likes and reposts. */
   publishing: Publishing;
+  /** Who may see which post: the one rule every path that shows posts asks (`canSee`, `filterFor`). */
+  visibility: PostVisibility;
   /** Follows, mutes, blocks and keyword filters. */
   relations: ReaderRelations;
   /** Lists of followed accounts, and their timelines. */
@@ -127,10 +130,11 @@ export function createServices(db: Db, config: Config): Services {
     likes: new Interactions(db, 'likes', content.counters, 'likes', notifications.likeEffects),
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', bothEffects(delivery.repostEffects, notifications.repostEffects)),
   };
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters });
+  const visibility = new PostVisibility({ graph, feedState });
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
-  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
+  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: notifications.withFollowNotifications(backend) });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
   const live = liveCore(changes, graph, timelines, lists, config);
@@ -144,6 +148,7 @@ export function createServices(db: Db, config: Config): Services {
     content,
     timelines,
     publishing,
+    visibility,
     relations,
     lists,
     suggestions: new FollowSuggestions(graph.following, graph.followers, users.users, (handle) => graph.followingIds(handle), readerFilters),

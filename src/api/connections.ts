@@ -94,6 +94,8 @@ const asPost = (entry: TimelineEntry, text: string): PostRecord => ({
   replyTo: entry.replyTo,
   repostOf: entry.repostOf,
   counts: null,
+  visibility: entry.visibility ?? 'PUBLIC',
+  audience: entry.audience ?? [],
 });
 
 /** Which of `handles` are users, from the same per-request loader the authors resolve through. */

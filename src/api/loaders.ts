@@ -19,6 +19,8 @@ export interface Loaders {
   loadedUsers: ReadonlyMap<string, UserRecord | null>;
   /** Keyed by lowercase hex post id; through the in-process tier, so without counts. */
   posts: DataLoader<string, PostRecord | null>;
+  /** The same, null also for a post the viewer may not see: for `post(id)` and `replyTo`. */
+  visiblePosts: DataLoader<string, PostRecord | null>;
   /** Keyed by lowercase hex post id: the current counts, read only when a response asks for them. */
   postCounts: DataLoader<string, PostCounts>;
   viewerFollows: DataLoader<string, boolean>;
@@ -37,6 +39,11 @@ const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
 
 export function createLoaders(services: ApiServices, viewerId: string | null): Loaders {
   const loadedUsers = new Map<string, UserRecord | null>();
+  const posts = new DataLoader<string, PostRecord | null>(async (ids) => {
+    const found = await services.content.lookups.cachedPosts(ids.map((id) => new ObjectId(id)));
+    const byId = new Map(found.map((post) => [post.id.toHexString(), post]));
+    return ids.map((id) => byId.get(id) ?? null);
+  });
   return {
     users: new DataLoader(async (handles) => {
       const byHandle = new Map((await services.users.getUsers(handles)).map((user) => [user.handle, user]));
@@ -47,10 +54,16 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
       });
     }),
     loadedUsers,
-    posts: new DataLoader(async (ids) => {
-      const posts = await services.content.lookups.cachedPosts(ids.map((id) => new ObjectId(id)));
-      const byId = new Map(posts.map((post) => [post.id.toHexString(), post]));
-      return ids.map((id) => byId.get(id) ?? null);
+    posts,
+    visiblePosts: new DataLoader(async (ids) => {
+      const found = (await posts.loadMany(ids)).map((post) => {
+        if (post instanceof Error) throw post;
+        return post;
+      });
+      const present = found.filter((post): post is PostRecord => post !== null);
+      const seen = await services.visibility.canSee(viewerId, present);
+      const hidden = new Set(present.filter((_, index) => !seen[index]));
+      return found.map((post) => (post && !hidden.has(post) ? post : null));
     }),
     postCounts: new DataLoader(async (ids) => {
       const counts = await services.content.lookups.countsOf(ids.map((id) => new ObjectId(id)));

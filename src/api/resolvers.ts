@@ -90,7 +90,8 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo }, context) => context.services.publishing.post(requireViewer(context), text, replyTo ?? null),
+    createPost: (_parent, { text, replyTo, visibility }, context) =>
+      context.services.publishing.post(requireViewer(context), text, replyTo ?? null, visibility ?? 'PUBLIC'),
     deletePost: (_parent, { id }, context) => context.services.publishing.deletePost(requireViewer(context), id),
     likePost: (_parent, { id }, context) =>
       context.services.publishing.likePost(requireViewer(context), id).then(showing(context.loaders.viewerLikes, true)),
@@ -163,6 +164,7 @@ export const resolvers: Resolvers = {
   Post: {
     id: (post) => post.id.toHexString(),
     author: (post, _args, context) => author(post, context),
+    visibility: (post) => post.visibility,
     likeCount: async (post, _args, context) => (await counts(post, context)).likes,
     repostCount: async (post, _args, context) => (await counts(post, context)).reposts,
     replyCount: async (post, _args, context) => (await counts(post, context)).replies,
@@ -171,7 +173,7 @@ export const resolvers: Resolvers = {
     replyTo: (post, _args, context) => (post.replyTo ? loadPost(post.replyTo.id.toHexString(), context) : null),
     replies: async (post, args, context) => {
       const request = replyPageRequest(args);
-      return toReplyConnection(await context.services.content.scans.replies(post.id, request), request.from !== null);
+      return toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request), request.from !== null);
     },
   },
 
@@ -195,10 +197,13 @@ const showing = (viewerState: DataLoader<string, boolean>, state: boolean) => (p
   return post;
 };
 
-/** A post by id; null for an unknown id, and for a repost's id, which the API never hands out. */
+/**
+ * A post by id; null for an unknown id, for a repost's id, which the API never hands out, and for a
+ * post the viewer may not see.
+ */
 async function loadPost(id: string, context: RequestContext): Promise<PostRecord | null> {
   const postId = parsePostId(id);
-  const post = postId && (await context.loaders.posts.load(postId.toHexString()));
+  const post = postId && (await context.loaders.visiblePosts.load(postId.toHexString()));
   return post && !post.repostOf ? post : null;
 }
 

@@ -1,7 +1,7 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { toContentDocument, toPostRecord, type ContentDocument } from '../records/posts.js';
+import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
@@ -16,7 +16,7 @@ export const liveEventsCollection = 'live_events';
  */
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
   | { kind: 'postAdded'; post: ContentDocument }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; _v?: ContentDocument['_v']; _to?: string[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
   | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[]; lists?: string[] }
   | { kind: 'notificationAdded'; notification: NotificationRecord }
@@ -27,7 +27,15 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
     case 'postAdded':
       return { at, kind: event.kind, post: toContentDocument(event.post) };
     case 'postRemoved':
-      return { at, kind: event.kind, postId: event.postId, authorId: event.authorId, originalAuthorId: event.originalAuthorId };
+      return {
+        at,
+        kind: event.kind,
+        postId: event.postId,
+        authorId: event.authorId,
+        originalAuthorId: event.originalAuthorId,
+        // Stored as a post's are, absent for a public post.
+        ...toStoredVisibility(event),
+      };
     case 'followed':
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
@@ -46,7 +54,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'postAdded':
       return { kind: 'postAdded', post: { ...toPostRecord(doc.post), counts: null } };
     case 'postRemoved':
-      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null };
+      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null, ...toVisibility(doc) };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };

@@ -6,17 +6,26 @@ import type { ObjectId } from 'mongodb';
 import type { LiveEventMode } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
-import type { PostRecord } from '../records/posts.js';
+import type { PostRecord, Visibility } from '../records/posts.js';
 
 /**
  * Each published only after the change is stored. `followed`/`unfollowed` change which authors a
  * viewer's open subscriptions show; the post events are what those subscriptions deliver. Delete
  * events carry the author, so a subscriber can tell whether the deleted post was in its timeline
- * without reading anything.
+ * without reading anything. A mentioned-only post's events reach its audience as well as its
+ * author's followers, and each subscriber's visibility rules decide.
  */
 export type ChangeEvent =
   | { kind: 'postAdded'; post: PostRecord }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId: string | null }
+  | {
+      kind: 'postRemoved';
+      postId: ObjectId;
+      authorId: string;
+      originalAuthorId: string | null;
+      /** A mentioned-only post's removal is news to its audience, who may not follow its author. */
+      visibility: Visibility;
+      audience: readonly string[];
+    }
   | { kind: 'followed'; followerId: string; followeeId: string }
   | { kind: 'unfollowed'; followerId: string; followeeId: string }
   | NotificationAddedEvent
@@ -67,8 +76,8 @@ export const postAdded = (post: PostRecord): PostAddedEvent => ({ kind: 'postAdd
 
 /** Clients know a repost by its original's id, which is what they must remove. */
 export function postRemoved(post: PostRecord): PostRemovedEvent {
-  const { repostOf } = post;
-  return { kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null };
+  const { repostOf, visibility, audience } = post;
+  return { kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null, visibility, audience };
 }
 
 export const followChange = (following: boolean, followerId: string, followeeId: string): ChangeEvent => ({

@@ -11,6 +11,9 @@ import {
   toContentDocument,
   toPostRecord,
   byAuthors,
+  publicOnly,
+  publicVisibility,
+  type Visibility,
   type ContentDocument,
   type PostRecord,
   type PostRef,
@@ -23,6 +26,16 @@ import { PostScans } from './postScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
 import { assertDisplayableText, graphemeLength } from './text.js';
+
+/**
+ * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
+ * and the followers-only posts of these authors (followees who wrote any, and the reader).
+ */
+export interface InboxSources {
+  readerId: string;
+  addressed: boolean;
+  followersOnlyAuthors: readonly string[];
+}
 
 /** The system of record for posts: writing, deleting, and paging by author. */
 export class ContentService {
@@ -53,6 +66,10 @@ export class ContentService {
       { key: { _a: 1, _d: -1, _id: -1 }, name: 'author_newest_first' },
       // Only pulled posts: the one extra query a page makes for every pulled author a reader follows.
       { key: { _p: 1, _a: 1, _d: -1, _id: -1 }, name: 'pulled_newest_first', partialFilterExpression: { _p: true } },
+      // The inbox: each reader's mentioned-only posts, newest first (multikey over the audience).
+      { key: { _to: 1, _d: -1, _id: -1 }, name: 'inbox_newest_first', partialFilterExpression: { _to: { $exists: true } } },
+      // Limited posts by author: followers-only posts of the authors a reader follows, an author's own.
+      { key: { _v: 1, _a: 1, _d: -1, _id: -1 }, name: 'limited_newest_first', partialFilterExpression: { _v: { $exists: true } } },
     ]);
     await this.content.createIndexes([
       // Replies of a post, oldest first.
@@ -69,7 +86,11 @@ export class ContentService {
    * Checks the text and builds the post without storing it, so that its fanout can be queued
    * under the post's id before the post exists (see FeedService.post).
    */
-  preparePost(authorId: string, text: string, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
+  preparePost(
+    authorId: string,
+    text: string,
+    options: { pulled: boolean; replyTo?: PostRecord | null; visibility?: Visibility; audience?: readonly string[] },
+  ): PostRecord {
     const message = text.trim();
     const length = graphemeLength(message);
     if (length < 1 || length > maxPostLength) {
@@ -77,7 +98,9 @@ export class ContentService {
     }
     assertDisplayableText(message, 'Post text', { multiline: true });
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
-    return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null };
+    const visibility = options.visibility ?? 'PUBLIC';
+    const audience = visibility === 'MENTIONED' ? [...(options.audience ?? [])] : [];
+    return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
@@ -92,16 +115,19 @@ export class ContentService {
       replyTo: null,
       repostOf: { id: original.id, authorId, createdAt, replyTo },
       counts: null,
+      ...publicVisibility,
     };
   }
 
   /**
-   * Idempotent: storing the same post twice (a replayed repost) keeps the first. A reply is
-   * stored marked as not yet counted, then counted on its parent exactly once.
+   * Idempotent: storing the same post twice (a replayed repost) keeps the first. A public reply is
+   * stored marked as not yet counted, then counted on its parent exactly once. Limited replies are
+   * not counted: a count shown to everyone who sees the parent must not tell of posts they cannot see.
    */
   async storePost(post: PostRecord): Promise<void> {
     const doc = toContentDocument(post);
-    if (post.replyTo) doc._cq = true;
+    const counted = post.replyTo !== null && post.visibility === 'PUBLIC';
+    if (counted) doc._cq = true;
     let stored = true;
     try {
       await this.content.insertOne(doc);
@@ -112,7 +138,7 @@ export class ContentService {
     this.outboxes.forget([post.authorId]);
     // A replay counts only a reply that is still marked as not yet counted.
     const uncounted = stored || (await this.content.countDocuments({ _id: post.id, _cq: true }, { limit: 1 })) > 0;
-    if (post.replyTo && uncounted) await this.replyCounts.count(post.id, post.replyTo.id);
+    if (counted && uncounted) await this.replyCounts.count(post.id, post.replyTo!.id);
   }
 
   /**
@@ -127,6 +153,19 @@ export class ContentService {
     this.outboxes.forget([authorId]);
     await this.replyCounts.uncountDeleted(id);
     return deleted;
+  }
+
+  /**
+   * The account is gone, and its handle becomes free: the mentioned-only posts addressed to it are
+   * not for whoever takes the handle next. Repeatable.
+   */
+  async leaveAudiences(handle: string): Promise<void> {
+    for (;;) {
+      const ids = (await this.content.find({ _to: handle }, { projection: { _id: 1 } }).limit(1000).toArray()).map((doc) => doc._id);
+      if (ids.length === 0) return;
+      await this.content.updateMany({ _id: { $in: ids } }, { $pull: { _to: handle } });
+      this.lookups.forgetPosts(ids);
+    }
   }
 
   /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */
@@ -147,7 +186,7 @@ export class ContentService {
     return this.outboxes.stats();
   }
 
-  /** A page of the posts of one or many authors around a point in time, newest first. */
+  /** A page of the public posts of one or many authors around a point in time, newest first. */
   async pageByAuthors(authorIds: readonly string[], request: PageRequest): Promise<Page<PostRecord>> {
     return (await this.outboxes.page(authorIds, request)) ?? this.page(authorIds, request, {});
   }
@@ -158,10 +197,61 @@ export class ContentService {
     return this.page(authorIds, request, { _p: true });
   }
 
+  /**
+   * The reader's inbox: the limited posts they may see, newest first around a point. Those
+   * addressed to them (and their own mentioned-only posts) when `addressed`, and the followers-only
+   * posts of `followersOnlyAuthors` (whom they follow now, and themselves). One query; none when
+   * there is nothing to ask.
+   */
+  inboxPage(reader: InboxSources, request: PageRequest): Promise<Page<PostRecord>> {
+    const clauses: Filter<ContentDocument>[] = [];
+    if (reader.addressed) clauses.push({ _to: reader.readerId }, { _a: reader.readerId, _v: 'm' });
+    if (reader.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...byAuthors(reader.followersOnlyAuthors) });
+    return this.limitedPage(clauses, request);
+  }
+
+  /**
+   * The limited posts of a list's members that its owner may see: the followers-only ones of
+   * members who write them (the owner follows every member), and those addressed to the owner.
+   */
+  listInboxPage(
+    ownerId: string,
+    members: readonly string[],
+    sources: { addressed: boolean; followersOnlyAuthors: readonly string[] },
+    request: PageRequest,
+  ): Promise<Page<PostRecord>> {
+    const clauses: Filter<ContentDocument>[] = [];
+    if (sources.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...byAuthors(sources.followersOnlyAuthors) });
+    if (sources.addressed && members.length > 0) clauses.push({ _to: ownerId, ...byAuthors(members) });
+    return this.limitedPage(clauses, request);
+  }
+
+  /**
+   * The limited posts of one author that a viewer may see: all of them for the author; the
+   * followers-only ones for a follower; those addressed to the viewer.
+   */
+  limitedPageBy(authorId: string, viewer: { id: string; follows: boolean; addressed: boolean }, request: PageRequest): Promise<Page<PostRecord>> {
+    if (viewer.id === authorId) return this.limitedPage([{ _a: authorId, _v: { $exists: true } }], request);
+    const clauses: Filter<ContentDocument>[] = [];
+    if (viewer.follows) clauses.push({ _a: authorId, _v: 'f' });
+    if (viewer.addressed) clauses.push({ _a: authorId, _to: viewer.id });
+    return this.limitedPage(clauses, request);
+  }
+
+  private limitedPage(clauses: Filter<ContentDocument>[], request: PageRequest): Promise<Page<PostRecord>> {
+    if (clauses.length === 0) return Promise.resolve({ items: [], hasMore: false });
+    return this.find(clauses.length === 1 ? clauses[0]! : { $or: clauses }, request);
+  }
+
   private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
+    return this.find({ ...only, ...publicOnly, ...byAuthors(authorIds) }, request);
+  }
+
+  private async find(selection: Filter<ContentDocument>, request: PageRequest): Promise<Page<PostRecord>> {
+    const beyond = beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id');
     const docs = await this.content
-      .find({ ...only, ...byAuthors(authorIds), ...beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id') })
+      .find(beyond.$or && selection.$or ? { $and: [selection, beyond] } : { ...selection, ...beyond })
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();

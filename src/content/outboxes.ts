@@ -1,11 +1,11 @@
 import type { Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
-import { byAuthors, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { byAuthors, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 import { heldCaches } from '../config.js';
 
 /**
- * What this process knows of one author's posts and reposts: every one at or newer than `floor`,
+ * What this process knows of one author's public posts and reposts (limited posts never enter an outbox): every one at or newer than `floor`,
  * newest first, and all of them when `floor` is null. Counts are left out (`counts: null`): they
  * change with every like and are read apart.
  */
@@ -73,7 +73,7 @@ export class Outboxes {
   private async load(authorIds: string[]): Promise<Map<string, Outbox>> {
     const limit = Math.min(outboxLength * authorIds.length, maxLoad);
     const docs = await this.content
-      .find(byAuthors(authorIds))
+      .find({ ...publicOnly, ...byAuthors(authorIds) })
       .sort({ _d: -1, _id: -1 })
       .limit(limit)
       .toArray();

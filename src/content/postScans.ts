@@ -1,15 +1,15 @@
-import type { Collection, ObjectId } from 'mongodb';
+import type { Collection, Filter, ObjectId } from 'mongodb';
 import { beyondFilter, type Page, type PostPosition } from './position.js';
-import { toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
   constructor(private readonly content: Collection<ContentDocument>) {}
 
-  /** Replies to a post, oldest first, after a cursor. */
-  async replies(parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>> {
+  /** Replies to a post that `visible` selects (see PostVisibility.filterFor), oldest first, after a cursor. */
+  async replies(parentId: ObjectId, request: { from: PostPosition | null; limit: number }, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     const docs = await this.content
-      .find({ '_r._id': parentId, ...beyondFilter<ContentDocument>('newer', request.from, '_d', '_id') })
+      .find({ $and: [{ '_r._id': parentId }, visible, beyondFilter<ContentDocument>('newer', request.from, '_d', '_id')].filter((part) => Object.keys(part).length > 0) })
       .sort({ _d: 1, _id: 1 })
       .limit(request.limit + 1)
       .toArray();
@@ -50,19 +50,20 @@ export class PostScans {
     return (await this.content.find({ _a: authorId }).limit(limit).toArray()).map(toPostRecord);
   }
 
+  /** The posts timelines hold (limited posts never enter one). */
   countPosts(): Promise<number> {
-    return this.content.countDocuments();
+    return this.content.countDocuments(publicOnly);
   }
 
-  /** Every post, oldest first, streamed: for rebuilding timelines. */
+  /** Every public post, oldest first, streamed: for rebuilding timelines, which hold no limited post. */
   async *allPostsOldestFirst(): AsyncGenerator<PostRecord> {
-    for await (const doc of this.content.find().sort({ _d: 1, _id: 1 })) yield toPostRecord(doc);
+    for await (const doc of this.content.find(publicOnly).sort({ _d: 1, _id: 1 })) yield toPostRecord(doc);
   }
 
   /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
   async *pushedPostsSince(authorIds: readonly string[], from: Date): AsyncGenerator<PostRecord> {
     if (authorIds.length === 0) return;
-    const cursor = this.content.find({ _a: { $in: [...authorIds] }, _d: { $gte: from }, _p: { $exists: false } }).sort({ _d: 1, _id: 1 });
+    const cursor = this.content.find({ _a: { $in: [...authorIds] }, _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }).sort({ _d: 1, _id: 1 });
     for await (const doc of cursor) yield toPostRecord(doc);
   }
 }

@@ -31,9 +31,10 @@ export class ReplyCounts {
    * from one whose request has not stored it yet; for a reply, with the intent to uncount it.
    */
   async recordDeletion(id: ObjectId): Promise<void> {
-    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1 } });
+    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1, _v: 1 } });
     const now = new Date();
-    const intent = doc?._r ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
+    // Only public replies are counted on their parent (see ContentService.storePost).
+    const intent = doc?._r && !doc._v ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
     await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent } }, { upsert: true });
   }
 

@@ -38,8 +38,8 @@ const stepSize = 100;
  *    hear `timelinePostRemoved`), and takes back their likes and reposts (counts fixed);
  * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
  *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
- * 4. it removes the user's lists, notifications, filters, timeline and pair records, and last the user document: the
- *    handle is free again.
+ * 4. it removes the user's lists, notifications, filters, timeline and pair records, takes the handle
+ *    out of the audiences of mentioned-only posts, and last the user document: the handle is free again.
  */
 export class AccountRemoval {
   constructor(
@@ -103,6 +103,7 @@ export class AccountRemoval {
     await this.graph.lists.forgetOwner(handle);
     await this.notifications.forgetRecipient(handle);
     await this.relations.forgetReader(handle);
+    await this.content.leaveAudiences(handle);
     await this.accounts.removeDeletedUser(handle, accountId);
   }
 

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
-import type { PostRecord } from '../records/posts.js';
+import { publicVisibility, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
@@ -11,7 +11,10 @@ import type { FeedBackend } from './feedBackend.js';
 
 export const fanoutCollection = 'fanout_tasks';
 
-/** A post as a task carries it: enough to write embedded entries without reading `content`. */
+/**
+ * A post as a task carries it: enough to write embedded entries without reading `content`. Always
+ * public: limited posts are never queued.
+ */
 type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
 
 /**
@@ -65,6 +68,7 @@ const fromPayload = (post: PostPayload): PostRecord => ({
   repostOf: post.repostOf ?? null,
   pulled: false,
   counts: null,
+  ...publicVisibility,
 });
 
 /**

@@ -11,7 +11,7 @@ import type { NotificationService } from '../notifications/notificationService.j
 
 export interface PostDeliveryDependencies {
   users: Pick<UserDirectory, 'getUser'>;
-  feedState: Pick<UserFeedState, 'markPulling'>;
+  feedState: Pick<UserFeedState, 'markPulling' | 'markLimited'>;
   content: ContentService;
   backend: FeedBackend;
   fanout: Fanout;
@@ -38,9 +38,23 @@ export class PostDelivery {
 
   constructor(private readonly deps: PostDeliveryDependencies) {}
 
-  /** Queued, stored, in the author's own timeline, and announced live, in that order. */
+  /**
+   * Queued, stored, in the author's own timeline, and announced live, in that order. A limited
+   * post is only stored and announced: it enters no timeline, and the inbox query of whoever may
+   * see it finds it (see TimelineReading).
+   */
   async publish(post: PostRecord): Promise<void> {
     const { feedState, content, backend, fanout, changes } = this.deps;
+    if (post.visibility !== 'PUBLIC') {
+      // Readers ask for limited posts only where these marks say some exist: mark first.
+      const marked = await feedState.markLimited(post.authorId, post.visibility, post.audience);
+      if (marked.length > 0) await changes.publish(changed({ users: marked }));
+      // No delivery, but the replied-to and mentioned accounts who may see it are told.
+      await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), false);
+      await content.storePost(post);
+      await changes.publish(postAdded(post));
+      return;
+    }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), backend.materialized && !post.pulled);
@@ -57,10 +71,11 @@ export class PostDelivery {
    */
   async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
-    await fanout.enqueueRetraction(post, this.deps.notifications.retractionTasks(post), !post.pulled);
+    const inTimelines = post.visibility === 'PUBLIC';
+    await fanout.enqueueRetraction(post, this.deps.notifications.retractionTasks(post), inTimelines && !post.pulled);
     const removed = await content.deletePost(post);
     // Announced by whichever call removed the post, this one or a racing one.
-    await backend.removeFrom([post.authorId], post, { announced: true });
+    if (inTimelines) await backend.removeFrom([post.authorId], post, { announced: true });
     if (removed) await changes.publish(postRemoved(post));
     return removed;
   }

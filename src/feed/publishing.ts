@@ -1,10 +1,13 @@
 import type { RateLimits } from '../auth/rateLimits.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
+import { mentionedHandles } from '../content/mentions.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
-import { parsePostId, type PostRecord } from '../records/posts.js';
+import type { UserDirectory } from '../graph/userDirectory.js';
+import { narrowerVisibility, parsePostId, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
+import type { PostVisibility } from './postVisibility.js';
 
 /** The likes and reposts kept by ContentService's interactions. */
 export interface InteractionStores {
@@ -14,7 +17,7 @@ export interface InteractionStores {
 
 /** What a user does to posts: write, delete, like and repost them. */
 export interface PostPublishing {
-  post(authorId: string, text: string, replyToId?: string | null): Promise<PostRecord>;
+  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility): Promise<PostRecord>;
   deletePost(viewerId: string, id: string): Promise<boolean>;
   likePost(userId: string, id: string): Promise<PostRecord>;
   unlikePost(userId: string, id: string): Promise<PostRecord>;
@@ -28,6 +31,8 @@ export interface PublishingDependencies {
   interactions: InteractionStores;
   rateLimits: RateLimits;
   readerFilters: Pick<ReaderFilters, 'assertNotBlocked'>;
+  users: Pick<UserDirectory, 'getUsers'>;
+  visibility: Pick<PostVisibility, 'canSee'>;
 }
 
 /**
@@ -50,14 +55,29 @@ export class Publishing implements PostPublishing {
    * else, whatever the audience. The fanout task is queued before the post is stored, so no crash
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
-  async post(authorId: string, text: string, replyToId: string | null = null): Promise<PostRecord> {
+  async post(authorId: string, text: string, replyToId: string | null = null, visibility: Visibility = 'PUBLIC'): Promise<PostRecord> {
     await this.deps.rateLimits.post(authorId);
-    const replyTo = replyToId === null ? null : await this.existingPost(replyToId);
+    const replyTo = replyToId === null ? null : await this.existingPost(authorId, replyToId);
     if (replyTo) await this.deps.readerFilters.assertNotBlocked(authorId, replyTo.authorId, 'reply to');
-    const pulled = await this.delivery.isPulled(authorId);
-    const post = this.content.preparePost(authorId, text, { pulled, replyTo });
+    // A reply is never seen by more people than its parent: a wider reply is narrowed to the parent's.
+    const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.visibility) : visibility;
+    const audience = shownTo === 'MENTIONED' ? await this.audienceOf(authorId, text, replyTo) : [];
+    // Limited posts are never pulled: readers' inbox queries find them instead.
+    const pulled = shownTo === 'PUBLIC' && (await this.delivery.isPulled(authorId));
+    const post = this.content.preparePost(authorId, text, { pulled, replyTo, visibility: shownTo, audience });
     await this.delivery.publish(post);
     return post;
+  }
+
+  /**
+   * A mentioned-only post is for the existing accounts its text mentions when it is posted, and a
+   * reply also for the author it answers; later accounts with those handles never see it.
+   */
+  private async audienceOf(authorId: string, text: string, replyTo: PostRecord | null): Promise<string[]> {
+    const handles = new Set(mentionedHandles(text));
+    if (replyTo) handles.add(replyTo.authorId);
+    handles.delete(authorId);
+    return (await this.deps.users.getUsers([...handles])).map((user) => user.handle);
   }
 
   /**
@@ -67,39 +87,41 @@ export class Publishing implements PostPublishing {
    * that removed the post answers true; the others find it gone, as a later delete would.
    */
   async deletePost(viewerId: string, id: string): Promise<boolean> {
-    const post = await this.existingPost(id);
+    const post = await this.existingPost(viewerId, id);
     if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can delete a post');
     if (!(await this.removePost(post))) throw notFound(`No post with id "${id}"`);
     return true;
   }
 
   async likePost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(id);
+    const post = await this.existingPost(userId, id);
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'like');
     await this.interactions.likes.add(post.id, userId);
-    return this.existingPost(id);
+    return this.existingPost(userId, id);
   }
 
   async unlikePost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(id);
+    const post = await this.existingPost(userId, id);
     await this.interactions.likes.remove(post.id, userId);
-    return this.existingPost(id);
+    return this.existingPost(userId, id);
   }
 
   /** The repost's own entry is made by the transition's effects (PostDelivery), so a crash is finished by the sweep. */
   async repost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(id);
+    const post = await this.existingPost(userId, id);
     if (post.authorId === userId) throw new AppError('FORBIDDEN', 'You cannot repost your own post');
+    // A repost shows the post to the reposter's followers: only a post everyone may see can go there.
+    if (post.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'repost');
     await this.deps.rateLimits.post(userId);
     await this.interactions.reposts.add(post.id, userId);
-    return this.existingPost(id);
+    return this.existingPost(userId, id);
   }
 
   async undoRepost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(id);
+    const post = await this.existingPost(userId, id);
     await this.interactions.reposts.remove(post.id, userId);
-    return this.existingPost(id);
+    return this.existingPost(userId, id);
   }
 
   /** A post or repost of an account being deleted. */
@@ -133,10 +155,11 @@ export class Publishing implements PostPublishing {
     return true;
   }
 
-  private async existingPost(id: string): Promise<PostRecord> {
+  /** A post the viewer may see: one they may not does not exist for them. */
+  private async existingPost(viewerId: string, id: string): Promise<PostRecord> {
     const postId = parsePostId(id);
     const post = postId && (await this.content.lookups.getPost(postId));
-    if (!post) throw notFound(`No post with id "${id}"`);
+    if (!post || !(await this.deps.visibility.canSee(viewerId, [post]))[0]) throw notFound(`No post with id "${id}"`);
     return post;
   }
 }

@@ -3,7 +3,7 @@
  * needs loaded to show it. Types only, so the API imports this rather than the feed's services.
  */
 import type { PostPosition } from '../content/position.js';
-import type { PostRecord, PostRef, RepostOf } from '../records/posts.js';
+import type { PostRecord, PostRef, RepostOf, Visibility } from '../records/posts.js';
 
 /**
  * One post as a timeline holds it. `text` is null when the strategy links to content instead of
@@ -15,6 +15,12 @@ export interface TimelineEntry extends PostPosition {
   text: string | null;
   replyTo: PostRef | null;
   repostOf: RepostOf | null;
+  /**
+   * Absent on entries of materialized timelines, which hold public posts only; limited posts come
+   * to a page from the inbox query, as records of `content`.
+   */
+  visibility?: Visibility;
+  audience?: readonly string[];
 }
 
 /**

@@ -1,31 +1,43 @@
 import type { ObjectId } from 'mongodb';
 import type { ContentService } from '../content/contentService.js';
-import type { Page, PageRequest } from '../content/position.js';
+import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { HeldList } from '../graph/userLists.js';
-import type { PostRecord } from '../records/posts.js';
+import { visibleTo, type PostRecord, type Visibility } from '../records/posts.js';
 import type { FeedBackend } from './feedBackend.js';
+import type { PostVisibility } from './postVisibility.js';
 import { mergeFiltered, type EntrySource } from './pageMerge.js';
 import type { InteractionStores } from './publishing.js';
 import type { ReaderActivity } from './readerActivity.js';
 import type { PageLoads, TimelineEntry } from './timelineEntry.js';
 import { firstOccurrences, passesGraph, type Reader } from './visibility.js';
 
+/** What a removal event says of the post that went. */
+export interface LiveRemoval {
+  postId: ObjectId;
+  authorId: string;
+  originalAuthorId: string | null;
+  visibility: Visibility;
+  audience: readonly string[];
+}
+
 /** What a reader sees: their timeline, an author's posts, and whether a live event belongs in it. */
 export interface TimelineReader {
   timeline(userId: string, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>>;
   postsOf(viewerId: string | null, handle: string, request: PageRequest): Promise<Page<PostRecord>>;
+  repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>>;
   showsLive(viewerId: string, post: PostRecord): Promise<boolean>;
-  showsLiveRemoval(viewerId: string, removal: { postId: ObjectId; authorId: string; originalAuthorId: string | null }): Promise<boolean>;
+  showsLiveRemoval(viewerId: string, removal: LiveRemoval): Promise<boolean>;
   viewerLikes(userId: string, postIds: readonly PostRecord['id'][]): Promise<Set<string>>;
   viewerReposts(userId: string, postIds: readonly PostRecord['id'][]): Promise<Set<string>>;
 }
 
 export interface TimelineReadingDependencies {
   graph: Pick<UserGraphService, 'followingIds'>;
-  feedState: Pick<UserFeedState, 'pullingAmong'>;
+  feedState: Pick<UserFeedState, 'readerSources' | 'limitedMarks'>;
+  visibility: PostVisibility;
   content: ContentService;
   backend: FeedBackend;
   readerFilters: Pick<ReaderFilters, 'of'>;
@@ -34,10 +46,11 @@ export interface TimelineReadingDependencies {
 }
 
 /**
- * The read side of timelines: merges the reader's materialized timeline with the posts of the
- * high-follower authors they follow (pulled from `content` at read time), and keeps only entries of
- * authors the reader follows now, so a delivery that raced an unfollow never shows. Live events
- * pass the same rules, one post at a time (visibility.ts holds them).
+ * The read side of timelines: merges the reader's materialized timeline (public posts only) with
+ * the posts of the high-follower authors they follow (pulled from `content` at read time) and the
+ * reader's inbox (the limited posts they may see, see ContentService.inboxPage), and keeps only
+ * entries of authors the reader follows now, so a delivery that raced an unfollow never shows.
+ * Live events pass the same rules, one post at a time (visibility.ts holds them).
  */
 export class TimelineReading implements TimelineReader {
   readonly backend: FeedBackend;
@@ -72,13 +85,16 @@ export class TimelineReading implements TimelineReader {
     const [followees, view] = await Promise.all([this.graph.followingIds(userId), this.readerFilters.of(userId)]);
     const authorIds = this.authorsOf(userId, followees);
     const sources: EntrySource[] = [];
+    const { pulling, inbox } = await this.deps.feedState.readerSources(userId, followees);
     if (!this.backend.materialized || (await this.activity.hasTimelineGap(userId))) {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
     } else {
       sources.push((page) => this.backend.timeline(userId, page, authorIds));
-      const pulling = await this.deps.feedState.pullingAmong(followees);
       if (pulling.length > 0) sources.push((page) => this.content.pulledPageByAuthors(pulling, page));
     }
+    // Limited posts never enter timelines or outboxes: whoever may see one finds it here, so its
+    // followers-only audience is whoever follows its author at this read.
+    if (inbox.addressed || inbox.followersOnlyAuthors.length > 0) sources.push((page) => this.content.inboxPage(inbox, page));
     const reader: Reader = { id: userId, follows: new Set(authorIds), view };
     return mergeFiltered(sources, request, (candidates) => this.visibleTo(reader, candidates, loads));
   }
@@ -90,8 +106,15 @@ export class TimelineReading implements TimelineReader {
    * owner's follows.
    */
   async listTimeline(ownerId: string, list: HeldList, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>> {
-    const reader: Reader = { id: ownerId, follows: list.memberSet, view: await this.readerFilters.of(ownerId) };
-    return mergeFiltered([(page) => this.content.pageByAuthors(list.members, page)], request, (candidates) => this.visibleTo(reader, candidates, loads));
+    const [view, { inbox }] = await Promise.all([this.readerFilters.of(ownerId), this.deps.feedState.readerSources(ownerId, list.members)]);
+    const reader: Reader = { id: ownerId, follows: list.memberSet, view };
+    const sources: EntrySource[] = [(page) => this.content.pageByAuthors(list.members, page)];
+    // The members' limited posts the owner may see, as the home timeline's inbox finds them, but of members only.
+    const followersOnlyAuthors = inbox.followersOnlyAuthors.filter((authorId) => list.memberSet.has(authorId));
+    if (inbox.addressed || followersOnlyAuthors.length > 0) {
+      sources.push((page) => this.content.listInboxPage(ownerId, list.members, { addressed: inbox.addressed, followersOnlyAuthors }, page));
+    }
+    return mergeFiltered(sources, request, (candidates) => this.visibleTo(reader, candidates, loads));
   }
 
   /** Whether a live event belongs in the list's timeline: the rules of `listTimeline`, for one post. */
@@ -153,9 +176,11 @@ export class TimelineReading implements TimelineReader {
    * A removal is news to the viewer unless they hide its author, or, for a repost, still see the
    * original: directly, or through another repost by someone they follow.
    */
-  async showsLiveRemoval(viewerId: string, removal: { postId: ObjectId; authorId: string; originalAuthorId: string | null }): Promise<boolean> {
+  async showsLiveRemoval(viewerId: string, removal: LiveRemoval): Promise<boolean> {
     const view = await this.readerFilters.of(viewerId);
     if (view.hides(removal.authorId)) return false;
+    // Routed to the author's followers too: only its audience ever saw a mentioned-only post.
+    if (!visibleTo(removal, viewerId, () => true)) return false;
     if (removal.originalAuthorId === null) return true;
     const follows = new Set([viewerId, ...(await this.graph.followingIds(viewerId))]);
     if (follows.has(removal.originalAuthorId)) return false;
@@ -164,11 +189,37 @@ export class TimelineReading implements TimelineReader {
     return reposts.length === 0;
   }
 
-  /** The user's posts and reposts, or nothing when they and the viewer block each other. */
+  /**
+   * The user's posts and reposts that the viewer may see, or nothing when they and the viewer
+   * block each other. Limited posts are asked for only when the author ever wrote one the viewer
+   * could see, so a public profile costs what it did.
+   */
   async postsOf(viewerId: string | null, handle: string, request: PageRequest): Promise<Page<PostRecord>> {
     if (viewerId && viewerId !== handle && (await this.readerFilters.of(viewerId)).isBlockedEitherWay(handle)) {
       return { items: [], hasMore: false };
     }
-    return this.content.pageByAuthors([handle], request);
+    const limited = viewerId === null ? null : await this.limitedAccess(viewerId, handle);
+    if (!limited) return this.content.pageByAuthors([handle], request);
+    const sources: EntrySource[] = [
+      (page) => this.content.pageByAuthors([handle], page),
+      (page) => this.content.limitedPageBy(handle, limited, page),
+    ];
+    return mergeFiltered(sources, request, async (candidates) => candidates as PostRecord[]);
+  }
+
+  /** Which of `handle`'s limited posts the viewer may see; null when none can exist. */
+  private async limitedAccess(viewerId: string, handle: string): Promise<{ id: string; follows: boolean; addressed: boolean } | null> {
+    const marks = await this.deps.feedState.limitedMarks([handle, viewerId]);
+    const author = marks.get(handle);
+    if (!author || (!author.followersOnly && !author.inbox)) return null;
+    if (viewerId === handle) return { id: viewerId, follows: true, addressed: true };
+    const addressed = author.inbox && marks.get(viewerId)?.inbox === true;
+    const follows = author.followersOnly && (await this.graph.followingIds(viewerId)).includes(handle);
+    return follows || addressed ? { id: viewerId, follows, addressed } : null;
+  }
+
+  /** Replies to a post that the viewer may see, oldest first. */
+  async repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>> {
+    return this.content.scans.replies(parentId, request, await this.deps.visibility.filterFor(viewerId));
   }
 }

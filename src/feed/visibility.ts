@@ -1,4 +1,4 @@
-import type { PostRecord, PostRef, RepostOf } from '../records/posts.js';
+import { addressedTo, visibleTo, type PostRecord, type PostRef, type RepostOf } from '../records/posts.js';
 import { compareNewestFirst } from '../content/position.js';
 import type { ReaderView } from '../graph/readerView.js';
 import type { TimelineEntry } from './timelineEntry.js';
@@ -20,12 +20,17 @@ export type RepostLookup = (
 ) => Promise<{ originals: Set<string>; reposts: PostRecord[] }>;
 
 /**
- * Everything that can be decided from the entry alone: its author (or reposter) is followed and
- * not muted or blocked either way, a reposted author is not hidden either, and a reply shows only
- * to readers who follow both sides (or are one of them).
+ * Everything that can be decided from the entry alone: a post addressed to the reader shows unless
+ * they hide its author; otherwise its author (or reposter) is followed and not muted or blocked
+ * either way, the reader may see it (a followee's mentioned-only post may be for others), a
+ * reposted author is not hidden either, and a reply shows only to readers who follow both sides
+ * (or are one of them).
  */
-export function passesGraph(entry: Pick<TimelineEntry, 'authorId' | 'replyTo' | 'repostOf'>, reader: Reader): boolean {
-  if (!reader.follows.has(entry.authorId) || reader.view.hides(entry.authorId)) return false;
+export function passesGraph(entry: Pick<TimelineEntry, 'authorId' | 'replyTo' | 'repostOf' | 'visibility' | 'audience'>, reader: Reader): boolean {
+  if (reader.view.hides(entry.authorId)) return false;
+  if (addressedTo(entry, reader.id)) return true;
+  if (!reader.follows.has(entry.authorId)) return false;
+  if (!visibleTo(entry, reader.id, (authorId) => reader.follows.has(authorId))) return false;
   if (entry.repostOf) return !reader.view.hides(entry.repostOf.authorId);
   return replyShows(entry.authorId, entry.replyTo, reader);
 }

@@ -11,6 +11,8 @@ export interface CachedUser {
   record: UserRecord;
   accountId: string;
   pulls: boolean;
+  followersOnly: boolean;
+  inbox: boolean;
 }
 
 /**
@@ -42,7 +44,7 @@ export class UserDirectory {
       const docs = await this.users
         .find({ _id: { $in: missing }, ...existingUsers }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0 } })
         .toArray();
-      return new Map(docs.map((doc) => [doc._id, { record: toUserRecord(doc), accountId: doc.accountId, pulls: doc.pulls === true }]));
+      return new Map(docs.map((doc) => [doc._id, { record: toUserRecord(doc), accountId: doc.accountId, pulls: doc.pulls === true, followersOnly: doc.followersOnly === true, inbox: doc.inbox === true }]));
     });
   }
 

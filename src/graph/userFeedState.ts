@@ -1,11 +1,12 @@
 import type { Collection } from 'mongodb';
 import type { UserDocument } from '../records/users.js';
+import type { InboxSources } from '../content/contentService.js';
 import type { UserDirectory } from './userDirectory.js';
 
 /**
  * What the feed keeps on each user: when they last read (`readAt`, for skipping inactive readers),
- * the gap in a returning reader's timeline (`timelineGap`), and whether readers pull their posts
- * (`pulls`).
+ * the gap in a returning reader's timeline (`timelineGap`), whether readers pull their posts
+ * (`pulls`), and where readers may find their limited posts (`followersOnly`, `inbox`).
  */
 export class UserFeedState {
   private readonly users: Collection<UserDocument>;
@@ -18,9 +19,49 @@ export class UserFeedState {
     await this.users.createIndex({ readAt: 1 }, { name: 'read_at' });
   }
 
-  /** Which of `handles` have posts that readers pull. */
-  async pullingAmong(handles: readonly string[]): Promise<string[]> {
-    return [...(await this.directory.cached(handles)).values()].filter((user) => user.pulls).map((user) => user.record.handle);
+  /**
+   * Where a reader's limited posts are: whether any mentioned-only post concerns them, and which
+   * of the reader and `followees` wrote followers-only posts. From the users this process holds.
+   */
+  async inboxSources(readerId: string, followees: readonly string[]): Promise<InboxSources> {
+    return (await this.readerSources(readerId, followees)).inbox;
+  }
+
+  /**
+   * What a page merges besides the reader's timeline, from the users this process holds in one
+   * pass: the authors whose posts are pulled (the reader among them: a cache built after their
+   * pulled post holds only pushed ones), and the reader's inbox sources.
+   */
+  async readerSources(readerId: string, followees: readonly string[]): Promise<{ pulling: string[]; inbox: InboxSources }> {
+    const users = await this.directory.cached([readerId, ...followees]);
+    const pulling: string[] = [];
+    const followersOnlyAuthors: string[] = [];
+    for (const user of users.values()) {
+      if (user.pulls) pulling.push(user.record.handle);
+      if (user.followersOnly) followersOnlyAuthors.push(user.record.handle);
+    }
+    return { pulling, inbox: { readerId, addressed: users.get(readerId)?.inbox === true, followersOnlyAuthors } };
+  }
+
+  /** Whether these users have the marks of limited posts (see `markLimited`), from the users this process holds. */
+  async limitedMarks(handles: readonly string[]): Promise<Map<string, { followersOnly: boolean; inbox: boolean }>> {
+    const users = await this.directory.cached(handles);
+    return new Map([...users].map(([handle, user]) => [handle, { followersOnly: user.followersOnly, inbox: user.inbox }]));
+  }
+
+  /**
+   * Before a limited post is stored: marks its author as writing followers-only posts, or its
+   * author and audience as having an inbox. Returns the users newly marked, for other instances
+   * to forget.
+   */
+  async markLimited(authorId: string, visibility: 'FOLLOWERS' | 'MENTIONED', audience: readonly string[]): Promise<string[]> {
+    const [field, handles] = visibility === 'FOLLOWERS' ? (['followersOnly', [authorId]] as const) : (['inbox', [authorId, ...audience]] as const);
+    const held = await this.directory.cached(handles);
+    const unmarked = handles.filter((handle) => !held.get(handle)?.[field]);
+    if (unmarked.length === 0) return [];
+    await this.users.updateMany({ _id: { $in: unmarked }, [field]: { $exists: false } }, { $set: { [field]: true } });
+    this.directory.forget(unmarked);
+    return unmarked;
   }
 
   /** Marks the author as one whose posts readers pull, before the first such post is stored. */

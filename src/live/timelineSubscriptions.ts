@@ -49,6 +49,10 @@ class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
   }
 }
 
+/** Whom a post is addressed to besides its author's followers. */
+const audienceOf = (post: { visibility: string; audience: readonly string[] }): readonly string[] =>
+  post.visibility === 'MENTIONED' ? post.audience : [];
+
 function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
   const set = index.get(key);
   if (set) set.add(value);
@@ -91,9 +95,9 @@ export class TimelineSubscriptions {
   handle(event: ChangeEvent): void {
     switch (event.kind) {
       case 'postAdded':
-        return this.toFollowersOf(event.post.authorId, event);
+        return this.toFollowersOf(event.post.authorId, event, audienceOf(event.post));
       case 'postRemoved':
-        return this.toFollowersOf(event.authorId, event);
+        return this.toFollowersOf(event.authorId, event, audienceOf(event));
       case 'followed':
       case 'unfollowed':
         for (const subscriber of this.byViewer.get(event.followerId) ?? []) this.apply(subscriber, event);
@@ -143,9 +147,14 @@ export class TimelineSubscriptions {
     for (const event of pending) this.apply(subscriber, event);
   }
 
-  private toFollowersOf(authorId: string, event: PostAddedEvent | PostRemovedEvent): void {
+  /** To the author's followers and, for a mentioned-only post, its audience: each subscriber once. */
+  private toFollowersOf(authorId: string, event: PostAddedEvent | PostRemovedEvent, audience: readonly string[]): void {
     for (const subscriber of this.loading) if (subscriber.kind === event.kind) subscriber.hold(event);
-    for (const subscriber of this.byAuthor.get(authorId) ?? []) {
+    const followers = this.byAuthor.get(authorId) ?? new Set<Subscriber>();
+    // Most posts are public: no set of recipients to build.
+    const reached = audience.length === 0 ? followers : new Set(followers);
+    for (const viewerId of audience) for (const subscriber of this.byViewer.get(viewerId) ?? []) if (subscriber.visible) reached.add(subscriber);
+    for (const subscriber of reached) {
       if (subscriber.kind === event.kind) subscriber.queue.push(event);
     }
   }
@@ -157,7 +166,8 @@ export class TimelineSubscriptions {
       case 'postAdded':
       case 'postRemoved': {
         const authorId = event.kind === 'postAdded' ? event.post.authorId : event.authorId;
-        if (subscriber.kind === event.kind && subscriber.visible.has(authorId)) subscriber.queue.push(event);
+        const audience = audienceOf(event.kind === 'postAdded' ? event.post : event);
+        if (subscriber.kind === event.kind && (subscriber.visible.has(authorId) || audience.includes(subscriber.viewerId))) subscriber.queue.push(event);
         return;
       }
       case 'followed':

@@ -22,7 +22,7 @@ import {
   type NotificationKind,
   type NotificationRecord,
 } from '../records/notifications.js';
-import type { PostRecord } from '../records/posts.js';
+import { visibleTo, type PostRecord } from '../records/posts.js';
 import { handlePattern } from '../records/users.js';
 import { NotificationGroups, type GroupSubject, type GroupTarget, type GroupedKind } from './notificationGroups.js';
 
@@ -74,7 +74,7 @@ export interface NotificationPage {
 
 export interface NotificationDependencies {
   content: ContentService;
-  graph: Pick<UserGraphService, 'pairs'>;
+  graph: Pick<UserGraphService, 'pairs' | 'followedAmong'>;
   users: Pick<UserDirectory, 'getUsers'>;
   readerFilters: Pick<ReaderFilters, 'of'>;
   /** The likes and reposts, given once they are built (they are built with this service's effects). */
@@ -273,6 +273,8 @@ export class NotificationService {
       if (await this.tells(user.handle, post.authorId)) told.push({ recipient: user.handle, kind: 'MENTION', _id: `m:${post.id.toHexString()}:${user.handle}` });
     }
     for (const { recipient, kind, _id } of told) {
+      // A limited post does not exist for whoever may not see it: nor does its notification.
+      if (!(await this.maySee(recipient, post))) continue;
       const doc: NotificationDocument = { _id, r: recipient, k: kind, at: post.createdAt, n: 1, a: [{ u: post.authorId, at: post.createdAt }], p: post.id, v: 1 };
       const { _id: _, ...fields } = doc;
       const written = await this.notifications.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
@@ -282,6 +284,11 @@ export class NotificationService {
       if (written?.upsertedCount === 1) await this.announce(doc);
     }
     if (!(await content.lookups.exists(post.id))) await this.groups.forgetPost(post.id);
+  }
+
+  private async maySee(recipient: string, post: PostRecord): Promise<boolean> {
+    const follows = post.visibility === 'FOLLOWERS' ? await this.deps.graph.followedAmong(recipient, [post.authorId]) : new Set<string>();
+    return visibleTo(post, recipient, (authorId) => follows.has(authorId));
   }
 
   private async forgetPost(task: TaskDocument<PostPayload>): Promise<void> {

@@ -11,6 +11,21 @@ import { ObjectId, type Filter } from 'mongodb';
 
 export const maxPostLength = 500;
 
+/**
+ * Who may see a post: everyone; the author and whoever follows the author when reading; or the
+ * author and the accounts the post mentioned when it was posted (its audience).
+ */
+export type Visibility = 'PUBLIC' | 'FOLLOWERS' | 'MENTIONED';
+
+/** How each limited visibility is stored in `_v`; a public post has no `_v`. */
+const storedVisibility = { FOLLOWERS: 'f', MENTIONED: 'm' } as const;
+type StoredVisibility = (typeof storedVisibility)[keyof typeof storedVisibility];
+
+/** Narrowest last: a reply is never more visible than the post it answers. */
+const visibilityOrder: readonly Visibility[] = ['PUBLIC', 'FOLLOWERS', 'MENTIONED'];
+export const narrowerVisibility = (a: Visibility, b: Visibility): Visibility =>
+  visibilityOrder.indexOf(a) >= visibilityOrder.indexOf(b) ? a : b;
+
 /** Another post, named by id and author: what a reply answers. */
 export interface PostRefDocument {
   _id: ObjectId;
@@ -50,7 +65,17 @@ export interface ContentDocument {
   pc?: string[];
   /** A reply not yet counted on its parent; cleared once it is. */
   _cq?: true;
+  /**
+   * Set on a limited post only: `f` followers of the author, `m` the accounts in `_to`. Limited
+   * posts are never pulled, pushed or kept in outboxes; readers find them by the inbox query.
+   */
+  _v?: StoredVisibility;
+  /** A mentioned-only post's audience, resolved to existing accounts when it was posted. */
+  _to?: string[];
 }
+
+/** Public posts only: what outboxes, author pages and timelines hold. */
+export const publicOnly = { _v: { $exists: false } } as const;
 
 export interface PostRef {
   id: ObjectId;
@@ -81,6 +106,9 @@ export interface PostRecord {
   repostOf: RepostOf | null;
   /** Null when the record did not come from `content` (an embedded entry, a live event). */
   counts: PostCounts | null;
+  visibility: Visibility;
+  /** Whom a MENTIONED post is for besides its author; empty for the other visibilities. */
+  audience: readonly string[];
 }
 
 export const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
@@ -99,7 +127,19 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   replyTo: toRef(doc._r),
   repostOf: toRepostOf(doc._o),
   counts: toPostCounts(doc),
+  ...toVisibility(doc),
 });
+
+export const toVisibility = (doc: Pick<ContentDocument, '_v' | '_to'>): Pick<PostRecord, 'visibility' | 'audience'> =>
+  doc._v === 'f' ? { visibility: 'FOLLOWERS', audience: [] } : doc._v === 'm' ? { visibility: 'MENTIONED', audience: doc._to ?? [] } : publicVisibility;
+
+/** `_v` and `_to` as stored, nothing for a public post. */
+export function toStoredVisibility({ visibility, audience }: Pick<PostRecord, 'visibility' | 'audience'>): Pick<ContentDocument, '_v' | '_to'> {
+  if (visibility === 'PUBLIC') return {};
+  return visibility === 'MENTIONED' ? { _v: storedVisibility[visibility], _to: [...audience] } : { _v: storedVisibility[visibility] };
+}
+
+export const publicVisibility: Pick<PostRecord, 'visibility' | 'audience'> = { visibility: 'PUBLIC', audience: [] };
 
 export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
   likes: Math.max(0, doc.n?.l ?? 0),
@@ -111,6 +151,7 @@ export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
 export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocument {
   const doc: ContentDocument = { _id: post.id, _a: post.authorId, _m: post.text, _d: post.createdAt };
   if (post.pulled) doc._p = true;
+  Object.assign(doc, toStoredVisibility(post));
   if (post.replyTo) doc._r = fromRef(post.replyTo);
   if (post.repostOf) {
     const { id, authorId, createdAt, replyTo } = post.repostOf;
@@ -123,8 +164,31 @@ export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocu
 export function shownPost(post: PostRecord): PostRecord {
   if (!post.repostOf) return post;
   const { id, authorId, createdAt, replyTo } = post.repostOf;
-  return { id, authorId, createdAt, replyTo, text: post.text, pulled: false, repostOf: null, counts: null };
+  return { id, authorId, createdAt, replyTo, text: post.text, pulled: false, repostOf: null, counts: null, ...publicVisibility };
 }
+
+/**
+ * The one rule of who sees a post, given whom the viewer follows now (null: nobody signed in).
+ * Reposts are public: only public posts can be reposted.
+ */
+export function visibleTo(
+  post: { authorId: string; visibility?: Visibility; audience?: readonly string[] },
+  viewerId: string | null,
+  follows: (authorId: string) => boolean,
+): boolean {
+  switch (post.visibility ?? 'PUBLIC') {
+    case 'PUBLIC':
+      return true;
+    case 'FOLLOWERS':
+      return viewerId !== null && (viewerId === post.authorId || follows(post.authorId));
+    case 'MENTIONED':
+      return viewerId !== null && (viewerId === post.authorId || (post.audience ?? []).includes(viewerId));
+  }
+}
+
+/** Whether the post reaches this reader by address (their inbox) rather than by following its author. */
+export const addressedTo = (post: { visibility?: Visibility; audience?: readonly string[] }, viewerId: string): boolean =>
+  post.visibility === 'MENTIONED' && (post.audience ?? []).includes(viewerId);
 
 /** Parses a client-supplied post id; a malformed id names no post, so it yields null. */
 export function parsePostId(id: string): ObjectId | null {

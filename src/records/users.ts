@@ -40,6 +40,10 @@ export interface UserDocument {
    * FANOUT_PULL_THRESHOLD followers): only followees with it cost a page the pulled-posts query.
    */
   pulls?: true;
+  /** Set once the user has posted for their followers only: only followees with it widen a reader's inbox query. */
+  followersOnly?: true;
+  /** Set once a mentioned-only post was addressed to or written by the user: only then is their inbox asked for those. */
+  inbox?: true;
 }
 
 /**

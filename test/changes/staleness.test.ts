@@ -28,6 +28,8 @@ const post = (overrides: Partial<PostRecord> = {}): PostRecord => ({
   replyTo: null,
   repostOf: null,
   counts: null,
+  visibility: 'PUBLIC',
+  audience: [],
   ...overrides,
 });
 

@@ -17,6 +17,8 @@ const post = (authorId: string, createdAt: number, random: () => number): PostRe
   replyTo: null,
   repostOf: null,
   counts: null,
+  visibility: 'PUBLIC',
+  audience: [],
 });
 
 /** The page straight from every post there is. */

@@ -41,8 +41,11 @@ interface Page {
  * What the timeline must be, straight from the stored documents: the viewer's and followees'
  * posts and reposts, newest first by (time, id), less what the viewer hides (muted or blocked
  * authors and reposted authors, single-word keyword filters), replies between people the viewer
- * does not both follow, and every occurrence of a reposted post but the first. Each item is the
- * shown post's id, and who reposted it.
+ * does not both follow, and every occurrence of a reposted post but the first. Limited posts: a
+ * followers-only post shows to whoever follows its author now (and the author); a mentioned-only
+ * post only to its author and to the accounts in its stored audience, who see it whether or not
+ * they follow the author (unless they hide the author). Each item is the shown post's id, and who
+ * reposted it.
  */
 async function oracle(app: TestApp, handle: string): Promise<{ id: string; repostedBy: string | null }[]> {
   const db = app.database.db;
@@ -53,7 +56,8 @@ async function oracle(app: TestApp, handle: string): Promise<{ id: string; repos
   const filtered = (text: string) => text.toLowerCase().split(/[^a-z0-9_]+/).some((word) => words.has(word));
   const replyShows = (author: string, replyTo: { _a: string } | undefined) =>
     !replyTo || author === handle || replyTo._a === handle || (follows.has(replyTo._a) && !hidden.has(replyTo._a));
-  const posts = (await db.collection<any>('content').find({ _a: { $in: [...follows] } }).toArray()).sort(
+  const addressed = (doc: any) => doc._v === 'm' && (doc._to as string[]).includes(handle);
+  const posts = (await db.collection<any>('content').find({ $or: [{ _a: { $in: [...follows] } }, { _to: handle }] }).toArray()).sort(
     (a, b) => b._d.getTime() - a._d.getTime() || b._id.toHexString().localeCompare(a._id.toHexString()),
   );
   const originalsStored = new Set(
@@ -62,8 +66,9 @@ async function oracle(app: TestApp, handle: string): Promise<{ id: string; repos
   const shown: { id: string; repostedBy: string | null }[] = [];
   for (const doc of [...posts].reverse()) {
     if (hidden.has(doc._a) || filtered(doc._m)) continue;
+    if (doc._v === 'm' && doc._a !== handle && !addressed(doc)) continue;
     if (!doc._o) {
-      if (replyShows(doc._a, doc._r)) shown.push({ id: doc._id.toHexString(), repostedBy: null });
+      if (addressed(doc) || replyShows(doc._a, doc._r)) shown.push({ id: doc._id.toHexString(), repostedBy: null });
       continue;
     }
     const original = doc._o;
@@ -345,6 +350,52 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     ids = await expectTimelineMatchesOracle('reader', 3);
     expect(ids).not.toContain(stranger);
   });
+
+  it('shows followers-only and mentioned-only posts to their audience only, pulled and pushed authors alike', async () => {
+    const db = app.database.db;
+    const ok = (handle: string, query: string) => gql(query, {}, handle);
+    const limited = async (handle: string, text: string, visibility: string): Promise<string> =>
+      (await ok(handle, `mutation { createPost(text: "${text}", visibility: ${visibility}) { id } }`)).createPost.id;
+    // sam's posts are pulled (more than FANOUT_PULL_THRESHOLD followers); rex's and cat's are pushed.
+    const ids = [
+      await limited('sam', 'sam for followers', 'FOLLOWERS'),
+      await limited('sam', 'sam to @viewer', 'MENTIONED'),
+      await limited('sam', 'sam to @outsider only', 'MENTIONED'),
+      await limited('rex', 'rex for followers', 'FOLLOWERS'),
+      await limited('cat', 'cat to @reader', 'MENTIONED'),
+      await limited('viewer', 'viewer for followers', 'FOLLOWERS'),
+      await limited('viewer', 'viewer to @nobody_here', 'MENTIONED'),
+    ];
+    for (let i = 0; i < 3; i++) await post('rex', `rex in public ${i}`);
+    const shown = async (handle: string) => {
+      const expected = await expectTimelineMatchesOracle(handle, 3);
+      return ids.filter((id) => expected.includes(id));
+    };
+    const [samFollowers, samToViewer, samToOutsider, rexFollowers, catToReader, viewerFollowers, viewerAlone] = ids;
+    // The viewer follows cat but is not in the audience of cat's mentioned-only post.
+    expect(await shown('viewer')).toEqual([samToViewer, viewerFollowers, viewerAlone]);
+    expect(await shown('reader')).toEqual([samFollowers, rexFollowers, catToReader]);
+    expect(await shown('outsider')).toEqual([samFollowers, samToOutsider]); // outsider is one of sam's fans
+
+    // Followers-only is decided at read time: an unfollow hides, a new follow shows.
+    await ok('reader', 'mutation { unfollow(handle: "sam") { handle } }');
+    expect(await shown('reader')).toEqual([rexFollowers, catToReader]);
+    await follow('reader', 'sam');
+    expect(await shown('reader')).toEqual([samFollowers, rexFollowers, catToReader]);
+    // A post addressed to the reader still obeys their mutes.
+    await ok('reader', 'mutation { mute(handle: "cat") { handle } }');
+    expect(await shown('reader')).toEqual([samFollowers, rexFollowers]);
+    await ok('reader', 'mutation { unmute(handle: "cat") { handle } }');
+
+    // Limited posts are never pulled, pushed or materialized: whoever may see one finds it in the inbox query.
+    const objectIds = ids.map((id) => new ObjectId(id));
+    expect(await db.collection('content').countDocuments({ _id: { $in: objectIds }, _p: true })).toBe(0);
+    const collection = timelineCollection[strategy];
+    if (collection) {
+      await app.settled();
+      expect(await db.collection(collection).countDocuments({ '_c._id': { $in: objectIds } })).toBe(0);
+    }
+  });
 });
 
 /** A small seeded generator (mulberry32), so a failing story can be replayed from its seed. */
@@ -364,8 +415,10 @@ function seeded(seed: number) {
  * Follows, unfollows, posts, deletions and reads interleaved at random with fanout sub-tasks that
  * no worker runs: the test runs them one at a time, sometimes stopping one between reading its
  * recipients and writing to do another request, sometimes holding one back behind later ones, as
- * slow or busy workers would. Once every held task has run, each reader's timeline, paged both
- * ways, must be the oracle's. Backfill is unbounded here, so bucket timelines must be complete too.
+ * slow or busy workers would. Posts are public, followers-only or mentioned-only at random, so
+ * follows and unfollows change who sees what at read time. Once every held task has run, each
+ * reader's timeline, paged both ways, must be the oracle's. Backfill is unbounded here, so bucket
+ * timelines must be complete too.
  */
 describe.each(combinations)('random interleavings of follows with queued deliveries: FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content', ({ strategy, content }) => {
   let app: TestApp;
@@ -379,7 +432,10 @@ describe.each(combinations)('random interleavings of follows with queued deliver
 
   it.each(seeds)('matches the oracle after the story of seed %i', async (seed) => {
     const random = seeded(seed);
+    // Levels and mentions draw from their own sequence, so each seed's story of requests and tasks stays the one it was.
+    const levels = seeded(seed + 1_000_003);
     const handle = (name: string) => `${name}_${seed}`;
+    const ghost = handle('ghost'); // mentioned before the account exists: never in the audience
     const readers = ['viewer', 'reader', 'lurker'].map(handle);
     const authors = ['ann', 'ben', 'cat', 'dan'].map(handle);
     const fans = ['fan1', 'fan2', 'fan3', 'fan4'].map(handle);
@@ -404,7 +460,11 @@ describe.each(combinations)('random interleavings of follows with queued deliver
       const author = random.pick(authors);
       const kind = random.pick(['post', 'post', 'post', 'follow', 'follow', 'unfollow', 'read', 'read', 'read', 'fan', 'delete']);
       if (kind === 'post') {
-        const id = (await gql(author, `mutation { createPost(text: "${author} says ${posts.get(author)!.length}") { id } }`)).createPost.id;
+        // All three levels; a mentioned-only post names one reader (or, now and then, nobody who exists).
+        const visibility = levels.pick(['PUBLIC', 'PUBLIC', 'FOLLOWERS', 'MENTIONED']);
+        const mention = visibility === 'MENTIONED' ? ` @${levels.chance(0.85) ? levels.pick(readers) : ghost}` : '';
+        const text = `${author} says ${posts.get(author)!.length}${mention}`;
+        const id = (await gql(author, `mutation { createPost(text: "${text}", visibility: ${visibility}) { id } }`)).createPost.id;
         posts.get(author)!.push(id);
       } else if (kind === 'follow' || kind === 'unfollow') {
         await gql(random.pick(readers), `mutation { ${kind}(handle: "${author}") { handle } }`);
@@ -453,5 +513,9 @@ describe.each(combinations)('random interleavings of follows with queued deliver
       await expectPagesMatchOracle(app, page, reader, 3);
       await expectPagesMatchOracle(app, page, reader, 5);
     }
+    expect(await app.database.db.collection('content').countDocuments({ _a: { $in: authors }, _v: { $exists: true } })).toBeGreaterThan(0);
+    tokens.set(ghost, await app.signUp(ghost));
+    expect(await app.database.db.collection('content').countDocuments({ _to: ghost })).toBe(0);
+    expect((await page(ghost, { first: 10 })).edges).toEqual([]);
   });
 });

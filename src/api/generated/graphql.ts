@@ -80,7 +80,11 @@ export type Mutation = {
   block: User;
   /** A new list: a name of 1 to 50 characters; at most 50 lists (BAD_USER_INPUT beyond). */
   createList: List;
-  /** Posts as the viewer; with `replyTo`, a reply to that post (NOT_FOUND when it does not exist). */
+  /**
+   * Posts as the viewer; with `replyTo`, a reply to that post (NOT_FOUND when it does not exist or
+   * the viewer may not see it). A reply is never more visible than its parent: a wider `visibility`
+   * is narrowed to the parent's.
+   */
   createPost: Post;
   /**
    * Deletes the viewer's account: their posts leave every timeline, their follows, likes and reposts
@@ -114,7 +118,8 @@ export type Mutation = {
   renameList: List;
   /**
    * Brings someone else's post into the viewer's followers' timelines, at the time of the repost.
-   * Returns the original post. Reposting a post already reposted changes nothing.
+   * Returns the original post. Reposting a post already reposted changes nothing; only public posts
+   * can be reposted (FORBIDDEN).
    */
   repost: Post;
   signUp: AuthPayload;
@@ -153,6 +158,7 @@ export type MutationCreateListArgs = {
 export type MutationCreatePostArgs = {
   replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
+  visibility?: InputMaybe<Visibility>;
 };
 
 
@@ -312,8 +318,9 @@ export type Post = {
   id: Scalars['ID']['output'];
   /** Kept on the post and exact; never counted at read time. */
   likeCount: Scalars['Int']['output'];
-  /** Replies to this post, oldest first. */
+  /** Replies to this post that the viewer may see, oldest first. */
   replies: PostConnection;
+  /** Public replies only: a count everyone who sees the post is shown tells of no limited reply. */
   replyCount: Scalars['Int']['output'];
   /** The post this one replies to; null for a top-level post or when the parent was deleted. */
   replyTo?: Maybe<Post>;
@@ -323,6 +330,7 @@ export type Post = {
   viewerHasLiked: Scalars['Boolean']['output'];
   /** False when nobody is signed in. */
   viewerHasReposted: Scalars['Boolean']['output'];
+  visibility: Visibility;
 };
 
 
@@ -357,7 +365,7 @@ export type Query = {
    * `kinds` keeps only those kinds. Page size defaults to 20, at most 100.
    */
   notifications: NotificationConnection;
-  /** A post by id, or null when unknown. */
+  /** A post by id, or null when unknown or when the viewer may not see it. */
   post?: Maybe<Post>;
   /**
    * Accounts followed by the people the viewer follows, most such people first, then most followers.
@@ -478,7 +486,7 @@ export type User = {
   id: Scalars['ID']['output'];
   /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
   keywordFilters: Array<KeywordFilter>;
-  /** This user's own posts, newest first, paged like the timeline. */
+  /** This user's own posts that the viewer may see, newest first, paged like the timeline. */
   posts: PostConnection;
   /** False when nobody is signed in. */
   viewerHasBlocked: Scalars['Boolean']['output'];
@@ -520,6 +528,18 @@ export type UserEdge = {
   cursor: Scalars['String']['output'];
   node: User;
 };
+
+/**
+ * Who may see a post. A post the viewer may not see does not exist for them: not by id, in a
+ * timeline, a profile, replies or live updates; liking it answers NOT_FOUND.
+ */
+export type Visibility =
+  /** The author and whoever follows the author when reading: a new follower sees it, one who unfollows no longer does. */
+  | 'FOLLOWERS'
+  /** The author and the existing accounts its text mentioned (`@handle`) when it was posted; a reply's also the author it answers. */
+  | 'MENTIONED'
+  /** Everyone. */
+  | 'PUBLIC';
 
 
 
@@ -617,6 +637,7 @@ export type ResolversTypes = {
   User: ResolverTypeWrapper<UserRecord>;
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges'> & { edges: Array<ResolversTypes['UserEdge']> }>;
   UserEdge: ResolverTypeWrapper<Omit<UserEdge, 'node'> & { node: ResolversTypes['User'] }>;
+  Visibility: Visibility;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -672,7 +693,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   addToList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationAddToListArgs, 'handle' | 'id'>>;
   block?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationBlockArgs, 'handle'>>;
   createList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationCreateListArgs, 'name'>>;
-  createPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'text'>>;
+  createPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'text' | 'visibility'>>;
   deleteAccount?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountArgs, 'password'>>;
   deleteList?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
@@ -733,6 +754,7 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   viewerHasLiked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasReposted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  visibility?: Resolver<ResolversTypes['Visibility'], ParentType, ContextType>;
 };
 
 export type PostConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostConnection'] = ResolversParentTypes['PostConnection']> = {
