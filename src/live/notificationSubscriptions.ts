@@ -10,22 +10,38 @@ export interface NotificationSubscriptionOptions {
 /** Groups whose last version sent is remembered per subscription. */
 const rememberedGroups = 1000;
 
-/** One subscription's queue, and the version of each group it last sent. */
+/** What a subscriber saw of a group: its version, and what it showed (count and newest actors). */
+interface SentState {
+  version: number;
+  shown: string;
+}
+
+const shownOf = ({ actorCount, actorIds }: NotificationAddedEvent['notification']) => `${actorCount} ${actorIds.join(',')}`;
+
+/** One subscription's queue, and the state of each group it last sent. */
 class Subscriber {
-  private readonly sent = new Map<string, number>();
+  private readonly sent = new Map<string, SentState>();
 
   constructor(readonly queue: EventQueue<NotificationAddedEvent>) {}
 
   /**
    * Two workers that grow one group at once may announce its states out of order: an older state
-   * than one already sent is dropped, so a group's actorCount arrives in order, each state once.
+   * than one already sent is dropped, so a group's actorCount arrives in order. Both may also
+   * announce the same state (each rewrites the actors after both joined): a newer version showing
+   * what was already sent is dropped too, so each state arrives once.
    */
   push(event: NotificationAddedEvent): void {
     const { id, version } = event.notification;
+    const shown = shownOf(event.notification);
     const last = this.sent.get(id);
-    if (last !== undefined && last >= version) return;
+    if (last !== undefined && last.version >= version) return;
+    if (last !== undefined && last.shown === shown) {
+      // Older states than this one must still be dropped.
+      last.version = version;
+      return;
+    }
     this.sent.delete(id);
-    this.sent.set(id, version);
+    this.sent.set(id, { version, shown });
     if (this.sent.size > rememberedGroups) this.sent.delete(this.sent.keys().next().value!);
     this.queue.push(event);
   }

@@ -190,7 +190,8 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     tokens.twin = await app.signUp('twin');
     for (const handle of ['fol', 'quit', 'fan']) await follow(handle, 'twin');
     const publicPost = async (handle: string) => {
-      // Once the author is held again (a first pulled post marks its author as pulling, which other instances hear of).
+      // Once the workers are done with earlier work (the follows' notifications), and the author is held again (a first pulled post marks its author as pulling, which other instances hear of).
+      await app.settled();
       const commands = requestCommands(await app.warmCommandsDuring(() => create(handle, 'one more public post'), ['users']));
       expect(JSON.stringify(commands.map((command) => command.command))).not.toMatch(/"_v"|"_to"|followersOnly|"inbox"/);
       return commands.map((command) => `${command.commandName} ${command.command[command.commandName]}`);

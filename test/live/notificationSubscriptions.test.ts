@@ -25,4 +25,17 @@ describe('routing notification events to subscriptions', () => {
     ann.end();
     expect(subscriptions.stats().subscriptions).toBe(1);
   });
+
+  it('sends a state once when two workers announce it under two versions, and still drops older ones after', async () => {
+    const subscriptions = new NotificationSubscriptions();
+    const ann = subscriptions.open('ann', { maxQueued: 10, onOverflow: () => {}, onEnd: () => {} });
+    // Both joiners rewrote the actors after both joined (versions 7 and 9 show the same); version 8 is older than 9.
+    for (const published of [event('ann', 'l:1', 5, 4), event('ann', 'l:1', 7, 5), event('ann', 'l:1', 9, 5), event('ann', 'l:1', 8, 4)]) {
+      subscriptions.handle(published);
+    }
+    expect(ann.size).toBe(2);
+    const counts: number[] = [];
+    for (let i = 0; i < 2; i++) counts.push((await ann.next()).value!.notification.actorCount);
+    expect(counts).toEqual([4, 5]);
+  });
 });
