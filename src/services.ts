@@ -5,15 +5,18 @@
 import type { Db } from 'mongodb';
 import type { Logger } from './logger.js';
 import { AccountService } from './auth/accountService.js';
+import { AccountSettings } from './auth/accountSettings.js';
 import { RateLimits } from './auth/rateLimits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
 import { forgetStale } from './changes/staleness.js';
+import { Bookmarks } from './content/bookmarks.js';
 import { ContentService } from './content/contentService.js';
 import { Interactions } from './content/interactions.js';
 import { AccountRemoval, removeAccountKind } from './feed/accountRemoval.js';
+import { Bookmarking } from './feed/bookmarking.js';
 import { Fanout } from './feed/fanout.js';
 import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
@@ -23,6 +26,7 @@ import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
+import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
 import { ReaderFilters } from './graph/readerFilters.js';
@@ -30,6 +34,7 @@ import { UserAccounts } from './graph/userAccounts.js';
 import { UserDirectory } from './graph/userDirectory.js';
 import { UserFeedState } from './graph/userFeedState.js';
 import { UserGraphService } from './graph/userGraphService.js';
+import { UserProfiles } from './graph/userProfiles.js';
 import { LiveService } from './live/liveService.js';
 
 /** The domain services, built once per process and shared by every request. */
@@ -64,6 +69,13 @@ export interface Services {
   live: LiveService;
   accountRemoval: AccountRemoval;
   interactions: InteractionStores;
+  /** Display names, bios and searching users by them. */
+  profiles: UserProfiles;
+  /** Profile, password and token changes of the signed-in account. */
+  settings: AccountSettings;
+  bookmarks: Bookmarking;
+  /** The timeline read marker and its unread count. */
+  markers: TimelineMarkers;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -104,13 +116,15 @@ export function createServices(db: Db, config: Config): Services {
     likes: new Interactions(db, 'likes', content.counters, 'likes'),
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', delivery.repostEffects),
   };
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters });
+  const bookmarkStore = new Bookmarks(db);
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, bookmarks: bookmarkStore });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
   const repairStalled = repairStalledWork({ graph, content, interactions, backend });
   const live = liveCore(changes, graph, timelines, config);
   accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
+  const profiles = new UserProfiles(users);
   return {
     db,
     users,
@@ -131,6 +145,10 @@ export function createServices(db: Db, config: Config): Services {
     changes,
     live,
     interactions,
+    profiles,
+    settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
+    bookmarks: new Bookmarking(bookmarkStore, content),
+    markers: new TimelineMarkers(users, graph, content, timelines),
   };
 }
 
@@ -180,6 +198,8 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.relations.readerFilters.ensureIndexes(),
     services.interactions.likes.ensureIndexes(),
     services.interactions.reposts.ensureIndexes(),
+    services.profiles.ensureIndexes(),
+    services.bookmarks.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

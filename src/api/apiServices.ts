@@ -4,4 +4,4 @@ import type { Services } from '../services.js';
  * What resolvers and loaders reach through the context: the services by purpose, never the
  * database, the queue or the change bus.
  */
-export type ApiServices = Pick<Services, 'accounts' | 'users' | 'graph' | 'content' | 'timelines' | 'publishing' | 'relations' | 'live'>;
+export type ApiServices = Pick<Services, 'accounts' | 'users' | 'graph' | 'content' | 'timelines' | 'publishing' | 'relations' | 'live' | 'profiles' | 'settings' | 'bookmarks' | 'markers'>;

@@ -1,0 +1,91 @@
+import type { ObjectId } from 'mongodb';
+import { decodeBookmarkCursor, encodeBookmarkCursor, type Bookmarks } from '../content/bookmarks.js';
+import type { ContentService } from '../content/contentService.js';
+import { AppError, notFound } from '../errors.js';
+import { parsePostId, type PostRecord } from '../records/posts.js';
+
+/** How a page of bookmarks gets its posts and authors: the request's batched loads. */
+export interface BookmarkLoads {
+  /** Aligned with `ids`; null for a post that no longer exists. */
+  posts(ids: readonly ObjectId[]): Promise<(PostRecord | null)[]>;
+  /** Which of `handles` are existing users. */
+  users(handles: readonly string[]): Promise<Set<string>>;
+}
+
+export interface BookmarkedPost {
+  post: PostRecord;
+  cursor: string;
+}
+
+/**
+ * A user's bookmarks: adding and removing them, and reading them, newest bookmark first, without
+ * the posts deleted since (or whose author's account is gone). A post's deletion removes its
+ * bookmarks; one that raced it is dropped by the first page that finds its post gone.
+ */
+export class Bookmarking {
+  constructor(
+    private readonly bookmarks: Bookmarks,
+    private readonly content: ContentService,
+  ) {}
+
+  ensureIndexes(): Promise<void> {
+    return this.bookmarks.ensureIndexes();
+  }
+
+  /** Which of these posts the viewer has bookmarked: one query for a page. */
+  among(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
+    return this.bookmarks.among(userId, postIds);
+  }
+
+  async bookmark(userId: string, id: string): Promise<PostRecord> {
+    const post = await this.existingPost(id);
+    await this.bookmarks.add(post.id, userId);
+    // A delete that ran meanwhile removed the post's bookmarks before this one was stored.
+    if (!(await this.content.lookups.exists(post.id))) {
+      await this.bookmarks.remove(post.id, userId);
+      throw notFound(`No post with id "${id}"`);
+    }
+    return post;
+  }
+
+  async unbookmark(userId: string, id: string): Promise<PostRecord> {
+    const postId = parsePostId(id);
+    if (postId) await this.bookmarks.remove(postId, userId);
+    return this.existingPost(id);
+  }
+
+  /** One page of `ownerId`'s bookmarks, for them only; never short while more bookmarks exist. */
+  async page(
+    viewerId: string,
+    ownerId: string,
+    request: { after: string | null; limit: number },
+    loads: BookmarkLoads,
+  ): Promise<{ items: BookmarkedPost[]; hasMore: boolean }> {
+    if (viewerId !== ownerId) throw new AppError('FORBIDDEN', 'Bookmarks are visible only to their owner');
+    let after = request.after === null ? null : decodeBookmarkCursor(request.after);
+    const kept: BookmarkedPost[] = [];
+    for (;;) {
+      const page = await this.bookmarks.page(ownerId, after, request.limit + 1 - kept.length);
+      const posts = await loads.posts(page.items.map((item) => item.postId));
+      const authors = await loads.users([...new Set(posts.flatMap((post) => (post ? [post.authorId] : [])))]);
+      const missing: ObjectId[] = [];
+      page.items.forEach((item, index) => {
+        const post = posts[index];
+        if (!post) missing.push(item.postId);
+        else if (authors.has(post.authorId)) kept.push({ post, cursor: encodeBookmarkCursor(item) });
+      });
+      await this.bookmarks.forgetMissing(ownerId, missing);
+      if (kept.length > request.limit || !page.hasMore) {
+        return { items: kept.slice(0, request.limit), hasMore: kept.length > request.limit };
+      }
+      after = page.items.at(-1)!;
+    }
+  }
+
+  private async existingPost(id: string): Promise<PostRecord> {
+    const postId = parsePostId(id);
+    const post = postId && (await this.content.lookups.getPost(postId));
+    if (!post) throw notFound(`No post with id "${id}"`);
+    return post;
+  }
+}
