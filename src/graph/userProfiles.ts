@@ -69,8 +69,8 @@ export class UserProfiles {
   async search(prefix: string, limit: number): Promise<UserRecord[]> {
     const range = { $gte: prefix, $lt: nextPrefix(prefix) };
     const [byHandle, byName] = await Promise.all([
-      this.users.find({ _id: range, ...live }, { projection: publicFields }).sort({ _id: 1 }).limit(limit).toArray(),
-      this.users.find({ nameLower: range, ...live }, { projection: publicFields }).sort({ nameLower: 1, _id: 1 }).limit(limit).toArray(),
+      this.users.find({ _id: range, ...live }, { projection: publicFields, hint: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray(),
+      this.users.find({ nameLower: range, ...live }, { projection: publicFields, hint: 'name_prefix' }).sort({ nameLower: 1 }).limit(limit).toArray(),
     ]);
     const found = new Map<string, UserDocument>();
     for (const doc of [...byHandle, ...byName]) if (!found.has(doc._id)) found.set(doc._id, doc as UserDocument);
