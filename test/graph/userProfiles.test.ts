@@ -93,6 +93,10 @@ describe('searchUsers', () => {
     expect(handles(await app.gql(search, { q: 'helg' }, token))).toEqual([]);
     expect((await app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, olgaToken)).data).toEqual({ deleteAccount: true });
     expect(handles(await app.gql(search, { q: 'olg' }, token))).toEqual([]);
+    // An account whose deletion is still under way (a large one takes a while) is gone for search at once.
+    await app.database.db.collection<any>('users').updateOne({ _id: 'mallory' }, { $set: { deletedAt: new Date() } });
+    expect(handles(await app.gql(search, { q: 'mar' }, token))).toEqual(['marta', 'martin']);
+    await app.database.db.collection<any>('users').updateOne({ _id: 'mallory' }, { $unset: { deletedAt: '' } });
   });
 
   it('returns at most `first` (20 by default, 50 at most) and refuses blank queries and sizes outside 1–50', async () => {
