@@ -84,6 +84,11 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
           return reject(socket, LiveCloseCode.TooManyRequests, closeReasons.tooManyConnections(rules.maxPerUser));
         }
         connections.set(ctx, connection);
+        // A revocation announced between the check above and `admit` found no connection to close.
+        void connection.stillAuthorized().then(
+          (authorized) => authorized || connection.close(LiveCloseCode.Forbidden, closeReasons.revoked),
+          () => {},
+        );
         return true;
       },
       onSubscribe: (ctx, _id, payload) => checkSubscription(ctx, payload, connections.get(ctx), options),
