@@ -147,7 +147,7 @@ export function createServices(db: Db, config: Config): Services {
     interactions,
     profiles,
     settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
-    bookmarks: new Bookmarking(bookmarkStore, content),
+    bookmarks: new Bookmarking(bookmarkStore, content, readerFilters),
     markers: new TimelineMarkers(users, graph, content, timelines),
   };
 }

@@ -2,6 +2,7 @@ import type { ObjectId } from 'mongodb';
 import { decodeBookmarkCursor, encodeBookmarkCursor, type Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import { AppError, notFound } from '../errors.js';
+import type { ReaderFilters } from '../graph/readerFilters.js';
 import { parsePostId, type PostRecord } from '../records/posts.js';
 
 /** How a page of bookmarks gets its posts and authors: the request's batched loads. */
@@ -19,13 +20,15 @@ export interface BookmarkedPost {
 
 /**
  * A user's bookmarks: adding and removing them, and reading them, newest bookmark first, without
- * the posts deleted since (or whose author's account is gone). A post's deletion removes its
- * bookmarks; one that raced it is dropped by the first page that finds its post gone.
+ * the posts deleted since, whose author's account is gone, or who blocked the reader or was blocked
+ * by them (as their posts are everywhere else). A post's deletion removes its bookmarks; one that
+ * raced it is dropped by the first page that finds its post gone.
  */
 export class Bookmarking {
   constructor(
     private readonly bookmarks: Bookmarks,
     private readonly content: ContentService,
+    private readonly readerFilters: Pick<ReaderFilters, 'of' | 'assertNotBlocked'>,
   ) {}
 
   ensureIndexes(): Promise<void> {
@@ -39,6 +42,7 @@ export class Bookmarking {
 
   async bookmark(userId: string, id: string): Promise<PostRecord> {
     const post = await this.existingPost(id);
+    await this.readerFilters.assertNotBlocked(userId, post.authorId, 'bookmark a post of');
     await this.bookmarks.add(post.id, userId);
     // A delete that ran meanwhile removed the post's bookmarks before this one was stored.
     if (!(await this.content.lookups.exists(post.id))) {
@@ -63,6 +67,7 @@ export class Bookmarking {
   ): Promise<{ items: BookmarkedPost[]; hasMore: boolean }> {
     if (viewerId !== ownerId) throw new AppError('FORBIDDEN', 'Bookmarks are visible only to their owner');
     let after = request.after === null ? null : decodeBookmarkCursor(request.after);
+    const view = await this.readerFilters.of(viewerId);
     const kept: BookmarkedPost[] = [];
     for (;;) {
       const page = await this.bookmarks.page(ownerId, after, request.limit + 1 - kept.length);
@@ -72,7 +77,7 @@ export class Bookmarking {
       page.items.forEach((item, index) => {
         const post = posts[index];
         if (!post) missing.push(item.postId);
-        else if (authors.has(post.authorId)) kept.push({ post, cursor: encodeBookmarkCursor(item) });
+        else if (authors.has(post.authorId) && !view.isBlockedEitherWay(post.authorId)) kept.push({ post, cursor: encodeBookmarkCursor(item) });
       });
       await this.bookmarks.forgetMissing(ownerId, missing);
       if (kept.length > request.limit || !page.hasMore) {

@@ -89,6 +89,20 @@ describe('bookmarks', () => {
     expect(await app.database.db.collection('bookmarks').countDocuments({ u: 'reader' })).toBe(4);
   });
 
+  it('hides the posts of an account blocked either way, as everywhere else, and refuses bookmarking across a block', async () => {
+    const blocker = await app.signUp('blocker');
+    const theirs = await post(blocker, 'by the blocker');
+    await app.gql(bookmark, { id: theirs }, reader);
+    expect((await all(10)).texts).toEqual(['by the blocker', 'post 2', 'post 0', 'post 1', 'post 3']);
+    await app.gql('mutation { block(handle: "reader") { handle } }', {}, blocker);
+    expect(await all(2)).toEqual({ texts: ['post 2', 'post 0', 'post 1', 'post 3'], pages: [true, false] });
+    const another = await post(blocker, 'after the block');
+    expect(code(await app.gql(bookmark, { id: another }, reader))).toBe('FORBIDDEN');
+    await app.gql('mutation { unblock(handle: "reader") { handle } }', {}, blocker);
+    expect((await all(10)).texts).toEqual(['by the blocker', 'post 2', 'post 0', 'post 1', 'post 3']);
+    await app.gql(unbookmark, { id: theirs }, reader);
+  });
+
   it('goes with the account that bookmarked, and with the account whose posts they were', async () => {
     const other = await app.signUp('collector');
     const own = await post(other, 'collector’s own');
