@@ -71,6 +71,7 @@ describe.each(combinations)('a timeline page with mentions and viewer state, one
       expect(node.viewerHasBookmarked).toBe(i % 2 === 1);
       expect(node.viewerHasLiked).toBe(i % 3 !== 0);
     }
+    // Every mentioned user of the page in one batched read, whatever the number of posts and mentions.
     expect(finds(full.commands, 'users')).toBe(finds(plain.commands, 'users') + 1);
     expect(finds(full.commands, 'bookmarks')).toBe(1);
     expect(finds(full.commands, 'likes')).toBe(1);
