@@ -18,6 +18,8 @@ const config: CodegenConfig = {
           PostEdge: '../../records/posts.js#PostEdgeRecord',
           AuthPayload: '../../records/users.js#Session',
           TimelineMarker: '../../records/posts.js#TimelineMarkerRecord',
+          List: '../../records/lists.js#ListRecord',
+          Suggestion: '../../records/suggestions.js#SuggestionRecord',
         },
       },
     },

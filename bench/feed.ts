@@ -24,6 +24,7 @@ import {
   timelineBody,
   type Payload,
 } from './measure.js';
+import { insertListOwner, measureListPage, measureSuggestions } from './lists.js';
 import { commandLine, parseOptions, usage, type BenchOptions } from './options.js';
 import { benchDatabaseServer, buildTimelines, loadGraph } from './prepare.js';
 import {
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
       }
     }
 
+    const lists = options.lists ? await measureLists(shared) : null;
     const report: BenchReport = {
       startedAt: new Date(started).toISOString(),
       totalSeconds: (Date.now() - started) / 1000,
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
         to: graph.to.toISOString(),
       },
       runs,
+      lists,
     };
     await mkdir(dirname(options.out), { recursive: true });
     await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -227,6 +230,34 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
   }
 }
 
+/** Readers whose suggestions are measured, and how many times each. */
+const suggestionViewers = 50;
+const suggestionPasses = 3;
+/** The list page's owner follows this many of the generated users, all in one list. */
+const maxListMembers = 5000;
+
+/** The list page and suggestions rows: one server, fanout on read (lists read `content` whatever the strategy). */
+async function measureLists(shared: Shared): Promise<NonNullable<BenchReport['lists']>> {
+  // No fanout workers: nothing is posted, and their queue polls and repair sweeps would be counted as the pages' commands.
+  const config = loadConfig({ PORT: '0', JWT_SECRET: jwtSecret, FEED_STRATEGY: 'fanout-on-read', LIVE_EVENTS: 'local', FANOUT_WORKERS: '0' });
+  const app = await startApp(config, { mongodbUri: shared.uri, logger: quietLogger, mongoClientOptions: { monitorCommands: true } });
+  try {
+    const members = shared.graph.handles.slice(0, maxListMembers);
+    const listId = await insertListOwner(app, shared.db, 'bench_list_owner', members);
+    const { options } = shared;
+    const loadOptions = { connections: options.concurrency, duration: options.duration, amount: options.requests };
+    const listPage = await measureListPage(app, 'bench_list_owner', listId, members.length, loadOptions);
+    const viewers = shared.readers.slice(0, suggestionViewers);
+    const suggestions = await measureSuggestions(app, viewers, suggestionPasses);
+    for (const result of [...suggestions]) {
+      console.error(`suggestions by ${result.method}: p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms`);
+    }
+    console.error(`list page (${members.length} members): p50 ${listPage.firstPage.latency.p50.toFixed(1)} ms, commands/page ${listPage.commandsPerPage.firstPage.toFixed(1)}`);
+    return { listPage, suggestions, viewers: viewers.length };
+  } finally {
+    await app.stop();
+  }
+}
 
 async function commandsPerPage(
   client: Parameters<typeof countCommands>[0],

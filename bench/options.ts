@@ -17,6 +17,8 @@ export interface BenchOptions extends GraphSizes {
   postSamples: number;
   strategies: FeedStrategyName[];
   modes: TimelineContentMode[];
+  /** Whether to add the list page and suggestions rows. */
+  lists: boolean;
   out: string;
 }
 
@@ -57,6 +59,7 @@ end; otherwise the embedded in-memory stand-in is started.
   --post-samples <n>       posts per author for post latency (default ${defaults.postSamples})
   --strategies <list>      comma list of ${feedStrategies.join(', ')} (default all)
   --modes <list>           comma list of ${timelineContentModes.join(', ')} (default all)
+  --no-lists               leave out the list page and suggestions rows
   --out <path>             JSON results (default bench/results/feed-<iso time>.json)
   --help                   this text
 `;
@@ -80,6 +83,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       strategies: { type: 'string' },
       modes: { type: 'string' },
       out: { type: 'string' },
+      'no-lists': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -100,6 +104,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     postSamples: int('post-samples', values['post-samples'], defaults.postSamples, 1),
     strategies: list('strategies', values.strategies, feedStrategies),
     modes: list('modes', values.modes, timelineContentModes),
+    lists: !values['no-lists'],
     out: values.out ?? `bench/results/feed-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
 }

@@ -1,6 +1,7 @@
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import type { FeedStrategyName, TimelineContentMode } from '../src/config.js';
 import type { CollectionSize, LatencySummary, LoadStats } from './measure.js';
+import { listPageTable, suggestionsTable, type ListPageResult, type SuggestionsResult } from './lists.js';
 import type { BenchOptions } from './options.js';
 
 export interface AuthorPosts {
@@ -76,6 +77,8 @@ export interface BenchReport {
   options: BenchOptions;
   data: DataSummary;
   runs: RunResult[];
+  /** Measured once: lists and suggestions do not depend on the timeline strategy. */
+  lists: { listPage: ListPageResult; suggestions: SuggestionsResult[]; viewers: number } | null;
 }
 
 export function describeEnvironment(database: string): Environment {
@@ -190,6 +193,16 @@ export function markdownReport(report: BenchReport): string {
   if (failures.length > 0) {
     lines.push('', '**Failed requests during load:** ' +
       failures.map((run) => `${run.strategy}/${run.mode}: ${run.firstPage.failures + run.scroll.failures}`).join(', '));
+  }
+  if (report.lists) {
+    lines.push(
+      '',
+      'Lists and suggestions, measured once (neither depends on the strategy):',
+      '',
+      ...listPageTable(report.lists.listPage),
+      '',
+      ...suggestionsTable(report.lists.suggestions, `${report.lists.viewers} sampled readers`),
+    );
   }
   lines.push('', `Total run time: ${(report.totalSeconds / 60).toFixed(1)} min`);
   return lines.filter((line, i, all) => !(line === '' && all[i - 1] === '')).join('\n');

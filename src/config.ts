@@ -73,6 +73,7 @@ const environmentSchema = z.object({
   GRAPHQL_EXECUTION: z.enum(['compiled', 'interpreted']).default('compiled'),
   FANOUT_BATCH: integer(1, 10_000).default(1000),
   FANOUT_WORKERS: integer(0, 64).default(2),
+  FANOUT_CLAIM: integer(1, 1000).default(50),
   FANOUT_MAX_ATTEMPTS: integer(1, 100).default(5),
   // Seconds; fractions allowed so tests can watch a lease expire in well under a second.
   FANOUT_LEASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(10),
@@ -136,6 +137,8 @@ export interface RateLimitOptions {
 export interface FanoutOptions {
   /** Recipients per sub-task: one bulk write each. */
   batchSize: number;
+  /** Tasks a worker claims at once; small deliveries among them share their reads and writes. */
+  claimBatch: number;
   /** Concurrent workers in this process; 0 for an API-only instance. */
   workers: number;
   /** Attempts before a sub-task is parked as dead. */
@@ -220,6 +223,8 @@ export const heldCaches = {
   posts: { max: 50_000, ttlMs: announcedChangeTtlMs },
   /** `maxPosts` bounds the posts of all outboxes together: about 60 MB at the longest texts. */
   outboxes: { max: 100_000, ttlMs: postedChangeTtlMs, maxPosts: 100_000 },
+  /** `maxMembers` bounds the members of all held lists together (a list holds at most its owner's follows). */
+  lists: { max: 10_000, ttlMs: announcedChangeTtlMs, maxMembers: 500_000 },
 } as const;
 
 export class ConfigError extends Error {
@@ -320,6 +325,7 @@ function liveOptions(env: Environment): LiveOptions {
 function fanoutOptions(env: Environment): FanoutOptions {
   return {
     batchSize: env.FANOUT_BATCH,
+    claimBatch: env.FANOUT_CLAIM,
     workers: env.FANOUT_WORKERS,
     maxAttempts: env.FANOUT_MAX_ATTEMPTS,
     leaseMs: Math.round(env.FANOUT_LEASE_SECONDS * 1000),

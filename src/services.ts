@@ -24,11 +24,13 @@ import { createFeedBackend } from './feed/index.js';
 import { PostDelivery } from './feed/postDelivery.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
+import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
 import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
+import { FollowSuggestions } from './graph/followSuggestions.js';
 import { ReaderFilters } from './graph/readerFilters.js';
 import { UserAccounts } from './graph/userAccounts.js';
 import { UserDirectory } from './graph/userDirectory.js';
@@ -55,6 +57,10 @@ export interface Services {
   publishing: Publishing;
   /** Follows, mutes, blocks and keyword filters. */
   relations: ReaderRelations;
+  /** Lists of followed accounts, and their timelines. */
+  lists: ReaderLists;
+  /** Whom to follow: friends of friends. */
+  suggestions: FollowSuggestions;
   /** Post and read over the configured strategy (see FeedService). */
   feed: FeedService;
   accounts: AccountService;
@@ -122,7 +128,8 @@ export function createServices(db: Db, config: Config): Services {
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity });
   const repairStalled = repairStalledWork({ graph, content, interactions, backend });
-  const live = liveCore(changes, graph, timelines, config);
+  const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
+  const live = liveCore(changes, graph, timelines, lists, config);
   accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout);
   const profiles = new UserProfiles(users);
   return {
@@ -135,6 +142,8 @@ export function createServices(db: Db, config: Config): Services {
     timelines,
     publishing,
     relations,
+    lists,
+    suggestions: new FollowSuggestions(graph.following, graph.followers, users.users, (handle) => graph.followingIds(handle), readerFilters),
     feed: feedService({ backend, readerFilters, publishing, relations, reading: timelines, repairStalled }),
     accounts: new AccountService(graph, users, userAccounts, tokens, rateLimits, accountRemoval),
     accountRemoval,
@@ -153,12 +162,13 @@ export function createServices(db: Db, config: Config): Services {
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, config: Config): LiveService {
+function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, config: Config): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
       visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
+      lists: { assertListOf: (viewerId, listId) => lists.assertListOf(viewerId, listId), added: (viewerId, listId, post) => lists.showsLive(viewerId, listId, post) },
     },
     config.live,
   );
@@ -177,6 +187,7 @@ function forgetWhatChangesMakeStale(
       forgetUsers: (change) => graph.invalidate(change),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
       forgetTimelines: (userIds) => backend.forgetHeld(userIds),
+      forgetLists: (ownerIds) => graph.lists.forgetOwners(ownerIds),
     }),
   );
 }

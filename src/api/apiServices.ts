@@ -4,4 +4,7 @@ import type { Services } from '../services.js';
  * What resolvers and loaders reach through the context: the services by purpose, never the
  * database, the queue or the change bus.
  */
-export type ApiServices = Pick<Services, 'accounts' | 'users' | 'graph' | 'content' | 'timelines' | 'publishing' | 'relations' | 'live' | 'profiles' | 'settings' | 'bookmarks' | 'markers'>;
+export type ApiServices = Pick<
+  Services,
+  'accounts' | 'users' | 'graph' | 'content' | 'timelines' | 'publishing' | 'relations' | 'lists' | 'suggestions' | 'live' | 'profiles' | 'settings' | 'bookmarks' | 'markers'
+>;

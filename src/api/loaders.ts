@@ -28,6 +28,8 @@ export interface Loaders {
   viewerBookmarks: DataLoader<string, boolean>;
   /** The viewer's mutes, blocks and keyword filters: one read per request. */
   viewerFilters: DataLoader<string, ReaderView>;
+  /** Keyed by lowercase hex list id, of the viewer's lists: one query for every list of a response. */
+  listMemberCounts: DataLoader<string, number>;
 }
 
 const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0 };
@@ -58,6 +60,11 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerReposts(viewer, ids)),
     viewerBookmarks: viewerStateLoader(viewerId, (viewer, ids) => services.bookmarks.among(viewer, ids)),
     viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.relations.filtersOf(handle)))),
+    listMemberCounts: new DataLoader(async (ids) => {
+      if (!viewerId) return ids.map(() => 0);
+      const counts = await services.lists.memberCounts(viewerId, ids.map((id) => new ObjectId(id)));
+      return ids.map((id) => counts.get(id) ?? 0);
+    }),
   };
 }
 

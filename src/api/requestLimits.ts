@@ -17,7 +17,11 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { RequestLimits } from '../config.js';
+import { maxListsPerOwner } from '../records/lists.js';
 import { defaultPageSize, maxPageSize } from './connections.js';
+
+/** Lists without page arguments whose length is bounded otherwise: they multiply like a page of that size. */
+const unpagedListSizes = new Map([['Query.lists', maxListsPerOwner]]);
 
 /** Mutations that hash a password: one per request, so a body cannot carry a thousand sign-ups. */
 const passwordMutations = new Set(['signUp', 'logIn']);
@@ -73,7 +77,7 @@ export function operationCost(
         const child = definition ? (getNamedType(definition.type) as GraphQLCompositeType) : null;
         const paged = definition?.args.some((arg) => arg.name === 'first' || arg.name === 'last') ?? false;
         const argument = (name: string) => selection.arguments?.find((arg) => arg.name.value === name)?.value;
-        const size = paged ? pageSizeOf(argument('first') ?? argument('last')) : 1;
+        const size = paged ? pageSizeOf(argument('first') ?? argument('last')) : (unpagedListSizes.get(`${parent?.name}.${selection.name.value}`) ?? 1);
         total += 1 + size * selectionCost(selection.selectionSet, child);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType) : parent;

@@ -8,6 +8,7 @@ import type { BookmarkLoads } from '../feed/bookmarking.js';
 import type { HandlePage, UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
 import {
+  maxPageSize,
   pageLoads,
   searchRequest,
   toBookmarkConnection,
@@ -83,6 +84,14 @@ export const resolvers: Resolvers = {
       const request = searchRequest(args);
       return context.services.profiles.search(request.prefix, request.limit).then((users) => primed(context, users));
     },
+    lists: (_parent, _args, context) => context.services.lists.listsOf(requireViewer(context)),
+    list: (_parent, { id }, context) => context.services.lists.find(requireViewer(context), id),
+    suggestedFollows: async (_parent, { first }, context) => {
+      const suggestions = await context.services.suggestions.suggest(requireViewer(context), count(first, 10, 'first'));
+      // An account deleted since it was ranked is left out rather than shown as an error.
+      const users = await context.loaders.users.loadMany(suggestions.map((suggestion) => suggestion.userId));
+      return suggestions.filter((_, index) => asUserOrNull(users[index]!) !== null);
+    },
   },
 
   Mutation: {
@@ -107,6 +116,11 @@ export const resolvers: Resolvers = {
     addKeywordFilter: (_parent, { phrase }, context) => context.services.relations.addKeywordFilter(requireViewer(context), phrase),
     removeKeywordFilter: (_parent, { id }, context) => context.services.relations.removeKeywordFilter(requireViewer(context), id),
     deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
+    createList: (_parent, { name }, context) => context.services.lists.create(requireViewer(context), name),
+    renameList: (_parent, { id, name }, context) => context.services.lists.rename(requireViewer(context), id, name),
+    deleteList: (_parent, { id }, context) => context.services.lists.delete(requireViewer(context), id),
+    addToList: (_parent, { id, handle }, context) => context.services.lists.addMember(requireViewer(context), id, handle),
+    removeFromList: (_parent, { id, handle }, context) => context.services.lists.removeMember(requireViewer(context), id, handle),
     markTimelineRead: (_parent, { upTo }, context) => context.services.markers.mark(requireViewer(context), upTo),
     bookmark: (_parent, { id }, context) =>
       context.services.bookmarks.bookmark(requireViewer(context), id).then(showing(context.loaders.viewerBookmarks, true)),
@@ -153,6 +167,25 @@ export const resolvers: Resolvers = {
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
     following: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount),
+  },
+
+  List: {
+    id: (list) => list.id.toHexString(),
+    memberCount: (list, _args, context) => context.loaders.listMemberCounts.load(list.id.toHexString()),
+    members: async (list, args, context) =>
+      userConnection(context, args, (page) => context.services.lists.members(list, page), await context.loaders.listMemberCounts.load(list.id.toHexString())),
+    timeline: async (list, args, context) => {
+      const request = postPageRequest(args);
+      return toPostConnection(await context.services.lists.timeline(list, request, pageLoads(context.loaders)), request);
+    },
+  },
+
+  Suggestion: {
+    user: async (suggestion, _args, context) => existingUser(suggestion.userId, await context.loaders.users.load(suggestion.userId)),
+    followedBy: async (suggestion, { first }, context) => {
+      const users = await context.loaders.users.loadMany(suggestion.followedBy.slice(0, count(first, 3, 'first')));
+      return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);
+    },
   },
 
   Post: {
@@ -234,6 +267,18 @@ function bookmarkLoads(context: RequestContext): BookmarkLoads {
 
 function asPostOrNull(value: PostRecord | null | Error): PostRecord | null {
   if (value instanceof Error) throw value;
+  return value;
+}
+
+function existingUser(handle: string, user: UserRecord | null): UserRecord {
+  if (!user) throw notFound(`No user with handle "${handle}"`);
+  return user;
+}
+
+/** A small count argument: `fallback` when absent, else 1 to `maxPageSize`. */
+function count(value: number | null | undefined, fallback: number, name: string): number {
+  if (value === null || value === undefined) return fallback;
+  if (value < 1 || value > maxPageSize) throw badInput(`${name} must be between 1 and ${maxPageSize}`);
   return value;
 }
 

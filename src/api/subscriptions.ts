@@ -43,6 +43,14 @@ export const subscriptionResolvers: SubscriptionResolvers = {
       return toPostEdge(event.post);
     },
   },
+  listPostAdded: {
+    subscribe: (_parent, { id }, context) => context.services.live.listPostAdded(requireLiveClient(context), id),
+    resolve: (event: PostAddedEvent, _args: unknown, context: RequestContext) => {
+      requireLiveClient(context);
+      useEventLoaders(context, event);
+      return toPostEdge(event.post);
+    },
+  },
   timelinePostRemoved: {
     subscribe: (_parent, _args, context) => context.services.live.timelinePostRemoved(requireLiveClient(context)),
     resolve: (event: PostRemovedEvent, _args: unknown, context: RequestContext) => {

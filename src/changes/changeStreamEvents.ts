@@ -17,7 +17,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
-  | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[] }
+  | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[]; lists?: string[] }
 );
 
 export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
@@ -30,7 +30,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
     case 'changed':
-      return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines };
+      return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists };
     default:
       throw new UnreachableCaseError(event);
   }
@@ -47,7 +47,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };
     case 'changed':
-      return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [] };
+      return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [], lists: doc.lists ?? [] };
     default:
       return null;
   }

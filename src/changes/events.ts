@@ -32,6 +32,8 @@ export interface StoredChange {
   filters: string[];
   allFilters: boolean;
   timelines: string[];
+  /** Owners whose lists changed (created, renamed, deleted, members added or removed). */
+  lists: string[];
 }
 
 /** Part of a StoredChange: what is not named did not change. */
@@ -44,6 +46,7 @@ export function fullChange(change: ChangeParts): StoredChange {
     filters: [...(change.filters ?? [])],
     allFilters: change.allFilters ?? false,
     timelines: [...(change.timelines ?? [])],
+    lists: [...(change.lists ?? [])],
   };
 }
 

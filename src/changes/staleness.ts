@@ -14,6 +14,8 @@ export interface HeldRecords {
   /** `all` when a change touched more readers' filters than it names (a deleted account). */
   forgetFilters(readerIds: readonly string[] | 'all'): void;
   forgetTimelines(userIds: readonly string[]): void;
+  /** Owners' lists and their members (an unfollow empties a place in them too, through forgetUsers). */
+  forgetLists(ownerIds: readonly string[]): void;
 }
 
 /**
@@ -24,21 +26,27 @@ export interface HeldRecords {
 export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
   switch (event.kind) {
     case 'postAdded':
+      // The author's own timeline took the post in the same request: one announcement for both.
       held.forgetOutboxes([event.post.authorId]);
+      held.forgetTimelines([event.post.authorId]);
       return;
     case 'postRemoved':
       held.forgetPosts([event.postId]);
       held.forgetOutboxes([event.authorId]);
+      held.forgetTimelines([event.authorId]);
       return;
     case 'followed':
     case 'unfollowed':
-      // Both users' counts, and the follower's list of whom they follow.
+      // Both users' counts, the follower's list of whom they follow, and their timeline, which
+      // the follow's own timeline work changed.
       held.forgetUsers({ users: [event.followerId, event.followeeId], following: [event.followerId] });
+      held.forgetTimelines([event.followerId]);
       return;
     case 'changed':
       held.forgetUsers({ users: event.users, following: [] });
       held.forgetFilters(event.allFilters ? 'all' : event.filters);
       held.forgetTimelines(event.timelines);
+      held.forgetLists(event.lists);
       return;
     default:
       throw new UnreachableCaseError(event);

@@ -21,6 +21,13 @@ export class PostLookups {
     return (await this.content.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }
 
+  /** Which of these posts are stored, as hex ids: one query for many. */
+  async existing(ids: readonly ObjectId[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { _id: 1 } }).toArray();
+    return new Set(docs.map((doc) => doc._id.toHexString()));
+  }
+
   /** A post, not a repost: reposts have no id of their own in the API. */
   async getPost(id: ObjectId): Promise<PostRecord | null> {
     const doc = await this.content.findOne({ _id: id, _o: { $exists: false } });

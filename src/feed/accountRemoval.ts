@@ -37,7 +37,7 @@ const stepSize = 100;
  *    hear `timelinePostRemoved`), and takes back their likes and reposts (counts fixed);
  * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
  *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
- * 4. it removes the user's filters, timeline and pair records, and last the user document: the
+ * 4. it removes the user's lists, filters, timeline and pair records, and last the user document: the
  *    handle is free again.
  */
 export class AccountRemoval {
@@ -97,6 +97,8 @@ export class AccountRemoval {
     const pending = await this.fanout.queue.tasks.countDocuments({ _id: { $regex: `^${escapeRegex(rootId(handle, accountId))}:` } }, { limit: 1 });
     if (pending > 0) throw new RetryLater(200, 'followers are still being removed');
 
+    // Their follows, and so every membership of their lists, ended above.
+    await this.graph.lists.forgetOwner(handle);
     await this.relations.forgetReader(handle);
     await this.accounts.removeDeletedUser(handle, accountId);
   }

@@ -120,11 +120,14 @@ export class Fanout {
    */
   start(logger: Logger, repairStalled: () => Promise<unknown>, workers = this.options.workers): void {
     if (this.workers || workers === 0) return;
-    this.workers = new TaskWorkers(
-      this.queue,
-      this.handlers,
-      { concurrency: workers, logger, periodic: repairStalled, periodicMs: 2000 },
-    );
+    this.workers = new TaskWorkers(this.queue, this.handlers, {
+      concurrency: workers,
+      logger,
+      periodic: repairStalled,
+      periodicMs: 2000,
+      claimBatch: this.options.claimBatch,
+      batchHandlers: { deliver: (tasks, run) => this.deliverEach(tasks as TaskDocument<FanoutPayload>[], run, { inline: true }) },
+    });
     this.workers.start();
   }
 
@@ -183,23 +186,66 @@ export class Fanout {
     return handler(task, run);
   }
 
+  /** One task alone: a post's first task always splits its audience into sub-tasks. */
   private async deliver(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
-    const post = fromPayload(task.payload.post);
-    if (!(await this.content.lookups.exists(post.id))) return this.missing(task, post);
-    const { recipients: followers } = task.payload;
-    if (!followers) return this.split(task, run);
-    const cutoff = new Date(Date.now() - this.options.activeReaderMs);
-    const recipients = await this.feedState.activeReadersAmong(followers, cutoff);
-    await run.checkpoint();
-    await this.backend.deliverTo(recipients, [post]);
-    // Written, then checked: a delete that came first has retracted already and would miss these entries.
-    if (!(await this.content.lookups.exists(post.id))) await this.backend.removeFrom(recipients, post);
-    const minute = minuteStart(Date.now());
-    await this.stats.updateOne(
-      { _id: minute },
-      { $inc: { recipients: recipients.length, subtasks: 1 }, $setOnInsert: { at: new Date(minute) } },
-      { upsert: true },
+    const [notStored] = await this.deliverEach([task], run, { inline: false });
+    if (notStored) await this.missing(task, fromPayload(task.payload.post));
+  }
+
+  /**
+   * Deliveries claimed together, in as few round trips as one: which posts are stored, each small
+   * audience read (`inline`; a larger one is split into sub-tasks instead), then per FANOUT_BATCH recipients,
+   * across posts, one read of who is active, one write, one check that no post was deleted meanwhile,
+   * and one stats update. Returns the tasks whose post is not stored, for their own run.
+   */
+  private async deliverEach(tasks: TaskDocument<FanoutPayload>[], run: TaskRun, { inline }: { inline: boolean }): Promise<TaskDocument[]> {
+    const posts = tasks.map((task) => fromPayload(task.payload.post));
+    const stored = await this.content.lookups.existing(posts.map((post) => post.id));
+    const notStored: TaskDocument[] = [];
+    const deliveries: { post: PostRecord; recipients: string[] }[] = [];
+    await Promise.all(
+      tasks.map(async (task, index) => {
+        const post = posts[index]!;
+        if (!stored.has(post.id.toHexString())) return notStored.push(task);
+        const recipients = task.payload.recipients ?? (inline ? await this.smallAudience(post.authorId) : null);
+        if (recipients) deliveries.push({ post, recipients });
+        else await this.split(task, run);
+      }),
     );
+    const cutoff = new Date(Date.now() - this.options.activeReaderMs);
+    for (const chunk of byRecipients(deliveries, this.options.batchSize)) {
+      const active = new Set(await this.feedState.activeReadersAmong([...new Set(chunk.flatMap((delivery) => delivery.recipients))], cutoff));
+      const reached = chunk.map(({ post, recipients }) => ({ post, recipients: recipients.filter((userId) => active.has(userId)) }));
+      await run.checkpoint();
+      await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
+      // Written, then checked: a delete that came first has retracted already and would miss these entries.
+      const stillStored = await this.content.lookups.existing(chunk.map((delivery) => delivery.post.id));
+      for (const { post, recipients } of reached) {
+        if (!stillStored.has(post.id.toHexString())) await this.backend.removeFrom(recipients, post);
+      }
+      const minute = minuteStart(Date.now());
+      await this.stats.updateOne(
+        { _id: minute },
+        {
+          $inc: { recipients: reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), subtasks: chunk.length },
+          $setOnInsert: { at: new Date(minute) },
+        },
+        { upsert: true },
+      );
+    }
+    return notStored;
+  }
+
+  /** The author's followers when they fit one sub-task, read in one query; null when they need splitting. */
+  private async smallAudience(authorId: string): Promise<string[] | null> {
+    const batches = this.graph.followerIdBatches(authorId, this.options.batchSize);
+    try {
+      const first = await batches.next();
+      if (first.done) return [];
+      return (await batches.next()).done ? first.value : null;
+    } finally {
+      await batches.return(undefined);
+    }
   }
 
   /**
@@ -275,6 +321,24 @@ export class Fanout {
 }
 
 type FanoutKind = 'deliver' | 'retract';
+
+/** Deliveries in groups of about `limit` recipients, so that one write stays the size of one sub-task. */
+function byRecipients<T extends { recipients: readonly string[] }>(deliveries: readonly T[], limit: number): T[][] {
+  const chunks: T[][] = [];
+  let chunk: T[] = [];
+  let size = 0;
+  for (const delivery of deliveries) {
+    chunk.push(delivery);
+    size += delivery.recipients.length;
+    if (size >= limit) {
+      chunks.push(chunk);
+      chunk = [];
+      size = 0;
+    }
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 
 /** Sub-tasks queued per insert while a post's followers are split. */
 const splitInsertSize = 100;

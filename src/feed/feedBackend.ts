@@ -4,6 +4,20 @@ import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
 
 /**
+ * `announced`: the caller's own change event (a post added or removed) tells every instance that
+ * these timelines changed, so the write need not announce it apart (see changes/staleness.ts).
+ */
+export interface Announced {
+  announced: boolean;
+}
+
+/** Posts for these recipients' timelines. */
+export interface Delivery {
+  recipients: readonly string[];
+  posts: readonly PostRecord[];
+}
+
+/**
  * A timeline strategy (Socialite's FeedService models). Posts are already stored in `content`
  * when a backend sees them; a backend only keeps the materialized timelines. Who receives what,
  * and when, is decided by FeedService and the fanout queue.
@@ -25,9 +39,11 @@ export interface FeedBackend {
    * Adds posts to each recipient's timeline. Idempotent: an entry already there (a replayed
    * sub-task, a backfill that came first) is left as it is, never doubled.
    */
-  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void>;
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void>;
+  /** The same for many deliveries at once, in one write: the fanout of many small audiences. */
+  deliverEach(deliveries: readonly Delivery[]): Promise<void>;
   /** Takes a post out of these recipients' timelines. */
-  removeFrom(recipients: readonly string[], post: PostPosition): Promise<void>;
+  removeFrom(recipients: readonly string[], post: PostPosition, options?: Announced): Promise<void>;
   /**
    * A page of `userId`'s materialized timeline around a point, newest first. `authorIds` are the
    * reader and everyone they follow, for strategies that read `content` (fanout on read, and the
@@ -37,6 +53,7 @@ export interface FeedBackend {
   /**
    * `followerId` now follows `followeeId`: the followee's recent posts join the timeline, by a
    * backfill here or by the rebuild of the next read. Runs under the pair's lease; idempotent.
+   * The follow's own announcement tells every instance that the follower's timeline changed.
    */
   followed(followerId: string, followeeId: string): Promise<void>;
   /**

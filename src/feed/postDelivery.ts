@@ -42,7 +42,7 @@ export class PostDelivery {
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     if (backend.materialized && !post.pulled) await fanout.enqueueDelivery(post);
     await content.storePost(post);
-    await backend.deliverTo([post.authorId], [post]);
+    await backend.deliverTo([post.authorId], [post], { announced: true });
     await changes.publish(postAdded(post));
   }
 
@@ -56,7 +56,8 @@ export class PostDelivery {
     const { content, backend, fanout, changes } = this.deps;
     if (!post.pulled) await fanout.enqueueRetraction(post);
     const removed = await content.deletePost(post);
-    await backend.removeFrom([post.authorId], post);
+    // Announced by whichever call removed the post, this one or a racing one.
+    await backend.removeFrom([post.authorId], post, { announced: true });
     if (removed) await changes.publish(postRemoved(post));
     return removed;
   }

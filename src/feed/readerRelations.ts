@@ -53,23 +53,25 @@ export class ReaderRelations implements RelationsOfReader {
 
   /** Returns the followed user with fresh counts. Announced only when this request changed the pair. */
   async follow(followerId: string, followeeId: string): Promise<UserRecord> {
-    await this.deps.rateLimits.follow(followerId);
-    await this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow');
-    const followed = await this.graph.follow(followerId, followeeId, this.backend);
-    await this.announceFollow(followed, followerId, followeeId);
+    const checks = Promise.all([this.deps.rateLimits.follow(followerId), this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow')]);
+    // Unhandled only until the graph awaits it, which it does before any write.
+    checks.catch(() => {});
+    const followed = await this.graph.follow(followerId, followeeId, this.backend, checks);
+    const [, view] = await Promise.all([this.announceFollow(followed, followerId, followeeId), this.readerFilters.of(followerId)]);
     // A block recorded while this follow was applied wins: its unfollow may have run first.
-    const blocked = await this.readerFilters.of(followerId).then((view) => view.isBlockedEitherWay(followeeId));
-    if (blocked) {
+    if (view.isBlockedEitherWay(followeeId)) {
       await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
       throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
     }
-    return this.freshUser(followeeId);
+    return followed.followee ?? this.freshUser(followeeId);
   }
 
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
-    await this.deps.rateLimits.follow(followerId);
-    await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.backend), followerId, followeeId);
-    return this.freshUser(followeeId);
+    const checks = this.deps.rateLimits.follow(followerId);
+    checks.catch(() => {});
+    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.backend, checks);
+    await this.announceFollow(unfollowed, followerId, followeeId);
+    return unfollowed.followee ?? this.freshUser(followeeId);
   }
 
   private async announceFollow(result: FollowResult, followerId: string, followeeId: string): Promise<void> {

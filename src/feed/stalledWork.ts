@@ -4,7 +4,7 @@ import type { FeedBackend } from './feedBackend.js';
 import type { InteractionStores } from './publishing.js';
 
 export interface StalledWorkDependencies {
-  graph: Pick<UserGraphService, 'pairs' | 'invalidateAll'>;
+  graph: Pick<UserGraphService, 'pairs' | 'lists' | 'invalidateAll'>;
   content: { readonly replyCounts: Pick<ReplyCounts, 'repairStalled'> };
   interactions: InteractionStores;
   /** A follow's timeline work, which a repaired pair runs too. */
@@ -12,7 +12,7 @@ export interface StalledWorkDependencies {
 }
 
 /**
- * Finishes follows, unfollows, likes, reposts and reply counts whose request died; the fanout
+ * Finishes follows, unfollows, likes, reposts, reply counts and list deletions whose request died; the fanout
  * workers call this now and then. Returns how many it repaired.
  */
 export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<number> {
@@ -26,6 +26,7 @@ export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<
       deps.interactions.likes.repairStalled(),
       deps.interactions.reposts.repairStalled(),
       deps.content.replyCounts.repairStalled(),
+      deps.graph.lists.repairStalled(),
     ]);
     return repaired.reduce((sum, count) => sum + count, 0);
   };

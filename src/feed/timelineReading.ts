@@ -4,6 +4,7 @@ import type { Page, PageRequest } from '../content/position.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
+import type { HeldList } from '../graph/userLists.js';
 import type { PostRecord } from '../records/posts.js';
 import type { FeedBackend } from './feedBackend.js';
 import { mergeFiltered, type EntrySource } from './pageMerge.js';
@@ -83,6 +84,23 @@ export class TimelineReading implements TimelineReader {
   }
 
   /**
+   * A page of one of the owner's lists: its members' posts and reposts (fanout on read over the
+   * members, from their outboxes or one `content` query), through the same filters as `timeline`
+   * with the members in place of the followees. Its cost follows the list's size, never the
+   * owner's follows.
+   */
+  async listTimeline(ownerId: string, list: HeldList, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>> {
+    const reader: Reader = { id: ownerId, follows: list.memberSet, view: await this.readerFilters.of(ownerId) };
+    return mergeFiltered([(page) => this.content.pageByAuthors(list.members, page)], request, (candidates) => this.visibleTo(reader, candidates, loads));
+  }
+
+  /** Whether a live event belongs in the list's timeline: the rules of `listTimeline`, for one post. */
+  async showsInListLive(ownerId: string, list: HeldList, post: PostRecord): Promise<boolean> {
+    const reader: Reader = { id: ownerId, follows: list.memberSet, view: await this.readerFilters.of(ownerId) };
+    return this.showsOne(reader, post);
+  }
+
+  /**
    * The reader and everyone they follow, one list per list of followees this process holds, so
    * what a backend derives from it (the cache's fingerprint) is derived once, not on every page.
    */
@@ -121,6 +139,11 @@ export class TimelineReading implements TimelineReader {
       needsFollows ? this.graph.followingIds(viewerId) : Promise.resolve([post.authorId]),
     ]);
     const reader: Reader = { id: viewerId, follows: new Set([viewerId, ...followees]), view };
+    return this.showsOne(reader, post);
+  }
+
+  /** The page rules for one live post: what `visibleTo` decides for a candidate. */
+  private async showsOne(reader: Reader, post: PostRecord): Promise<boolean> {
     if (!passesGraph(post, reader)) return false;
     const shown = await firstOccurrences([post], reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
     return shown.length === 1;

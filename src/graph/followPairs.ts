@@ -85,17 +85,76 @@ export class FollowPairs {
    * Records the wish and returns once it, or a newer wish for the pair, is fully applied, with
    * whether this wish changed what was asked for before it. Of racing follows of one pair exactly
    * one changes it, so a follow or an unfollow is announced once however often it is asked for.
+   * `followee` is the followed user's document as the request's own count change left it (fresh
+   * counts without another read), or null when this request changed no count.
    */
-  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects): Promise<{ pair: FollowPairDocument; changed: boolean }> {
-    const before = await this.recordWish(followerId, followeeId, want);
-    const pair = await this.applyUpTo(pairId(followerId, followeeId), (before?.v ?? 0) + 1, effects);
-    return { pair, changed: (before?.want ?? false) !== want };
+  async set(
+    followerId: string,
+    followeeId: string,
+    want: boolean,
+    effects: FollowEffects,
+  ): Promise<{ pair: FollowPairDocument; changed: boolean; followee: UserDocument | null }> {
+    const id = pairId(followerId, followeeId);
+    const owner = new ObjectId().toHexString();
+    // A pair seen for the first time may have an edge from before pairs existed; asked beside the
+    // wish, the answer is ready when the pair turns out to be new, and dropped otherwise.
+    const edgeBeforePairs = want ? this.edgeExists(followerId, followeeId) : null;
+    edgeBeforePairs?.catch(() => {});
+    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner);
+    const changed = (claim.before?.want ?? false) !== want;
+    const version = (claim.before?.v ?? 0) + 1;
+    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null };
+    const leased: FollowPairDocument = {
+      ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: null }),
+      want,
+      v: version,
+      dirty: true,
+      lease: { owner, until: claim.leaseUntil },
+      updatedAt: claim.leaseUntil,
+    };
+    if (leased.counted === null) leased.counted = await (edgeBeforePairs ?? this.edgeExists(followerId, followeeId));
+    const applied = await this.applyUnderLease(leased, owner, effects);
+    return { ...applied, changed };
   }
 
   /** Finishes pairs whose request died mid-way. Returns how many it repaired. */
   async repairStalled(effects: FollowEffects, limit = 100): Promise<number> {
     const stalled = await findStalled(this.pairs, { dirty: true, updatedAt: { $lt: stalledSince(stalledAfterMs) } }, { limit, projection: { _id: 1, v: 1 } });
     return finishEach(stalled, (pair) => this.applyUpTo(pair._id, pair.v, effects));
+  }
+
+  private async edgeExists(followerId: string, followeeId: string): Promise<boolean> {
+    return (await this.following.countDocuments({ _f: followerId, _t: followeeId }, { limit: 1 })) > 0;
+  }
+
+  /**
+   * One write for the common case: the wish, and the pair's lease when nobody holds it. When
+   * someone does, the filter misses, the upsert collides with the pair's `_id`, and the wish is
+   * recorded alone for the holder to apply.
+   */
+  private async recordWishAndLease(
+    followerId: string,
+    followeeId: string,
+    want: boolean,
+    owner: string,
+  ): Promise<{ before: FollowPairDocument | null; leased: boolean; leaseUntil: Date }> {
+    const now = new Date();
+    const leaseUntil = new Date(now.getTime() + pairLeaseMs);
+    try {
+      const before = await this.pairs.findOneAndUpdate(
+        { _id: pairId(followerId, followeeId), $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        {
+          $set: { want, dirty: true, updatedAt: now, lease: { owner, until: leaseUntil } },
+          $inc: { v: 1 },
+          $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: null },
+        },
+        { upsert: true, returnDocument: 'before' },
+      );
+      return { before, leased: true, leaseUntil };
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return { before: await this.recordWish(followerId, followeeId, want), leased: false, leaseUntil };
+    }
   }
 
   /** The pair as it was before this wish (null for a new pair); this wish's version is one more. */
@@ -132,7 +191,8 @@ export class FollowPairs {
       );
       if (leased) {
         if (leased.applied >= version) return this.release(leased, owner);
-        return this.applyUnderLease(leased, owner, effects);
+        if (leased.counted === null) leased.counted = await this.edgeExists(leased.f, leased.t);
+        return (await this.applyUnderLease(leased, owner, effects)).pair;
       }
       // Someone else is applying; their loop takes our wish too unless they die.
       const current = await this.pairs.findOne({ _id: id });
@@ -141,28 +201,81 @@ export class FollowPairs {
     }
   }
 
-  private async applyUnderLease(start: FollowPairDocument, owner: string, effects: FollowEffects): Promise<FollowPairDocument> {
+  /**
+   * Applies the newest wish, and any that arrive meanwhile, then gives the lease back. `start.counted`
+   * is known (not null) but may not be stored yet; the first write under the lease stores it.
+   */
+  private async applyUnderLease(
+    start: FollowPairDocument,
+    owner: string,
+    effects: FollowEffects,
+  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null }> {
     let pair = start;
     const held = { _id: pair._id, 'lease.owner': owner };
-    if (pair.counted === null) {
-      const counted = (await this.following.countDocuments({ _f: pair.f, _t: pair.t }, { limit: 1 })) > 0;
-      pair = await this.update(held, { $set: { counted } });
-    }
+    let followee: UserDocument | null = null;
     for (;;) {
       const { want, v } = pair;
-      await this.writeEdges(pair.f, pair.t, want);
-      pair = await this.settleCounts(pair, held, want);
-      await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
-
+      if (pair.countChange) {
+        // A change begun by a request that died: finished the careful way, one step at a time.
+        await this.writeEdges(pair.f, pair.t, want);
+        pair = await this.settleCounts(pair, held, want);
+        await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
+      } else {
+        ({ pair, followee } = await this.applyWish(pair, held, want, effects));
+      }
+      const token = pair.countChange?.token;
       const finished = await this.pairs.findOneAndUpdate(
         { ...held, v },
-        { $set: { applied: v, dirty: false, lease: null, updatedAt: new Date() } },
+        { $set: { applied: v, counted: want, dirty: false, lease: null, updatedAt: new Date() }, $unset: { countChange: '' } },
         { returnDocument: 'after' },
       );
-      if (finished) return finished;
+      // Only once the pair says the change is complete may its tokens go; one left behind by a
+      // crash guards nothing, since every change has a token of its own.
+      const forgetToken = () => (token ? this.users.updateMany({ _id: { $in: [start.f, start.t] } }, { $pull: { pendingCounts: token } }) : null);
+      if (finished) {
+        await forgetToken();
+        return { pair: finished, followee };
+      }
       // A newer wish arrived meanwhile: apply it too, still holding the lease.
-      pair = await this.update(held, { $set: { applied: v } });
+      pair = await this.update(held, { $set: { applied: v, counted: want }, $unset: { countChange: '' } });
+      await forgetToken();
+      followee = null;
     }
+  }
+
+  /**
+   * The common case, with no change left over: the count change (if any) is recorded in one write,
+   * then edges and both counts are written together (each is idempotent, and the token guards the
+   * counts on a replay), then the timeline work. The caller's finishing write records the result.
+   */
+  private async applyWish(
+    start: FollowPairDocument,
+    held: Record<string, unknown>,
+    want: boolean,
+    effects: FollowEffects,
+  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null }> {
+    let pair = start;
+    let followee: UserDocument | null = null;
+    if (pair.counted === want) {
+      // The counts already include the pair exactly when `want` says; the finishing write
+      // stores `counted`, and a replay finds the same.
+      await this.writeEdges(pair.f, pair.t, want);
+    } else {
+      const countChange = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false } as const;
+      pair = await this.update(held, { $set: { counted: pair.counted, countChange } });
+      const { token, delta } = countChange;
+      [, followee] = await Promise.all([
+        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta }, $push: { pendingCounts: token } }),
+        this.users.findOneAndUpdate(
+          { _id: pair.t, pendingCounts: { $ne: token } },
+          { $inc: { followerCount: delta }, $push: { pendingCounts: token } },
+          { returnDocument: 'after', projection: { passwordHash: 0, pendingCounts: 0 } },
+        ),
+        this.writeEdges(pair.f, pair.t, want),
+      ]);
+    }
+    await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
+    return { pair, followee };
   }
 
   private async writeEdges(followerId: string, followeeId: string, exists: boolean): Promise<void> {

@@ -12,6 +12,7 @@ import { FollowPairs, type FollowEffects } from './followPairs.js';
 import { assertHandle, searchableName, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
+import { UserLists } from './userLists.js';
 
 /** What changed, for the in-process tier of every instance to forget. */
 export interface GraphChange {
@@ -26,6 +27,8 @@ const idsOnly = { _id: 0, _t: 1 } as const;
 export interface FollowResult {
   following: boolean;
   changed: boolean;
+  /** The followed user as this request's count change left them; null when it changed no count. */
+  followee: UserRecord | null;
 }
 
 /**
@@ -37,6 +40,8 @@ export class UserGraphService {
   readonly followers: Collection<EdgeDocument>;
   readonly following: Collection<EdgeDocument>;
   readonly pairs: FollowPairs;
+  /** Lists of followed accounts, kept on the `following` edges (see UserLists). */
+  readonly lists: UserLists;
   private readonly users: Collection<UserDocument>;
   /** Follow lists held in this process (see ReadThroughCache); every change invalidates them. */
   private readonly followingCache = new ReadThroughCache<string, { ids: string[] }>('following', heldCaches.following);
@@ -49,6 +54,7 @@ export class UserGraphService {
     this.followers = db.collection<EdgeDocument>('followers');
     this.following = db.collection<EdgeDocument>('following');
     this.pairs = new FollowPairs(db, this.users, this.following, this.followers);
+    this.lists = new UserLists(db, this.following);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -56,6 +62,7 @@ export class UserGraphService {
       this.followers.createIndexes([edgeIndex]),
       this.following.createIndexes([edgeIndex]),
       this.pairs.ensureIndexes(),
+      this.lists.ensureIndexes(),
     ]);
   }
 
@@ -91,27 +98,38 @@ export class UserGraphService {
   invalidate(change: GraphChange): void {
     this.directory.forget(change.users ?? []);
     this.followingCache.invalidate(change.following ?? []);
+    // A list holds only followed accounts: an unfollow may have emptied a place in any of them.
+    this.lists.forgetOwners(change.following ?? []);
   }
 
   invalidateAll(): void {
     this.directory.forgetAll();
     this.followingCache.clear();
+    this.lists.forgetAll();
   }
 
-  async follow(followerId: string, followeeId: string, effects: FollowEffects): Promise<FollowResult> {
+  follow(followerId: string, followeeId: string, effects: FollowEffects, checks?: Promise<unknown>): Promise<FollowResult> {
     if (followerId === followeeId) throw badInput('You cannot follow yourself');
-    await this.assertUserExists(followeeId);
-    const { pair, changed } = await this.pairs.set(followerId, followeeId, true, effects);
-    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want, changed };
+    return this.setFollow(followerId, followeeId, true, effects, checks);
   }
 
-  async unfollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<FollowResult> {
+  unfollow(followerId: string, followeeId: string, effects: FollowEffects, checks?: Promise<unknown>): Promise<FollowResult> {
     if (followerId === followeeId) throw badInput('You cannot unfollow yourself');
-    await this.assertUserExists(followeeId);
-    const { pair, changed } = await this.pairs.set(followerId, followeeId, false, effects);
+    return this.setFollow(followerId, followeeId, false, effects, checks);
+  }
+
+  /** `checks` are the caller's own (rate limits, blocks): run beside the existence check, all before any write. */
+  private async setFollow(
+    followerId: string,
+    followeeId: string,
+    want: boolean,
+    effects: FollowEffects,
+    checks: Promise<unknown> = Promise.resolve(),
+  ): Promise<FollowResult> {
+    await Promise.all([this.assertUserExists(followeeId), checks]);
+    const { pair, changed, followee } = await this.pairs.set(followerId, followeeId, want, effects);
     this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want, changed };
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee) };
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */

@@ -36,10 +36,18 @@ export interface LiveVisibility {
   removed(viewerId: string, removal: PostRemovedEvent): Promise<boolean>;
 }
 
+/** The rules of a list's live events: the owner's list only, and the same rules as its timeline. */
+export interface LiveListVisibility {
+  /** Refuses (NOT_FOUND) a list that is not the viewer's. */
+  assertListOf(viewerId: string, listId: string): Promise<void>;
+  added(viewerId: string, listId: string, post: PostRecord): Promise<boolean>;
+}
+
 /** What the live core needs besides the bus: whom a viewer follows, and what each viewer may see. */
 export interface LiveDependencies {
   followingIds(viewerId: string): Promise<string[]>;
   visibility: LiveVisibility;
+  lists: LiveListVisibility;
 }
 
 /**
@@ -51,6 +59,7 @@ export class LiveService {
   readonly connections: LiveConnections;
   private readonly timelines: TimelineSubscriptions;
   private readonly visibility: LiveVisibility;
+  private readonly lists: LiveListVisibility;
   private logger: Logger = quietLogger;
   private readonly listening = new StartedListener();
 
@@ -62,6 +71,7 @@ export class LiveService {
     this.connections = new LiveConnections(options.maxConnectionsPerUser);
     this.timelines = new TimelineSubscriptions((viewerId) => dependencies.followingIds(viewerId));
     this.visibility = dependencies.visibility;
+    this.lists = dependencies.lists;
   }
 
   async start(logger: Logger): Promise<void> {
@@ -120,6 +130,16 @@ export class LiveService {
   async timelinePostRemoved(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postRemoved'>>> {
     const events = await this.subscribe(client, 'postRemoved');
     return keepOnly(events, (event) => this.visibility.removed(client.viewerId, event), this.checkFailed);
+  }
+
+  /**
+   * New posts of one of the viewer's lists. A list holds only accounts the viewer follows, so its
+   * posts are among the viewer's timeline events; each is kept when the list shows it now.
+   */
+  async listPostAdded(client: LiveClient, listId: string): Promise<AsyncIterableIterator<TimelineEvent<'postAdded'>>> {
+    await this.lists.assertListOf(client.viewerId, listId);
+    const events = await this.subscribe(client, 'postAdded');
+    return keepOnly(events, (event) => this.lists.added(client.viewerId, listId, event.post), this.checkFailed);
   }
 
   private readonly checkFailed = (error: unknown) => this.logger.error('live events: could not check an event for a subscriber; it is skipped', error);

@@ -118,6 +118,50 @@ export class TaskQueue {
     }
   }
 
+  /**
+   * Up to `limit` of the oldest claimable tasks, leased to the caller under one claim, in three
+   * round trips however many there are: their ids, the claim of those still claimable, then the
+   * tasks this claim won (a racing worker may have won some). Tasks out of attempts are parked.
+   */
+  async claimBatch(limit: number): Promise<TaskDocument[]> {
+    const now = new Date();
+    const candidates = await this.tasks.find(claimable(now), { projection: { _id: 1 } }).sort({ runAt: 1 }).limit(limit).toArray();
+    if (candidates.length === 0) return [];
+    const ids = candidates.map((task) => task._id);
+    const claim = new ObjectId().toHexString();
+    const { modifiedCount } = await this.tasks.updateMany(
+      { _id: { $in: ids }, ...claimable(now) },
+      { $set: { claim, runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 } },
+    );
+    if (modifiedCount === 0) return [];
+    const claimed = await this.tasks.find({ _id: { $in: ids }, claim }).sort({ createdAt: 1 }).toArray();
+    const usable: TaskDocument[] = [];
+    for (const task of claimed) {
+      if (task.attempts <= this.options.maxAttempts) usable.push(task);
+      else await this.park(task, task.lastError ?? `its worker stopped ${this.options.maxAttempts} times before finishing`);
+    }
+    return usable;
+  }
+
+  /**
+   * Renews the lease of tasks claimed together; false when any was taken over. One that left the
+   * queue meanwhile (a retraction drops the deliveries of its post) was not taken over.
+   */
+  async extendBatch(tasks: readonly TaskDocument[]): Promise<boolean> {
+    if (tasks.length === 0) return true;
+    const ids = tasks.map((task) => task._id);
+    const claim = tasks[0]!.claim;
+    const result = await this.tasks.updateMany({ _id: { $in: ids }, claim }, { $set: { runAt: new Date(Date.now() + this.options.leaseMs) } });
+    if (result.matchedCount === tasks.length) return true;
+    return (await this.tasks.countDocuments({ _id: { $in: ids }, claim: { $ne: claim } }, { limit: 1 })) === 0;
+  }
+
+  /** Done, together: they leave the queue, except any another worker holds by now. */
+  async completeBatch(tasks: readonly TaskDocument[]): Promise<void> {
+    if (tasks.length === 0) return;
+    await this.tasks.deleteMany({ _id: { $in: tasks.map((task) => task._id) }, claim: tasks[0]!.claim });
+  }
+
   /** Renews the lease; false when the task was taken over (the caller must stop writing). */
   async extend(task: TaskDocument): Promise<boolean> {
     const result = await this.tasks.updateOne(

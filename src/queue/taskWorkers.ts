@@ -24,6 +24,13 @@ export class RetryLater extends Error {
 
 export type TaskHandler = (task: TaskDocument, run: TaskRun) => Promise<void>;
 
+/**
+ * Runs many tasks of one kind as one piece of work (one read and one write for all of them, say),
+ * and returns those it left for a run of their own (their handler knows what to do with them).
+ * Idempotent like a TaskHandler: when it throws, each task is run again on its own.
+ */
+export type BatchHandler = (tasks: TaskDocument[], run: TaskRun) => Promise<TaskDocument[]>;
+
 export interface TaskWorkersOptions {
   concurrency: number;
   logger: Logger;
@@ -32,6 +39,48 @@ export interface TaskWorkersOptions {
   /** Called between tasks, at most every `periodicMs`: housekeeping such as repairs. */
   periodic?: () => Promise<unknown>;
   periodicMs?: number;
+  /** Tasks claimed at once (one claim, one lease renewal, one completion for all); 1 claims one at a time. */
+  claimBatch?: number;
+  /** Kinds whose claimed tasks run together, however many were claimed. */
+  batchHandlers?: Record<string, BatchHandler>;
+}
+
+/**
+ * The lease of tasks claimed together, renewed for all of them every third of the lease time. A
+ * renewal that misses any (another worker took it over after a stall) ends the holder's right to
+ * write for the whole batch: every checkpoint throws from then on.
+ */
+class BatchLease {
+  private held = true;
+  private readonly outstanding: Set<TaskDocument>;
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(
+    private readonly queue: TaskQueue,
+    tasks: readonly TaskDocument[],
+  ) {
+    this.outstanding = new Set(tasks);
+    const renewEvery = Math.max(10, Math.floor(queue.options.leaseMs / 3));
+    this.heartbeat = setInterval(() => {
+      this.queue.extendBatch([...this.outstanding]).then(
+        (renewed) => (this.held &&= renewed),
+        () => (this.held = false),
+      );
+    }, renewEvery);
+  }
+
+  readonly checkpoint = async (): Promise<void> => {
+    if (!this.held) throw new Error('lost the lease on a claimed task to another worker');
+  };
+
+  /** These tasks left the queue (or went back to it): renewals no longer include them. */
+  settled(tasks: readonly TaskDocument[]): void {
+    for (const task of tasks) this.outstanding.delete(task);
+  }
+
+  end(): void {
+    clearInterval(this.heartbeat);
+  }
 }
 
 /**
@@ -73,45 +122,64 @@ export class TaskWorkers {
 
   private async loop(): Promise<void> {
     const maxIdleMs = this.options.maxIdleMs ?? 250;
+    const claimBatch = this.options.claimBatch ?? 1;
     let idleMs = 10;
     while (this.running) {
-      let task: TaskDocument | null = null;
+      let tasks: TaskDocument[] = [];
       try {
         await this.housekeeping();
-        task = await this.queue.claim();
+        tasks = claimBatch === 1 ? [await this.queue.claim()].filter((task) => task !== null) : await this.queue.claimBatch(claimBatch);
       } catch (error) {
         this.options.logger.error('fanout worker: could not claim a task', error);
       }
-      if (!task) {
+      if (tasks.length === 0) {
         await sleep(idleMs, this.sleepers);
         idleMs = Math.min(idleMs * 2, maxIdleMs);
         continue;
       }
       idleMs = 10;
-      await this.run(task);
+      const lease = new BatchLease(this.queue, tasks);
+      try {
+        await this.runClaimed(tasks, lease);
+      } finally {
+        lease.end();
+      }
     }
   }
 
-  private async run(task: TaskDocument): Promise<void> {
+  /** Kinds with a batch handler run together; whatever a batch could not finish, and every other kind, one by one. */
+  private async runClaimed(tasks: TaskDocument[], lease: BatchLease): Promise<void> {
+    const byKind = new Map<string, TaskDocument[]>();
+    for (const task of tasks) byKind.set(task.kind, [...(byKind.get(task.kind) ?? []), task]);
+    for (const [kind, group] of byKind) {
+      const batchHandler = this.options.batchHandlers?.[kind];
+      const alone = batchHandler ? await this.runBatch(batchHandler, group, lease) : group;
+      for (const task of alone) await this.run(task, lease);
+    }
+  }
+
+  /** The tasks still to run one by one: those the handler left, or all of them when it failed. */
+  private async runBatch(handler: BatchHandler, tasks: TaskDocument[], lease: BatchLease): Promise<TaskDocument[]> {
+    try {
+      const left = new Set(await handler(tasks, { attempt: Math.max(...tasks.map((task) => task.attempts)), checkpoint: lease.checkpoint }));
+      const finished = tasks.filter((task) => !left.has(task));
+      await this.queue.completeBatch(finished);
+      lease.settled(finished);
+      return [...left];
+    } catch (error) {
+      // Each task gets its own run, with its own outcome (retry later, failure, dead).
+      this.options.logger.error(`fanout worker: a batch of ${tasks.length} tasks failed; running each alone`, error);
+      return tasks;
+    }
+  }
+
+  private async run(task: TaskDocument, lease: BatchLease): Promise<void> {
     const handler = this.handlers[task.kind];
-    let held = true;
-    const renewEvery = Math.max(10, Math.floor(this.queue.options.leaseMs / 3));
-    const heartbeat = setInterval(() => {
-      this.queue.extend(task).then(
-        (renewed) => (held &&= renewed),
-        () => (held = false),
-      );
-    }, renewEvery);
     try {
       if (!handler) throw new Error(`no handler for tasks of kind "${task.kind}"`);
-      const checkpoint = async () => {
-        if (!held) throw new Error(`lost the lease on task ${task._id} to another worker`);
-      };
-      await handler(task, { attempt: task.attempts, checkpoint });
-      clearInterval(heartbeat);
+      await handler(task, { attempt: task.attempts, checkpoint: lease.checkpoint });
       await this.queue.complete(task);
     } catch (error) {
-      clearInterval(heartbeat);
       if (error instanceof RetryLater) {
         await this.queue.postpone(task, error.delayMs).catch((postponeError: unknown) => {
           this.options.logger.error(`fanout worker: could not postpone task ${task._id}`, postponeError);
@@ -124,6 +192,8 @@ export class TaskWorkers {
       } catch (failError) {
         this.options.logger.error(`fanout worker: could not record the failure of task ${task._id}`, failError);
       }
+    } finally {
+      lease.settled([task]);
     }
   }
 

@@ -64,6 +64,11 @@ export interface EdgeDocument {
   _id?: ObjectId;
   _f: string;
   _t: string;
+  /**
+   * In `following` only: the ids of the follower's lists that hold `_t` (Socialite's annotated
+   * edge). Removing the edge on unfollow removes them from every list in the same write.
+   */
+  _g?: ObjectId[];
 }
 
 export interface UserRecord {

@@ -14,6 +14,7 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
     forgetUsers: ({ users, following }) => forgotten.push(`users ${users.join(',')} following ${following.join(',')}`),
     forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
     forgetTimelines: (userIds) => forgotten.push(`timelines ${userIds.join(',')}`),
+    forgetLists: (ownerIds) => forgotten.push(`lists ${ownerIds.join(',')}`),
   };
   return { held, forgotten };
 }
@@ -37,28 +38,29 @@ const forgottenBy = (event: ChangeEvent) => {
 };
 
 describe('forgetStale', () => {
-  it('drops the author\'s outbox for a new post', () => {
-    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann']);
+  it('drops the author\'s outbox and own timeline for a new post', () => {
+    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann', 'timelines ann']);
   });
 
-  it('drops the post and its author\'s outbox for a removed post; for a repost, the original\'s id', () => {
-    expect(forgottenBy(postRemoved(post()))).toEqual(['posts 000000000000000000000001', 'outboxes ann']);
+  it('drops the post and its author\'s outbox and own timeline for a removed post; for a repost, the original\'s id', () => {
+    expect(forgottenBy(postRemoved(post()))).toEqual(['posts 000000000000000000000001', 'outboxes ann', 'timelines ann']);
     const original = { id: new ObjectId('000000000000000000000002'), authorId: 'bob', createdAt: new Date(0), replyTo: null };
-    expect(forgottenBy(postRemoved(post({ repostOf: original })))).toEqual(['posts 000000000000000000000002', 'outboxes ann']);
+    expect(forgottenBy(postRemoved(post({ repostOf: original })))).toEqual(['posts 000000000000000000000002', 'outboxes ann', 'timelines ann']);
   });
 
-  it('drops both users and the follower\'s list for a follow or an unfollow', () => {
+  it('drops both users, the follower\'s list and the follower\'s timeline for a follow or an unfollow', () => {
     for (const following of [true, false]) {
-      expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann']);
+      expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann', 'timelines ann']);
     }
   });
 
   it('drops what a change names, and every filter when it says so', () => {
-    expect(forgottenBy(changed({ users: ['ann'], filters: ['bob'], timelines: ['cat'] }))).toEqual([
+    expect(forgottenBy(changed({ users: ['ann'], filters: ['bob'], timelines: ['cat'], lists: ['dan'] }))).toEqual([
       'users ann following ',
       'filters bob',
       'timelines cat',
+      'lists dan',
     ]);
-    expect(forgottenBy(changed({ allFilters: true }))).toEqual(['users  following ', 'filters all', 'timelines ']);
+    expect(forgottenBy(changed({ allFilters: true }))).toEqual(['users  following ', 'filters all', 'timelines ', 'lists ']);
   });
 });

@@ -1,37 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandIn } from '../../src/db/standIn.js';
+import { startServerProcess, stopped } from '../support/serverProcess.js';
 
 /** `npm start` as a user runs it, as a real child process, on the embedded database in `dataDir`. */
-async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const environment: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' };
-  for (const name of ['MONGODB_URI', 'JWT_SECRET', 'NODE_ENV']) delete environment[name];
-  const child = spawn(process.execPath, ['--import', 'tsx/esm', 'src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on \S+: (http:\/\/\S+\/graphql)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code} before listening:\n${output}`)));
-  });
-  return { child, url };
-}
-
-function stopped(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill(signal);
-  });
-}
+const startServer = (dataDir: string) =>
+  startServerProcess({ DATA_DIR: dataDir, MONGODB_URI: undefined, JWT_SECRET: undefined, NODE_ENV: undefined });
 
 async function gql(url: string, query: string, token?: string): Promise<any> {
   const response = await fetch(url, {

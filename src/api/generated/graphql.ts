@@ -2,6 +2,8 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { UserRecord, Session } from '../../records/users.js';
 import type { PostRecord, PostEdgeRecord, TimelineMarkerRecord } from '../../records/posts.js';
+import type { ListRecord } from '../../records/lists.js';
+import type { SuggestionRecord } from '../../records/suggestions.js';
 import type { RequestContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -32,10 +34,44 @@ export type KeywordFilter = {
   phrase: Scalars['String']['output'];
 };
 
+/** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
+export type List = {
+  __typename?: 'List';
+  id: Scalars['ID']['output'];
+  /** Exact. */
+  memberCount: Scalars['Int']['output'];
+  /** Members, ordered by handle. */
+  members: UserConnection;
+  name: Scalars['String']['output'];
+  /**
+   * The members' posts and reposts, newest first, with the owner's mutes, blocks and keyword filters
+   * applied; a reply shows when it answers a member or the owner. Paged like `Query.timeline`.
+   */
+  timeline: PostConnection;
+};
+
+
+/** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
+export type ListMembersArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
+export type ListTimelineArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
   /** Hides posts containing this phrase (whole words, case-insensitive) from the viewer's timeline. 1 to 100 characters, at most 100 filters. */
   addKeywordFilter: KeywordFilter;
+  /** Adds an account the viewer follows (FORBIDDEN otherwise). Adding a member again changes nothing. */
+  addToList: List;
   /**
    * Removes follows both ways, refuses new ones either way, and hides each user's posts from the
    * other's timeline, `User.posts` and live updates. Idempotent.
@@ -49,6 +85,8 @@ export type Mutation = {
    * returned token is the one that works.
    */
   changePassword: AuthPayload;
+  /** A new list: a name of 1 to 50 characters; at most 50 lists (BAD_USER_INPUT beyond). */
+  createList: List;
   /** Posts as the viewer; with `replyTo`, a reply to that post (NOT_FOUND when it does not exist). */
   createPost: Post;
   /**
@@ -56,6 +94,8 @@ export type Mutation = {
    * are undone, their tokens stop working and the handle becomes free. Needs the password.
    */
   deleteAccount: Scalars['Boolean']['output'];
+  /** Deletes one of the viewer's lists (NOT_FOUND when unknown or another account's). True when deleted. */
+  deleteList: Scalars['Boolean']['output'];
   /**
    * Deletes one of the viewer's posts everywhere: content and every timeline. True when deleted; of
    * deletes of one post racing each other, one answers true and the others NOT_FOUND.
@@ -76,8 +116,11 @@ export type Mutation = {
   markTimelineRead: TimelineMarker;
   /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
   mute: User;
+  /** Removes a member. Idempotent. Unfollowing or blocking someone also removes them from every list. */
+  removeFromList: List;
   /** True when the filter existed and is removed. */
   removeKeywordFilter: Scalars['Boolean']['output'];
+  renameList: List;
   /**
    * Brings someone else's post into the viewer's followers' timelines, at the time of the repost.
    * Returns the original post. Reposting a post already reposted changes nothing.
@@ -108,6 +151,12 @@ export type MutationAddKeywordFilterArgs = {
 };
 
 
+export type MutationAddToListArgs = {
+  handle: Scalars['String']['input'];
+  id: Scalars['ID']['input'];
+};
+
+
 export type MutationBlockArgs = {
   handle: Scalars['String']['input'];
 };
@@ -124,6 +173,11 @@ export type MutationChangePasswordArgs = {
 };
 
 
+export type MutationCreateListArgs = {
+  name: Scalars['String']['input'];
+};
+
+
 export type MutationCreatePostArgs = {
   replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
@@ -132,6 +186,11 @@ export type MutationCreatePostArgs = {
 
 export type MutationDeleteAccountArgs = {
   password: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteListArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -166,8 +225,20 @@ export type MutationMuteArgs = {
 };
 
 
+export type MutationRemoveFromListArgs = {
+  handle: Scalars['String']['input'];
+  id: Scalars['ID']['input'];
+};
+
+
 export type MutationRemoveKeywordFilterArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type MutationRenameListArgs = {
+  id: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
 };
 
 
@@ -272,6 +343,10 @@ export type PostEdge = {
 
 export type Query = {
   __typename?: 'Query';
+  /** One of the viewer's lists; null when unknown or another account's (lists are private). */
+  list?: Maybe<List>;
+  /** The viewer's lists, oldest first. */
+  lists: Array<List>;
   /** A post by id, or null when unknown. */
   post?: Maybe<Post>;
   /**
@@ -280,6 +355,11 @@ export type Query = {
    * outside 1–50 is BAD_USER_INPUT, as is a blank query.
    */
   searchUsers: Array<User>;
+  /**
+   * Accounts followed by the people the viewer follows, most such people first, then most followers.
+   * Never the viewer, someone already followed, muted or blocked either way. `first`: 1 to 100, default 10.
+   */
+  suggestedFollows: Array<Suggestion>;
   /**
    * The viewer's home timeline: their own posts and those of everyone they follow, newest first.
    * `first`/`after` pages back in time; `last`/`before` returns the posts just newer than a cursor
@@ -295,6 +375,11 @@ export type Query = {
 };
 
 
+export type QueryListArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
 export type QueryPostArgs = {
   id: Scalars['ID']['input'];
 };
@@ -303,6 +388,11 @@ export type QueryPostArgs = {
 export type QuerySearchUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
+};
+
+
+export type QuerySuggestedFollowsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -326,12 +416,43 @@ export type QueryUserArgs = {
 export type Subscription = {
   __typename?: 'Subscription';
   /**
+   * Each post that enters this list's timeline, with the cursor `List.timeline` gives it. NOT_FOUND
+   * for a list that is not the viewer's; nothing more once the list is deleted.
+   */
+  listPostAdded: PostEdge;
+  /**
    * Each post that enters the viewer's timeline, own posts included, once it is stored. `cursor` is
    * the cursor the `timeline` query gives the same post: prepend the edge and keep paging from it.
    */
   timelinePostAdded: PostEdge;
   /** The id of a post in the viewer's timeline that its author deleted. */
   timelinePostRemoved: Scalars['ID']['output'];
+};
+
+
+/**
+ * Live timeline updates over WebSocket: protocol `graphql-transport-ws` on the same `/graphql` path,
+ * signed in with `connectionParams: { authorization: "Bearer <token>" }`. Following or unfollowing
+ * someone changes what open subscriptions deliver at once.
+ */
+export type SubscriptionListPostAddedArgs = {
+  id: Scalars['ID']['input'];
+};
+
+/** An account to follow. */
+export type Suggestion = {
+  __typename?: 'Suggestion';
+  /** Accounts the viewer follows who follow this one, by handle. `first`: 1 to 100, default 3. */
+  followedBy: Array<User>;
+  /** How many of the accounts the viewer follows follow this one. */
+  mutualCount: Scalars['Int']['output'];
+  user: User;
+};
+
+
+/** An account to follow. */
+export type SuggestionFollowedByArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** Where the viewer last read their timeline. */
@@ -498,6 +619,7 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
+  List: ResolverTypeWrapper<ListRecord>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Post: ResolverTypeWrapper<PostRecord>;
@@ -506,6 +628,7 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Suggestion: ResolverTypeWrapper<SuggestionRecord>;
   TimelineMarker: ResolverTypeWrapper<TimelineMarkerRecord>;
   User: ResolverTypeWrapper<UserRecord>;
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges'> & { edges: Array<ResolversTypes['UserEdge']> }>;
@@ -520,6 +643,7 @@ export type ResolversParentTypes = {
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   KeywordFilter: KeywordFilter;
+  List: ListRecord;
   Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   Post: PostRecord;
@@ -528,6 +652,7 @@ export type ResolversParentTypes = {
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
+  Suggestion: SuggestionRecord;
   TimelineMarker: TimelineMarkerRecord;
   User: UserRecord;
   UserConnection: Omit<UserConnection, 'edges'> & { edges: Array<ResolversParentTypes['UserEdge']> };
@@ -548,13 +673,24 @@ export type KeywordFilterResolvers<ContextType = RequestContext, ParentType exte
   phrase?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type ListResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['List'] = ResolversParentTypes['List']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  members?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<ListMembersArgs>>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<ListTimelineArgs>>;
+};
+
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   addKeywordFilter?: Resolver<ResolversTypes['KeywordFilter'], ParentType, ContextType, RequireFields<MutationAddKeywordFilterArgs, 'phrase'>>;
+  addToList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationAddToListArgs, 'handle' | 'id'>>;
   block?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationBlockArgs, 'handle'>>;
   bookmark?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationBookmarkArgs, 'id'>>;
   changePassword?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'current' | 'next'>>;
+  createList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationCreateListArgs, 'name'>>;
   createPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'text'>>;
   deleteAccount?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountArgs, 'password'>>;
+  deleteList?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
@@ -562,7 +698,9 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   logOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
+  removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
   removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
+  renameList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRenameListArgs, 'id' | 'name'>>;
   repost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationRepostArgs, 'id'>>;
   signUp?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationSignUpArgs, 'handle' | 'password'>>;
   unblock?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnblockArgs, 'handle'>>;
@@ -609,8 +747,11 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
+  lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   searchUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QuerySearchUsersArgs, 'query'>>;
+  suggestedFollows?: Resolver<Array<ResolversTypes['Suggestion']>, ParentType, ContextType, Partial<QuerySuggestedFollowsArgs>>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryTimelineArgs>>;
   timelineMarker?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'handle'>>;
@@ -618,8 +759,15 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
 };
 
 export type SubscriptionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  listPostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "listPostAdded", ParentType, ContextType, RequireFields<SubscriptionListPostAddedArgs, 'id'>>;
   timelinePostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "timelinePostAdded", ParentType, ContextType>;
   timelinePostRemoved?: SubscriptionResolver<ResolversTypes['ID'], "timelinePostRemoved", ParentType, ContextType>;
+};
+
+export type SuggestionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Suggestion'] = ResolversParentTypes['Suggestion']> = {
+  followedBy?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<SuggestionFollowedByArgs>>;
+  mutualCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
 };
 
 export type TimelineMarkerResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TimelineMarker'] = ResolversParentTypes['TimelineMarker']> = {
@@ -661,6 +809,7 @@ export type Resolvers<ContextType = RequestContext> = {
   AuthPayload?: AuthPayloadResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   KeywordFilter?: KeywordFilterResolvers<ContextType>;
+  List?: ListResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;
@@ -668,6 +817,7 @@ export type Resolvers<ContextType = RequestContext> = {
   PostEdge?: PostEdgeResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
+  Suggestion?: SuggestionResolvers<ContextType>;
   TimelineMarker?: TimelineMarkerResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserConnection?: UserConnectionResolvers<ContextType>;

@@ -20,6 +20,8 @@ export class FanoutOnRead implements FeedBackend {
 
   async deliverTo(): Promise<void> {}
 
+  async deliverEach(): Promise<void> {}
+
   async removeFrom(): Promise<void> {}
 
   async followed(): Promise<void> {}

@@ -6,7 +6,7 @@ import type { Page, PageRequest, PostPosition } from '../../content/position.js'
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend } from '../feedBackend.js';
+import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
 
 /**
@@ -108,11 +108,13 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
    * duplicate-key failure is the "already delivered" answer. Ordered per recipient when several
    * posts go in at once, so a backfill fills buckets oldest first and their time ranges stay narrow.
    */
-  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
-    if (recipients.length === 0 || posts.length === 0) return;
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
+    return this.deliverEach([{ recipients, posts }]);
+  }
+
+  async deliverEach(deliveries: readonly Delivery[]): Promise<void> {
     const size = this.options.bucketSize;
-    await bulkWriteIgnoringDuplicates(
-      this.timelines,
+    const operations = deliveries.flatMap(({ recipients, posts }) =>
       posts.flatMap((post) =>
         recipients.map((userId) => ({
           updateOne: {
@@ -128,5 +130,6 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
         })),
       ),
     );
+    if (operations.length > 0) await bulkWriteIgnoringDuplicates(this.timelines, operations);
   }
 }

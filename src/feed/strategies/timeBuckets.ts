@@ -6,7 +6,7 @@ import type { Page, PageRequest, PostPosition } from '../../content/position.js'
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend } from '../feedBackend.js';
+import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
 
 /** One user's entries for one time span: `_t` is the span's number since the epoch. */
@@ -86,9 +86,12 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
    * the filter misses, the upsert collides on `_id`, and that collision is ignored. A post has
    * exactly one bucket, so this guard alone makes delivery idempotent.
    */
-  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
-    await bulkWriteIgnoringDuplicates(
-      this.timelines,
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
+    return this.deliverEach([{ recipients, posts }]);
+  }
+
+  async deliverEach(deliveries: readonly Delivery[]): Promise<void> {
+    const operations = deliveries.flatMap(({ recipients, posts }) =>
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
@@ -99,5 +102,6 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
         })),
       ),
     );
+    if (operations.length > 0) await bulkWriteIgnoringDuplicates(this.timelines, operations);
   }
 }

@@ -19,7 +19,7 @@ import {
 } from './cacheDocument.js';
 import { CacheReads } from './cacheReads.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
-import type { FeedBackend, TimelinesChanged } from '../feedBackend.js';
+import type { Announced, Delivery, FeedBackend, TimelinesChanged } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
 
 export { authorsFingerprint, type CacheDocument } from './cacheDocument.js';
@@ -85,12 +85,12 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * instance once the write is over, failed ones included (an unordered bulk write may have done
    * part of its work).
    */
-  private async writing(userIds: readonly string[], write: () => Promise<unknown>): Promise<void> {
+  private async writing(userIds: readonly string[], write: () => Promise<unknown>, { announced }: Announced = { announced: false }): Promise<void> {
     try {
       await write();
     } finally {
       this.held.invalidate(userIds);
-      await this.timelinesChanged(userIds);
+      if (!announced) await this.timelinesChanged(userIds);
     }
   }
 
@@ -126,7 +126,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
 
   /** Deliveries still land in a disowned cache; only reads stop trusting it. */
   private async disown(userId: string): Promise<void> {
-    await this.writing([userId], () => this.timelines.updateOne({ _id: userId }, { $unset: { _h: '' } }));
+    await this.writing([userId], () => this.timelines.updateOne({ _id: userId }, { $unset: { _h: '' } }), { announced: true });
   }
 
   async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
@@ -243,7 +243,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * entry is trimmed at once) but not once a deletion makes room. So a full cache loses its mark
    * with the entry; the others keep it. One round trip, in that order.
    */
-  async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
+  async removeFrom(recipients: readonly string[], post: PostPosition, options?: Announced): Promise<void> {
     const holders = { _id: { $in: [...recipients] }, '_c._id': post.id };
     const pull = { $pull: { _c: { _id: post.id } } };
     await this.writing(recipients, () =>
@@ -251,6 +251,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
         { updateMany: { filter: { ...holders, [`_c.${this.options.cacheSize - 1}`]: { $exists: true } }, update: { ...pull, $unset: { _e: '' } } } },
         { updateMany: { filter: holders, update: pull } },
       ]),
+      options,
     );
   }
 
@@ -262,9 +263,12 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * a cache marked whole: elsewhere the stretch below the oldest entry was never merged, and reads
    * find the post there through fanout on read.
    */
-  async deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
-    if (posts.length === 0 || recipients.length === 0) return;
-    await this.writing(recipients, () => this.timelines.bulkWrite(
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void> {
+    return this.deliverEach([{ recipients, posts }], options);
+  }
+
+  async deliverEach(deliveries: readonly Delivery[], options?: Announced): Promise<void> {
+    const operations = deliveries.flatMap(({ recipients, posts }) =>
       recipients.flatMap((userId) =>
         posts.map((post) => ({
           updateOne: {
@@ -281,8 +285,10 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
           },
         })),
       ),
-      { ordered: false },
-    ));
+    );
+    if (operations.length === 0) return;
+    const recipients = [...new Set(deliveries.flatMap((delivery) => delivery.recipients))];
+    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), options);
   }
 }
 

@@ -78,6 +78,7 @@ public final class MongoStandIn {
         } catch (Exception e) { // Netty rethrows checked exceptions such as BindException sneakily
             fail("failed to listen on " + options.host() + ":" + options.port() + ": " + e);
         }
+        QuietDisconnects.installOnAccept(LibraryInternals.serverChannel(server));
 
         AtomicBoolean stopped = new AtomicBoolean(false);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, journal, stopped), "mongo-standin-shutdown"));

@@ -8,7 +8,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelPipeline;
 
 /**
  * Closes a client's channel without a word when the client went away abruptly (a killed process, a driver that
@@ -27,19 +26,19 @@ final class QuietDisconnects extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Puts the filter in front of the library's exception handler, once per channel. The library offers no hook when
-     * it sets a channel up, so this runs on each message: a client that resets before sending anything is still
-     * logged, which drivers never do (they open with a hello).
+     * Puts the filter at the front of every connection the server accepts, before the library's handlers are added
+     * behind it: a connection reset before its first message is as quiet as any other.
      */
-    static void install(Channel channel) {
-        ChannelPipeline pipeline = channel.pipeline();
-        if (pipeline.get(NAME) != null) {
-            return;
-        }
-        ChannelHandlerContext exceptionHandler = pipeline.context(MongoExceptionHandler.class);
-        if (exceptionHandler != null) {
-            pipeline.addBefore(exceptionHandler.name(), NAME, INSTANCE);
-        }
+    static void installOnAccept(Channel serverChannel) {
+        serverChannel.pipeline().addFirst(NAME, new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object accepted) {
+                if (accepted instanceof Channel connection) {
+                    connection.pipeline().addFirst(NAME, INSTANCE);
+                }
+                ctx.fireChannelRead(accepted);
+            }
+        });
     }
 
     @Override

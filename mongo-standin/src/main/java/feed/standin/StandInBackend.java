@@ -29,7 +29,7 @@ import io.netty.channel.Channel;
 /**
  * The library's memory backend with this stand-in's parts plugged in where the library calls out: its collections
  * ({@link IndexedMemoryCollection}, {@link OplogCollection}), its oplog ({@link SignallingOplog}), change-stream
- * getMores that wait ({@link ChangeStreamGetMores}), quiet disconnects ({@link QuietDisconnects}), and the
+ * getMores that wait ({@link ChangeStreamGetMores}), and the
  * {@link ChangeRecorder} that every successful command is reported to.
  */
 final class StandInBackend extends MemoryBackend {
@@ -73,9 +73,6 @@ final class StandInBackend extends MemoryBackend {
     @Override
     public Document handleMessage(MongoMessage message) {
         Channel channel = message.getChannel();
-        if (channel != null) {
-            QuietDisconnects.install(channel);
-        }
         Document query = message.getDocument();
         String command = query.isEmpty() ? "" : query.keySet().iterator().next();
         if (!command.equalsIgnoreCase("getMore") || channel == null || !channel.eventLoop().inEventLoop()

@@ -5,10 +5,12 @@ import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 
+import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.bson.BsonTimestamp;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
 import de.bwaldvogel.mongo.oplog.OplogPosition;
+import io.netty.channel.Channel;
 
 /**
  * Every use of mongo-java-server's private or package-private members, kept in one place so that a library upgrade
@@ -22,6 +24,9 @@ public final class LibraryInternals {
     // The field indexes must call values equal exactly when the library's matcher does, so they use its normalisation.
     private static final MethodHandle NORMALIZE_VALUE = accessibleMethod(Utils.class, "normalizeValue", Object.class);
 
+    // Read only: the listening channel, where each accepted connection can be given a handler before the library's.
+    private static final Field SERVER_CHANNEL = accessibleField(MongoServer.class, "channel");
+
     private LibraryInternals() {
     }
 
@@ -34,6 +39,15 @@ public final class LibraryInternals {
         try {
             OplogPosition position = (OplogPosition) CURSOR_POSITION.get(cursor);
             return ((BsonTimestamp) POSITION_TIMESTAMP.get(position)).getValue();
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The channel a bound server accepts connections on. */
+    public static Channel serverChannel(MongoServer server) {
+        try {
+            return (Channel) SERVER_CHANNEL.get(server);
         } catch (IllegalAccessException e) {
             throw new IllegalStateException(e);
         }

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quietLogger } from '../../src/logger.js';
+import { insertFollowers } from '../support/bulkGraph.js';
+import { startTestApp, type TestApp } from '../support/testApp.js';
+
+const strategies = [
+  { strategy: 'time-buckets', collection: 'timed_buckets' },
+  { strategy: 'sized-buckets', collection: 'sized_buckets' },
+  { strategy: 'cache', collection: 'timeline_cache' },
+] as const;
+const authorCount = 50;
+const postsPerAuthor = 4;
+const followersPerAuthor = 3;
+
+/**
+ * 200 posts of 50 authors wait in the queue; then one worker claiming 50 tasks at a time delivers
+ * them. Small audiences are read by the post's own task and written across posts together.
+ */
+describe.each(strategies)('many small deliveries claimed together: $strategy', ({ strategy, collection }) => {
+  let app: TestApp;
+  const authors = Array.from({ length: authorCount }, (_, i) => `bulk_author_${i}`);
+  const followersOf = (author: string) => Array.from({ length: followersPerAuthor }, (_, i) => `${author}_fan_${i}`);
+
+  beforeAll(async () => {
+    app = await startTestApp({ FEED_STRATEGY: strategy, FANOUT_WORKERS: '0', FANOUT_CLAIM: '50', FANOUT_BATCH: '1000' });
+    await Promise.all(
+      authors.map(async (author) => {
+        const token = await app.signUp(author);
+        await insertFollowers(app.database.db, author, followersOf(author), { withCaches: strategy === 'cache' });
+        for (let i = 0; i < postsPerAuthor; i++) await app.gql(`mutation { createPost(text: "${author} post ${i}") { id } }`, {}, token);
+      }),
+    );
+  }, 120_000);
+  afterAll(() => app?.stop());
+
+  it('puts every post in every follower’s timeline once, with one bulk write per 50 tasks claimed', async () => {
+    expect(await app.services.fanout.queue.tasks.countDocuments()).toBe(authorCount * postsPerAuthor);
+    const commands = await app.commandsDuring(async () => {
+      app.services.fanout.start(quietLogger, async () => {}, 1);
+      await app.settled(60_000);
+      await app.services.fanout.stop();
+    });
+    const timelineWrites = commands.filter((command) => command.commandName === 'update' && command.command.update === collection);
+    expect(timelineWrites).toHaveLength((authorCount * postsPerAuthor) / 50);
+
+    const docs = await app.database.db.collection<any>(collection).find().toArray();
+    const owner = (doc: any) => (strategy === 'time-buckets' ? doc._id._u : strategy === 'sized-buckets' ? doc._u : doc._id);
+    const received = new Map<string, string[]>();
+    for (const doc of docs) received.set(owner(doc), [...(received.get(owner(doc)) ?? []), ...doc._c.map((entry: any) => entry._id.toHexString())]);
+    const posts = await app.database.db.collection<any>('content').find().toArray();
+    for (const author of authors) {
+      const expected = posts.filter((post) => post._a === author).map((post) => post._id.toHexString()).sort();
+      for (const follower of followersOf(author)) expect([...(received.get(follower) ?? [])].sort()).toEqual(expected);
+    }
+  });
+});
