@@ -17,6 +17,7 @@ const config: CodegenConfig = {
           Post: '../../records/posts.js#PostRecord',
           PostEdge: '../../records/posts.js#PostEdgeRecord',
           AuthPayload: '../../records/users.js#Session',
+          TimelineMarker: '../../records/posts.js#TimelineMarkerRecord',
           List: '../../records/lists.js#ListRecord',
           Suggestion: '../../records/suggestions.js#SuggestionRecord',
           Notification: '../../records/notifications.js#NotificationRecord',

@@ -194,7 +194,7 @@ async function loadAudiences(db: Db, strategy: FeedStrategyName, sizes: number[]
     }
   };
   const user = (handle: string, followerCount: number) => ({
-    _id: handle, accountId: `bench-${handle}`, displayName: null, passwordHash: '-', createdAt: now, readAt: now, followerCount, followingCount: 0,
+    _id: handle, accountId: `bench-${handle}`, displayName: null, nameLower: '', passwordHash: '-', createdAt: now, readAt: now, followerCount, followingCount: 0,
   });
   await db.collection('users').insertMany([...authors].map(([size, handle]) => user(handle, size)) as never[]);
   await insert('users', readers.map((handle) => user(handle, 0)));
@@ -256,7 +256,7 @@ async function comparePulledRead(app: RunningApp, strategy: FeedStrategyName, sa
   for (const [kind, reader] of [['pulled', readers.pulledAuthors], ['pushed', readers.pushedAuthors]] as const) {
     const authors = authorsOf(kind);
     await db.collection('users').insertMany([reader, ...authors].map((handle) => ({
-      _id: handle, accountId: `bench-${handle}`, displayName: null, passwordHash: '-', createdAt: new Date(), readAt: new Date(), followerCount: 0, followingCount: 0,
+      _id: handle, accountId: `bench-${handle}`, displayName: null, nameLower: '', passwordHash: '-', createdAt: new Date(), readAt: new Date(), followerCount: 0, followingCount: 0,
     })) as never[]);
     await db.collection('following').insertMany(authors.map((author) => ({ _f: reader, _t: author })));
     await db.collection('followers').insertMany(authors.map((author) => ({ _f: author, _t: reader })));

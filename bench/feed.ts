@@ -163,11 +163,13 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
     // is its cold latency) and collects each reader's cursor for scrolling back.
     const cold: number[] = [];
     const scrolls: Payload[] = [];
+    const pageEnds: { authorization: string; cursor: string }[] = [];
     for (const page of firstPages) {
       const { ms, data } = await graphql<TimelineData>(app.url, page.authorization, page.body);
       cold.push(ms);
       const { hasNextPage, endCursor } = data.timeline.pageInfo;
       if (hasNextPage && endCursor) scrolls.push({ authorization: page.authorization, body: timelineBody(endCursor) });
+      if (endCursor) pageEnds.push({ authorization: page.authorization, cursor: endCursor });
     }
 
     const commands = {
@@ -181,6 +183,10 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       strategy === 'cache' ? { pagesPerSecond: await referencePageRate(shared.db, shared.readers, options.concurrency, options.duration) } : null;
     const scroll = await load(app.url, scrolls, loadOptions);
     const notifications = withNotifications ? await measureNotifications(app, shared, firstPages, loadOptions) : null;
+
+    const readMarker = await measureReadMarker(app.database.client, app.url, pageEnds.slice(0, commandSampleSize));
+    // The next run marks the same posts: it must start without markers, as this one did.
+    await shared.db.collection<{ _id: string }>('users').updateMany({ _id: { $in: shared.readers } }, { $unset: { timelineMarker: '' } });
 
     // Before posting, so every run measures the same data.
     const collections = await collectionSizes(app.database.db);
@@ -205,6 +211,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       posting,
       databaseCeiling,
       notifications,
+      readMarker,
       storage: {
         timelineDocuments: timelines.reduce((sum, [, size]) => sum + size.documents, 0),
         timelineBytes: timelines.reduce((sum, [, size]) => sum + size.bytes, 0),
@@ -283,6 +290,35 @@ async function commandsPerPage(
     Object.entries(counts).map(([name, count]) => [name, pages.length ? count / pages.length : NaN]),
   );
   return { total: Object.values(byCollection).reduce((sum, x) => sum + x, 0), byCollection };
+}
+
+const markMutation = 'mutation Mark($upTo: String!) { markTimelineRead(upTo: $upTo) { cursor } }';
+const markerQuery = '{ timelineMarker { cursor unreadCount } }';
+
+/** Per reader in turn: a first page, marking it read at its last post, and the marker's unread count. */
+async function measureReadMarker(
+  client: Parameters<typeof countCommands>[0],
+  url: string,
+  pageEnds: readonly { authorization: string; cursor: string }[],
+): Promise<RunResult['readMarker']> {
+  const latencies = { page: [] as number[], mark: [] as number[], read: [] as number[] };
+  const commands = { page: 0, mark: 0, read: 0 };
+  for (const { authorization, cursor } of pageEnds) {
+    const timed = async (kind: keyof typeof latencies, body: string) => {
+      const counts = await countCommands(client, async () => void latencies[kind].push((await graphql(url, authorization, body)).ms));
+      commands[kind] += Object.values(counts).reduce((sum, count) => sum + count, 0);
+    };
+    await timed('page', timelineBody(null));
+    await timed('mark', JSON.stringify({ query: markMutation, variables: { upTo: cursor } }));
+    await timed('read', JSON.stringify({ query: markerQuery }));
+  }
+  const per = (total: number) => (pageEnds.length ? total / pageEnds.length : NaN);
+  return {
+    page: summarize(latencies.page),
+    mark: summarize(latencies.mark),
+    read: summarize(latencies.read),
+    commands: { page: per(commands.page), mark: per(commands.mark), read: per(commands.read) },
+  };
 }
 
 /** A few sequential posts through the API; removed from `content` afterwards so every run sees the same data. */

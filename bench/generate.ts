@@ -107,6 +107,7 @@ export async function generateGraph(
         _id: handle,
         accountId: `bench-${handle}`,
         displayName: `User ${start + offset}`,
+        nameLower: `user ${start + offset}`,
         passwordHash: 'bench-user-without-password', // tokens are minted directly
         createdAt,
         followerCount: followerCounts[start + offset]!,

@@ -37,6 +37,17 @@ export interface RunResult {
   databaseCeiling: { pagesPerSecond: number } | null;
   /** First run only: `notifications(first: 20)` of the same readers, with actors, posts and the unread count. */
   notifications?: { page: LoadStats; commands: CommandsPerPage } | null;
+  /**
+   * The timeline read marker beside a page, each reader in turn: their first page, marking it
+   * read up to its last post, then reading the marker with its unread count (the posts above it).
+   * Latencies sequential and warm; commands per call.
+   */
+  readMarker?: {
+    page: LatencySummary;
+    mark: LatencySummary;
+    read: LatencySummary;
+    commands: { page: number; mark: number; read: number };
+  };
 }
 
 export interface Environment {
@@ -148,6 +159,28 @@ export function markdownReport(report: BenchReport): string {
       ].join(' | ').replace(/^/, '| ').concat(' |'),
     ),
   ];
+  const markerRuns = report.runs.filter((run) => run.readMarker);
+  if (markerRuns.length > 0) {
+    lines.push(
+      '',
+      'The timeline read marker beside a page (each reader in turn, warm: `timeline(first: 20)`, then `markTimelineRead` ' +
+        'at its last post, then `timelineMarker { cursor unreadCount }`, which pages the ~19 posts above the marker):',
+      '',
+      '| strategy | content | page p50 / p99 ms | markTimelineRead p50 / p99 ms | marker with unreadCount p50 / p99 ms | commands (page, mark, marker) |',
+      '|---|---|--:|--:|--:|--:|',
+      ...markerRuns.map((run) => {
+        const marker = run.readMarker!;
+        return [
+          run.strategy,
+          run.mode,
+          `${ms(marker.page.p50)} / ${ms(marker.page.p99)}`,
+          `${ms(marker.mark.p50)} / ${ms(marker.mark.p99)}`,
+          `${ms(marker.read.p50)} / ${ms(marker.read.p99)}`,
+          `${per(marker.commands.page)}, ${per(marker.commands.mark)}, ${per(marker.commands.read)}`,
+        ].join(' | ').replace(/^/, '| ').concat(' |');
+      }),
+    );
+  }
   for (const run of report.runs) {
     if (!run.databaseCeiling) continue;
     const ratio = run.firstPage.requestsPerSecond / run.databaseCeiling.pagesPerSecond;

@@ -5,15 +5,18 @@
 import type { Db } from 'mongodb';
 import type { Logger } from './logger.js';
 import { AccountService } from './auth/accountService.js';
+import { AccountSettings } from './auth/accountSettings.js';
 import { RateLimits } from './auth/rateLimits.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
 import { forgetStale } from './changes/staleness.js';
+import { Bookmarks } from './content/bookmarks.js';
 import { ContentService } from './content/contentService.js';
 import { Interactions, type InteractionEffects } from './content/interactions.js';
 import { AccountRemoval, removeAccountKind } from './feed/accountRemoval.js';
+import { Bookmarking } from './feed/bookmarking.js';
 import { Fanout } from './feed/fanout.js';
 import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
@@ -25,6 +28,7 @@ import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
+import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
 import { FollowSuggestions } from './graph/followSuggestions.js';
@@ -33,6 +37,7 @@ import { UserAccounts } from './graph/userAccounts.js';
 import { UserDirectory } from './graph/userDirectory.js';
 import { UserFeedState } from './graph/userFeedState.js';
 import { UserGraphService } from './graph/userGraphService.js';
+import { UserProfiles } from './graph/userProfiles.js';
 import { LiveService } from './live/liveService.js';
 import { NotificationService } from './notifications/notificationService.js';
 
@@ -76,6 +81,13 @@ export interface Services {
   interactions: InteractionStores;
   /** Who is told what: built by the fanout workers from tasks that requests queue. */
   notifications: NotificationService;
+  /** Display names, bios and searching users by them. */
+  profiles: UserProfiles;
+  /** Profile, password and token changes of the signed-in account. */
+  settings: AccountSettings;
+  bookmarks: Bookmarking;
+  /** The timeline read marker and its unread count. */
+  markers: TimelineMarkers;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -131,7 +143,8 @@ export function createServices(db: Db, config: Config): Services {
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', bothEffects(delivery.repostEffects, notifications.repostEffects)),
   };
   const visibility = new PostVisibility({ graph, feedState });
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility });
+  const bookmarkStore = new Bookmarks(db);
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
@@ -139,6 +152,7 @@ export function createServices(db: Db, config: Config): Services {
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
   const live = liveCore(changes, graph, timelines, lists, config);
   accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout, notifications);
+  const profiles = new UserProfiles(users);
   return {
     db,
     users,
@@ -163,6 +177,10 @@ export function createServices(db: Db, config: Config): Services {
     live,
     interactions,
     notifications,
+    profiles,
+    settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
+    bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility),
+    markers: new TimelineMarkers(users, graph, content, timelines),
   };
 }
 
@@ -227,6 +245,8 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.interactions.likes.ensureIndexes(),
     services.interactions.reposts.ensureIndexes(),
     services.notifications.ensureIndexes(),
+    services.profiles.ensureIndexes(),
+    services.bookmarks.ensureIndexes(),
   ]);
   await services.timelineState.checkAtStart();
 }

@@ -153,3 +153,30 @@ export function toUserConnection(
   const pageInfo = forwardPageInfo(edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null, page.hasMore, cameFromCursor);
   return { edges, totalCount, pageInfo };
 }
+
+/** Bookmark cursors are decoded by the bookmarks themselves (their own format: a timeline cursor is refused). */
+export function bookmarkPageRequest(args: { first?: number | null; after?: string | null }) {
+  return { after: args.after ?? null, limit: pageSize(args.first, 'first') };
+}
+
+/** Bookmarks as a post connection, each edge's cursor the bookmark's own place. */
+export function toBookmarkConnection(
+  page: { items: { post: PostRecord; cursor: string }[]; hasMore: boolean },
+  cameFromCursor: boolean,
+): ResolversTypes['PostConnection'] {
+  const edges = page.items.map(({ post, cursor }) => ({ ...toPostEdge(post), cursor }));
+  return { edges, pageInfo: forwardPageInfo(edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null, page.hasMore, cameFromCursor) };
+}
+
+export const defaultSearchSize = 20;
+export const maxSearchSize = 50;
+
+/** `searchUsers`' arguments: a lowercase prefix (a leading `@` dropped), and how many. */
+export function searchRequest(args: { query: string; first?: number | null }): { prefix: string; limit: number } {
+  const prefix = args.query.trim().replace(/^@/, '').toLowerCase();
+  if (prefix === '') throw badInput('query must not be empty');
+  if (prefix.length > 100) throw badInput('query must be at most 100 characters');
+  const limit = args.first ?? defaultSearchSize;
+  if (limit < 1 || limit > maxSearchSize) throw badInput(`first must be between 1 and ${maxSearchSize}`);
+  return { prefix, limit };
+}

@@ -27,6 +27,8 @@ export interface Loaders {
   /** Keyed by lowercase hex post id: one `likes` / `reposts` query per page (Weibo's existence checks). */
   viewerLikes: DataLoader<string, boolean>;
   viewerReposts: DataLoader<string, boolean>;
+  /** Keyed by lowercase hex post id: one `bookmarks` query per page. */
+  viewerBookmarks: DataLoader<string, boolean>;
   /** The viewer's mutes, blocks and keyword filters: one read per request. */
   viewerFilters: DataLoader<string, ReaderView>;
   /** Keyed by lowercase hex list id, of the viewer's lists: one query for every list of a response. */
@@ -72,6 +74,7 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     viewerFollows: createViewerFollowsLoader(services, viewerId),
     viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerLikes(viewer, ids)),
     viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerReposts(viewer, ids)),
+    viewerBookmarks: viewerStateLoader(viewerId, (viewer, ids) => services.bookmarks.among(viewer, ids)),
     viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.relations.filtersOf(handle)))),
     listMemberCounts: new DataLoader(async (ids) => {
       if (!viewerId) return ids.map(() => 0);

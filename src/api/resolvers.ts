@@ -3,11 +3,16 @@ import type DataLoader from 'dataloader';
 import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { encodeCursor } from '../content/position.js';
+import { mentionedHandles } from '../content/mentions.js';
+import type { BookmarkLoads } from '../feed/bookmarking.js';
 import type { HandlePage, UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
 import {
   maxPageSize,
   pageLoads,
+  searchRequest,
+  toBookmarkConnection,
+  bookmarkPageRequest,
   postPageRequest,
   replyPageRequest,
   toPostConnection,
@@ -74,6 +79,12 @@ export const resolvers: Resolvers = {
       const page = await context.services.timelines.timeline(viewerId, request, pageLoads(context.loaders));
       return toPostConnection(page, request);
     },
+    timelineMarker: (_parent, _args, context) => context.services.markers.read(requireViewer(context)),
+    searchUsers: (_parent, args, context) => {
+      requireViewer(context);
+      const request = searchRequest(args);
+      return context.services.profiles.search(request.prefix, request.limit).then((users) => primed(context, users));
+    },
     lists: (_parent, _args, context) => context.services.lists.listsOf(requireViewer(context)),
     list: (_parent, { id }, context) => context.services.lists.find(requireViewer(context), id),
     suggestedFollows: async (_parent, { first }, context) => {
@@ -114,6 +125,21 @@ export const resolvers: Resolvers = {
     addToList: (_parent, { id, handle }, context) => context.services.lists.addMember(requireViewer(context), id, handle),
     removeFromList: (_parent, { id, handle }, context) => context.services.lists.removeMember(requireViewer(context), id, handle),
     ...notificationResolvers.Mutation,
+    markTimelineRead: (_parent, { upTo }, context) => context.services.markers.mark(requireViewer(context), upTo),
+    bookmark: (_parent, { id }, context) =>
+      context.services.bookmarks.bookmark(requireViewer(context), id).then(showing(context.loaders.viewerBookmarks, true)),
+    unbookmark: (_parent, { id }, context) =>
+      context.services.bookmarks.unbookmark(requireViewer(context), id).then(showing(context.loaders.viewerBookmarks, false)),
+    updateProfile: (_parent, args, context) =>
+      context.services.settings.updateProfile(requireViewer(context), args).then((user) => primed(context, [user])[0]!),
+    changePassword: (_parent, { current, next }, context) =>
+      context.services.settings.changePassword(requireViewer(context), current, next, context.clientAddress),
+    logOutEverywhere: (_parent, _args, context) => context.services.settings.logOutEverywhere(requireViewer(context)),
+  },
+
+  TimelineMarker: {
+    cursor: (marker) => (marker.position ? encodeCursor(marker.position) : null),
+    unreadCount: (marker, _args, context) => context.services.markers.unreadCount(marker, pageLoads(context.loaders)),
   },
 
   Subscription: subscriptionResolvers,
@@ -135,6 +161,11 @@ export const resolvers: Resolvers = {
     keywordFilters: (user, _args, context) => {
       if (requireViewer(context) !== user.handle) throw new AppError('FORBIDDEN', 'Keyword filters are visible only to their owner');
       return context.services.relations.readerFilters.keywordFilters(user.handle);
+    },
+    bookmarks: async (user, args, context) => {
+      const request = bookmarkPageRequest(args);
+      const page = await context.services.bookmarks.page(requireViewer(context), user.handle, request, bookmarkLoads(context));
+      return toBookmarkConnection(page, request.after !== null);
     },
     followers: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
@@ -175,6 +206,13 @@ export const resolvers: Resolvers = {
       const request = replyPageRequest(args);
       return toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request), request.from !== null);
     },
+    mentions: async (post, _args, context) => {
+      const handles = mentionedHandles(post.text);
+      if (handles.length === 0) return [];
+      const users = await context.loaders.users.loadMany(handles);
+      return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);
+    },
+    viewerHasBookmarked: (post, _args, context) => context.loaders.viewerBookmarks.load(post.id.toHexString()),
   },
 
   Notification: notificationResolvers.Notification,
@@ -182,7 +220,7 @@ export const resolvers: Resolvers = {
   NotificationConnection: notificationResolvers.NotificationConnection,
 
   PostEdge: {
-    cursor: (edge) => encodeCursor(edge.item),
+    cursor: (edge) => edge.cursor ?? encodeCursor(edge.item),
     repostedBy: (edge, _args, context) => (edge.repostedById ? context.loaders.users.load(edge.repostedById) : null),
   },
 };
@@ -223,6 +261,25 @@ async function userConnection(
   const page = await list(request);
   const users = await context.loaders.users.loadMany(page.handles);
   return toUserConnection(page, users.map(asUserOrNull), totalCount, request.after !== null);
+}
+
+/** Users a service read whole: the rest of the request finds them in the users loader. */
+function primed(context: RequestContext, users: UserRecord[]): UserRecord[] {
+  for (const user of users) context.loaders.users.clear(user.handle).prime(user.handle, user);
+  return users;
+}
+
+/** How a page of bookmarks loads its posts and authors: through the request's loaders, one query per kind. */
+function bookmarkLoads(context: RequestContext): BookmarkLoads {
+  return {
+    posts: async (ids) => (await context.loaders.posts.loadMany(ids.map((id) => id.toHexString()))).map(asPostOrNull),
+    users: async (handles) => new Set((await context.loaders.users.loadMany(handles)).map(asUserOrNull).flatMap((user) => (user ? [user.handle] : []))),
+  };
+}
+
+function asPostOrNull(value: PostRecord | null | Error): PostRecord | null {
+  if (value instanceof Error) throw value;
+  return value;
 }
 
 function existingUser(handle: string, user: UserRecord | null): UserRecord {

@@ -75,11 +75,20 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
         if (viewerId === null || viewerId === 'invalid') return reject(socket, LiveCloseCode.Forbidden, closeReasons.forbidden);
         // Closed while the token was checked: onClose has run already, so it must not be counted.
         if (socket.readyState !== socket.OPEN) return false;
-        const connection = rules.admit(viewerId, (code, reason) => closeSocket(socket, code, reason));
+        const connection = rules.admit(
+          viewerId,
+          (code, reason) => closeSocket(socket, code, reason),
+          async () => (await authenticate(authorization)) === viewerId,
+        );
         if (!connection) {
           return reject(socket, LiveCloseCode.TooManyRequests, closeReasons.tooManyConnections(rules.maxPerUser));
         }
         connections.set(ctx, connection);
+        // A revocation announced between the check above and `admit` found no connection to close.
+        void connection.stillAuthorized().then(
+          (authorized) => authorized || connection.close(LiveCloseCode.Forbidden, closeReasons.revoked),
+          () => {},
+        );
         return true;
       },
       onSubscribe: (ctx, _id, payload) => checkSubscription(ctx, payload, connections.get(ctx), options),

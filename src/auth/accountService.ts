@@ -3,12 +3,12 @@
  * passwords, signed tokens (TokenService), the deployment's stored token secret, and the rate
  * limits counted in MongoDB.
  */
-import { assertDisplayableText, graphemeLength } from '../content/text.js';
 import { AppError, badInput } from '../errors.js';
 import type { UserAccounts } from '../graph/userAccounts.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
-import { assertHandle, handlePattern, maxDisplayNameLength, type UserRecord } from '../records/users.js';
+import { assertHandle, handlePattern } from '../records/users.js';
+import { displayNameOrNull } from './profileRules.js';
 import type { Session } from '../records/users.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import type { RateLimits } from './rateLimits.js';
@@ -32,13 +32,7 @@ export class AccountService {
     await this.rateLimits.signUp(clientAddress);
     assertHandle(input.handle);
     assertPassword(input.password);
-    const displayName = input.displayName?.trim() || null;
-    if (displayName) {
-      if (graphemeLength(displayName) > maxDisplayNameLength) {
-        throw badInput(`Display name must be at most ${maxDisplayNameLength} characters`);
-      }
-      assertDisplayableText(displayName, 'Display name', { multiline: false });
-    }
+    const displayName = displayNameOrNull(input.displayName ?? '');
     const user = await this.graph.createUser({
       handle: input.handle,
       displayName,
@@ -79,26 +73,27 @@ export class AccountService {
 
   /** A token for an existing account (also for tools that create users directly, such as the benchmarks). */
   async tokenFor(handle: string): Promise<string> {
-    const accountId = await this.accounts.accountIdOf(handle);
-    if (!accountId) throw new AppError('UNAUTHENTICATED', `No account "${handle}"`);
-    return this.tokens.issue({ handle, accountId });
+    const identity = await this.accounts.tokenIdentity(handle);
+    if (!identity) throw new AppError('UNAUTHENTICATED', `No account "${handle}"`);
+    return this.tokens.issue({ handle, ...identity });
   }
 
   /**
    * The handle a request's Authorization speaks for: null without one, `not-bearer` when it is not
    * `Bearer <token>` (a bare token, say), `invalid` for a forged, expired or foreign token, or one
-   * whose account no longer exists (or was re-created under the same handle). One `users` lookup
-   * per signed-in request.
+   * whose account no longer exists (or was re-created under the same handle), or whose generation
+   * was revoked (a password change, logging out everywhere). One held `users` lookup per signed-in
+   * request.
    */
   async authenticate(authorization: unknown): Promise<string | null | 'not-bearer' | 'invalid'> {
     const subject = await this.tokens.fromAuthorization(authorization);
     if (subject === 'missing') return null;
     if (subject === 'invalid' || subject === 'not-bearer') return subject;
-    return (await this.accounts.accountExists(subject.handle, subject.accountId)) ? subject.handle : 'invalid';
+    return (await this.accounts.accountExists(subject.handle, subject.accountId, subject.generation)) ? subject.handle : 'invalid';
   }
 }
 
-function assertPassword(password: string): void {
+export function assertPassword(password: string): void {
   if (password.length < minPasswordLength || password.length > maxPasswordLength) {
     throw badInput(`Password must be ${minPasswordLength} to ${maxPasswordLength} characters`);
   }

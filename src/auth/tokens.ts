@@ -9,17 +9,19 @@ const maxVerifiedTokens = 50_000;
 export interface TokenSubject {
   handle: string;
   accountId: string;
+  /** The account's token generation when issued (claim `gen`; 0 when absent): see UserDocument.tokenGeneration. */
+  generation: number;
 }
 
 /**
- * HS256 tokens naming a handle (`sub`) and the account behind it (`aid`), for one deployment
+ * HS256 tokens naming a handle (`sub`), the account behind it (`aid`) and its token generation (`gen`), for one deployment
  * (issuer and audience). Tokens without an expiry are refused.
  */
 export class TokenService {
   /**
    * Tokens already verified, kept until they expire (bounded): verifying one costs 0.1–0.2 ms of
-   * CPU per request. Only the signature and claims are cached; whether the account still exists
-   * is checked on every request (AccountService.authenticate).
+   * CPU per request. Only the signature and claims are cached; whether the account still exists,
+   * at the token's generation, is checked on every request (AccountService.authenticate).
    */
   private readonly verified = new LRUCache<string, TokenSubject>({ max: maxVerifiedTokens });
 
@@ -30,7 +32,7 @@ export class TokenService {
   ) {}
 
   issue(subject: TokenSubject): Promise<string> {
-    return new SignJWT({ aid: subject.accountId })
+    return new SignJWT({ aid: subject.accountId, gen: subject.generation })
       .setProtectedHeader({ alg: algorithm })
       .setSubject(subject.handle)
       .setIssuer(this.issuer)
@@ -52,7 +54,9 @@ export class TokenService {
         requiredClaims: ['exp', 'sub'],
       });
       if (typeof payload.sub !== 'string' || typeof payload.aid !== 'string') return null;
-      const subject = { handle: payload.sub, accountId: payload.aid };
+      const generation = payload.gen ?? 0;
+      if (!Number.isSafeInteger(generation)) return null;
+      const subject = { handle: payload.sub, accountId: payload.aid, generation: generation as number };
       const untilExpiryMs = payload.exp! * 1000 - Date.now();
       if (untilExpiryMs > 0) this.verified.set(token, subject, { ttl: untilExpiryMs });
       return subject;

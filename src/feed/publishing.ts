@@ -1,4 +1,5 @@
 import type { RateLimits } from '../auth/rateLimits.js';
+import type { Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
 import { mentionedHandles } from '../content/mentions.js';
@@ -33,6 +34,7 @@ export interface PublishingDependencies {
   readerFilters: Pick<ReaderFilters, 'assertNotBlocked'>;
   users: Pick<UserDirectory, 'getUsers'>;
   visibility: Pick<PostVisibility, 'canSee'>;
+  bookmarks: Pick<Bookmarks, 'forgetPost' | 'forgetUser'>;
 }
 
 /**
@@ -135,9 +137,9 @@ export class Publishing implements PostPublishing {
     if (await this.content.lookups.exists(post.id)) await this.delivery.retract(post);
   }
 
-  /** Takes back up to `limit` of the user's likes and reposts; returns how many it found. */
+  /** Takes back up to `limit` of the user's likes and reposts, and drops their bookmarks; returns how many it found. */
   async undoInteractionsOf(userId: string, limit: number): Promise<number> {
-    let found = 0;
+    let found = await this.deps.bookmarks.forgetUser(userId);
     for (const kind of [this.interactions.likes, this.interactions.reposts]) {
       const edges = await kind.ofUser(userId, limit);
       for (const edge of edges) await kind.remove(edge.p, userId);
@@ -146,12 +148,13 @@ export class Publishing implements PostPublishing {
     return found;
   }
 
-  /** A post goes with its reposts and likes; replies stay, their `replyTo` now null. Whether this call removed it. */
+  /** A post goes with its reposts, likes and bookmarks; replies stay, their `replyTo` now null. Whether this call removed it. */
   private async removePost(post: PostRecord): Promise<boolean> {
     if (!(await this.delivery.retract(post))) return false;
     for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
     await this.interactions.likes.forgetPost(post.id);
     await this.interactions.reposts.forgetPost(post.id);
+    await this.deps.bookmarks.forgetPost(post.id);
     return true;
   }
 

@@ -26,13 +26,39 @@ export class UserAccounts {
 
   /** The account id of `handle`, given one first if an older version created the user without. */
   async accountIdOf(handle: string): Promise<string | null> {
-    await this.users.updateOne({ _id: handle, accountId: { $exists: false } }, { $set: { accountId: randomUUID() } });
-    return (await this.users.findOne({ _id: handle, ...live }, { projection: { accountId: 1 } }))?.accountId ?? null;
+    return (await this.tokenIdentity(handle))?.accountId ?? null;
   }
 
-  /** Whether the account a token names still exists under that handle: held in this process. */
-  async accountExists(handle: string, accountId: string): Promise<boolean> {
-    return (await this.directory.cached([handle])).get(handle)?.accountId === accountId;
+  /** What a new token of `handle` names: the account and its current token generation. */
+  async tokenIdentity(handle: string): Promise<{ accountId: string; generation: number } | null> {
+    await this.users.updateOne({ _id: handle, accountId: { $exists: false } }, { $set: { accountId: randomUUID() } });
+    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: { accountId: 1, tokenGeneration: 1 } });
+    return doc && { accountId: doc.accountId, generation: doc.tokenGeneration ?? 0 };
+  }
+
+  /**
+   * Whether the account a token names still exists under that handle and the token's generation
+   * is still the current one: held in this process.
+   */
+  async accountExists(handle: string, accountId: string, generation = 0): Promise<boolean> {
+    const user = (await this.directory.cached([handle])).get(handle);
+    return user?.accountId === accountId && user.tokenGeneration === generation;
+  }
+
+  /**
+   * Ends every token of the account issued so far, setting `passwordHash` too when given: one
+   * conditional update, so a password changed meanwhile (`expectedHash` no longer stored) changes
+   * nothing. Returns the new generation, or null when nothing was changed.
+   */
+  async revokeTokens(handle: string, accountId: string, change: { expectedHash?: string; passwordHash?: string } = {}): Promise<number | null> {
+    const filter = { _id: handle, accountId, ...live, ...(change.expectedHash ? { passwordHash: change.expectedHash } : {}) };
+    const doc = await this.users.findOneAndUpdate(
+      filter,
+      { $inc: { tokenGeneration: 1 }, ...(change.passwordHash ? { $set: { passwordHash: change.passwordHash } } : {}) },
+      { returnDocument: 'after', projection: { tokenGeneration: 1 } },
+    );
+    this.directory.forget([handle]);
+    return doc ? doc.tokenGeneration ?? 0 : null;
   }
 
   /** Starts deleting the account: true when this call did, false when it was gone or going already. */

@@ -10,6 +10,8 @@ export const existingUsers = { deletedAt: { $exists: false } } as const;
 export interface CachedUser {
   record: UserRecord;
   accountId: string;
+  /** The generation of tokens that still work (see UserDocument.tokenGeneration). */
+  tokenGeneration: number;
   pulls: boolean;
   followersOnly: boolean;
   inbox: boolean;
@@ -42,9 +44,14 @@ export class UserDirectory {
     if (handles.length === 0) return Promise.resolve(new Map());
     return this.cache.getMany([...new Set(handles)], async (missing) => {
       const docs = await this.users
-        .find({ _id: { $in: missing }, ...existingUsers }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0 } })
+        .find({ _id: { $in: missing }, ...existingUsers }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0 } })
         .toArray();
-      return new Map(docs.map((doc) => [doc._id, { record: toUserRecord(doc), accountId: doc.accountId, pulls: doc.pulls === true, followersOnly: doc.followersOnly === true, inbox: doc.inbox === true }]));
+      return new Map(
+        docs.map((doc) => [
+          doc._id,
+          { record: toUserRecord(doc), accountId: doc.accountId, tokenGeneration: doc.tokenGeneration ?? 0, pulls: doc.pulls === true, followersOnly: doc.followersOnly === true, inbox: doc.inbox === true },
+        ]),
+      );
     });
   }
 

@@ -9,7 +9,7 @@ import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
-import { assertHandle, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
+import { assertHandle, searchableName, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
@@ -71,6 +71,8 @@ export class UserGraphService {
       _id: input.handle,
       accountId: randomUUID(),
       displayName: input.displayName,
+      nameLower: searchableName(input.displayName),
+      bio: null,
       passwordHash: input.passwordHash,
       createdAt: new Date(),
       followerCount: 0,

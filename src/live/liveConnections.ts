@@ -19,6 +19,8 @@ export class LiveConnection implements LiveClient {
   constructor(
     readonly viewerId: string,
     private readonly closeTransport: (code: number, reason: string) => void,
+    /** Whether the credentials the connection signed in with still speak for `viewerId`. */
+    readonly stillAuthorized: () => Promise<boolean> = async () => true,
   ) {}
 
   close(code: number, reason: string): void {
@@ -58,10 +60,14 @@ export class LiveConnections {
   constructor(readonly maxPerUser: number) {}
 
   /** Null when the user already has `maxPerUser` connections here. */
-  admit(viewerId: string, closeTransport: (code: number, reason: string) => void): LiveConnection | null {
+  admit(
+    viewerId: string,
+    closeTransport: (code: number, reason: string) => void,
+    stillAuthorized?: () => Promise<boolean>,
+  ): LiveConnection | null {
     const mine = this.byUser.get(viewerId) ?? new Set<LiveConnection>();
     if (mine.size >= this.maxPerUser) return null;
-    const connection = new LiveConnection(viewerId, closeTransport);
+    const connection = new LiveConnection(viewerId, closeTransport, stillAuthorized);
     mine.add(connection);
     this.byUser.set(viewerId, mine);
     this.count += 1;
@@ -78,6 +84,11 @@ export class LiveConnections {
 
   get size(): number {
     return this.count;
+  }
+
+  /** The open connections of these users on this instance. */
+  of(userIds: readonly string[]): LiveConnection[] {
+    return userIds.flatMap((userId) => [...(this.byUser.get(userId) ?? [])]);
   }
 
   /** The transport reports every socket it holds, authenticated or not, from open to close. */

@@ -83,9 +83,26 @@ export class LiveService {
         this.bus.listen((event) => {
           this.timelines.handle(event);
           this.notifications.handle(event);
+          if (event.kind === 'changed' && event.users.length > 0) this.closeRevoked(event.users);
         }),
       () => this.bus.start(logger),
     );
+  }
+
+  /**
+   * A changed user may have revoked its tokens (a new password, logging out everywhere, deletion):
+   * their connections here that no longer authenticate are closed, as a fresh connection would be.
+   * The check reads the user anew: the bus made every instance forget it before this runs.
+   */
+  private closeRevoked(userIds: readonly string[]): void {
+    for (const connection of this.connections.of(userIds)) {
+      connection.stillAuthorized().then(
+        (authorized) => {
+          if (!authorized) connection.close(LiveCloseCode.Forbidden, closeReasons.revoked);
+        },
+        (error: unknown) => this.logger.error('live connections: could not check a connection\'s token again', error),
+      );
+    }
   }
 
   async stop(): Promise<void> {

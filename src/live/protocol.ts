@@ -25,6 +25,7 @@ export const closeReasons = {
   unauthorized: 'Unauthorized: send connectionParams { authorization: "Bearer <token>" }',
   notBearer: 'Unauthorized: send the token as connectionParams { authorization: "Bearer <token>" }',
   forbidden: 'Forbidden: the token is invalid or expired; sign in again',
+  revoked: 'Forbidden: the token no longer works (password changed, logged out everywhere, or account deleted); sign in again',
   tooManyConnections: (limit: number) => `Too many live connections for this user (at most ${limit})`,
   tooManySubscriptions: (limit: number) => `Too many subscriptions on this connection (at most ${limit})`,
   clientTooSlow: 'Client is too slow; reconnect and refresh the timeline',

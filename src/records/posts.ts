@@ -208,6 +208,8 @@ export interface PostEdgeRecord {
   item: PostRecord;
   node: PostRecord;
   repostedById: string | null;
+  /** Set for lists ordered by something else than the post's place (bookmarks); otherwise the item's timeline cursor. */
+  cursor?: string;
 }
 
 /**
@@ -218,4 +220,11 @@ export interface TombstoneDocument {
   _id: ObjectId;
   at: Date;
   uncount?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
+}
+
+/** Where a reader last read their timeline; `position` and `updatedAt` are null until they first mark it. */
+export interface TimelineMarkerRecord {
+  readerId: string;
+  position: { createdAt: Date; id: ObjectId } | null;
+  updatedAt: Date | null;
 }

@@ -17,7 +17,20 @@ export interface UserDocument {
    */
   accountId: string;
   displayName: string | null;
+  /**
+   * The display name lowercased, for `searchUsers`' prefix range on the `name_prefix` index; ''
+   * without a display name. Absent on users stored before search existed (filled at start).
+   */
+  nameLower?: string | null;
+  bio?: string | null;
   passwordHash: string;
+  /**
+   * Tokens carry the generation they were issued in; changing the password or logging out
+   * everywhere increments it, so every earlier token stops working. Absent means 0.
+   */
+  tokenGeneration?: number;
+  /** The timeline read marker (see TimelineMarkers): `k` orders positions as strings do. */
+  timelineMarker?: { k: string; at: Date; id: ObjectId; updatedAt: Date };
   createdAt: Date;
   followerCount: number;
   followingCount: number;
@@ -65,6 +78,7 @@ export interface EdgeDocument {
 export interface UserRecord {
   handle: string;
   displayName: string | null;
+  bio: string | null;
   createdAt: Date;
   followerCount: number;
   followingCount: number;
@@ -77,10 +91,15 @@ export interface HandlePage {
 
 export const handlePattern = /^[a-z0-9_]{3,30}$/;
 export const maxDisplayNameLength = 50;
+export const maxBioLength = 300;
+
+/** What `searchUsers` compares a display name by. */
+export const searchableName = (displayName: string | null): string => (displayName ?? '').toLowerCase();
 
 export const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
   handle: doc._id,
   displayName: doc.displayName,
+  bio: doc.bio ?? null,
   createdAt: doc.createdAt,
   followerCount: doc.followerCount,
   followingCount: doc.followingCount,

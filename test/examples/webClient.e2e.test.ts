@@ -139,11 +139,11 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     expect(await page.evaluate(() => localStorage.getItem('feed.token'))).toBeNull();
     await shot(page, 'bad-token');
 
-    // A token that was good until its account went away, while the page is open.
+    // A token that was good until its account went away, while the page is open: the server closes
+    // its live connection (4403), and the page signs out by itself.
     const gone = await person('soon_gone');
     await gone.page.getByTestId('empty').waitFor(patience);
     await app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, gone.token);
-    await gone.page.getByTestId('refresh').click();
     await gone.page.getByTestId('sign-in').waitFor(patience);
     expect(await gone.page.getByTestId('notice').textContent()).toBe('Your session has ended. Sign in again to continue.');
     await Promise.all([context.close(), gone.context.close()]);

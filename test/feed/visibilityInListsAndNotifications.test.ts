@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
-/** Followers-only and mentioned-only posts where lists and notifications meet them. */
-describe('limited posts in lists and notifications', () => {
+/** Followers-only and mentioned-only posts where lists, notifications and bookmarks meet them. */
+describe('limited posts in lists, notifications and bookmarks', () => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
   const gql = async (as: string, query: string) => {
@@ -41,5 +41,18 @@ describe('limited posts in lists and notifications', () => {
         (edge: any) => `${edge.node.kind} ${edge.node.post?.text}`,
       );
     expect(await texts()).toEqual(['MENTION mentioned-only for @lv_other', 'MENTION just for @lv_other']);
+  });
+
+  it('refuses to bookmark a post the viewer may not see, and hides a bookmarked followers-only post after an unfollow', async () => {
+    const secret = await post('lv_member', 'mentioned-only for @lv_other, again', 'MENTIONED');
+    const refused = await app.gql(`mutation { bookmark(id: "${secret}") { id } }`, {}, tokens.lv_owner);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const forFollowers = await post('lv_member', 'bookmark me, followers', 'FOLLOWERS');
+    await gql('lv_owner', `mutation { bookmark(id: "${forFollowers}") { id } }`);
+    const bookmarks = async () =>
+      (await gql('lv_owner', '{ viewer { bookmarks(first: 10) { edges { node { text } } } } }')).viewer.bookmarks.edges.map((edge: any) => edge.node.text);
+    expect(await bookmarks()).toEqual(['bookmark me, followers']);
+    await gql('lv_owner', 'mutation { unfollow(handle: "lv_member") { handle } }');
+    expect(await bookmarks()).toEqual([]);
   });
 });
