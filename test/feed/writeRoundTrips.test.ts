@@ -13,7 +13,7 @@ const budgets: Record<string, Record<(typeof feedStrategies)[number], number>> =
   unfollow: { 'fanout-on-read': 12, 'time-buckets': 14, 'sized-buckets': 13, cache: 12 },
   post: { 'fanout-on-read': 3, 'time-buckets': 5, 'sized-buckets': 5, cache: 5 },
   like: { 'fanout-on-read': 7, 'time-buckets': 7, 'sized-buckets': 7, cache: 7 },
-  delete: { 'fanout-on-read': 10, 'time-buckets': 11, 'sized-buckets': 11, cache: 11 },
+  delete: { 'fanout-on-read': 11, 'time-buckets': 12, 'sized-buckets': 12, cache: 12 },
 };
 
 const commandsOf = (commands: readonly CommandStartedEvent[]) =>
