@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentDocument } from '../../src/records/posts.js';
 import { staleChangeMs } from '../../src/content/postCounters.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
  * A request that dies half-way leaves the documents a crash would leave; the repair sweep (which
@@ -14,11 +14,7 @@ describe('count changes whose request died', () => {
   const tokens: Record<string, string> = {};
   const longAgo = () => new Date(Date.now() - staleChangeMs - 1000);
 
-  const ok = async (handle: string, query: string) => {
-    const result = await app.gql(query, {}, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
+  const ok = answersAs(() => app, tokens);
   const counts = async (id: string) => (await ok('ada', `{ post(id: "${id}") { likeCount repostCount replyCount viewerHasLiked } }`)).post;
 
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import type { PostRecord } from '../../src/records/posts.js';
 import { Outboxes, pageOfOutboxes, type Outbox } from '../../src/content/outboxes.js';
 import { compareNewestFirst, isBeyond, type PageRequest, type PostPosition } from '../../src/content/position.js';
 import { seededRandom } from '../../bench/generate.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 
 let made = 0;
 /** Ids in random order, never twice the same. */
@@ -71,11 +71,7 @@ describe('a page merged from the authors’ outboxes', () => {
 describe('fanout on read from the outboxes, on the database', () => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
-  const ok = async (handle: string, query: string, variables: Record<string, unknown> = {}) => {
-    const result = await app.gql(query, variables, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
+  const ok = answersAs(() => app, tokens);
   const page = `query($first: Int, $after: String, $last: Int, $before: String) {
     timeline(first: $first, after: $after, last: $last, before: $before) {
       edges { node { text } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies } from '../../src/config.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 
 const pageQuery = `
   query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
@@ -20,11 +20,7 @@ describe.each(feedStrategies.filter((strategy) => strategy === 'fanout-on-read' 
   let app: TestApp;
   let listId: string;
   const tokens: Record<string, string> = {};
-  const ok = async (handle: string, query: string, variables: Record<string, unknown> = {}) => {
-    const result = await app.gql(query, variables, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
+  const ok = answersAs(() => app, tokens);
   const post = async (handle: string, text: string, replyTo?: string): Promise<string> =>
     (await ok(handle, 'mutation($t: String!, $r: ID) { createPost(text: $t, replyTo: $r) { id } }', { t: text, r: replyTo ?? null })).createPost.id;
   const page = async (variables: Record<string, unknown>) => (await ok('owner', pageQuery, { id: listId, ...variables })).list.timeline;

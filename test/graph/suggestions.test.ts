@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxReadEdges, maxSampledFollowees, type SuggestionMethod } from '../../src/graph/followSuggestions.js';
-import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
+import { answersAs, requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
 
 const methods: SuggestionMethod[] = ['queries', 'aggregation'];
 const suggestionsQuery = 'query($n: Int) { suggestedFollows(first: $n) { user { handle } mutualCount followedBy(first: 2) { handle } } }';
@@ -8,11 +8,7 @@ const suggestionsQuery = 'query($n: Int) { suggestedFollows(first: $n) { user { 
 describe('suggested follows', () => {
   let app: TestApp;
   const tokens: Record<string, string> = {};
-  const ok = async (handle: string, query: string, variables: Record<string, unknown> = {}) => {
-    const result = await app.gql(query, variables, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
+  const ok = answersAs(() => app, tokens);
   const follow = (handle: string, ...others: string[]) =>
     Promise.all(others.map((other) => ok(handle, 'mutation($h: String!) { follow(handle: $h) { handle } }', { h: other })));
 

@@ -1,6 +1,6 @@
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 import { createPost, eventually, follow, liveClient, subscribePostAdded, subscribePostRemoved, subscriptionsOpen } from './liveClient.js';
 
 const addedWithRepost = `subscription { timelinePostAdded { cursor repostedBy { handle } node { id text author { handle } } } }`;
@@ -14,11 +14,7 @@ describe('live events under mutes, blocks, keyword filters and reposts', () => {
   let app: TestApp;
   let client: Client;
   const tokens: Record<string, string> = {};
-  const ok = async (handle: string, query: string) => {
-    const result = await app.gql(query, {}, tokens[handle]);
-    if (result.errors) throw new Error(JSON.stringify(result.errors));
-    return result.data;
-  };
+  const ok = answersAs(() => app, tokens);
 
   beforeAll(async () => {
     app = await startTestApp();

@@ -50,6 +50,18 @@ export function requestCommandNames(commands: readonly CommandStartedEvent[]): s
   return requestCommands(commands).map((command) => `${command.commandName} ${command.command[command.commandName]}`);
 }
 
+/**
+ * `ok(handle, query, variables)`: the data of an operation sent with `handle`'s token, throwing
+ * its errors. `app` is read when called, so it can be started in a `beforeAll`.
+ */
+export function answersAs(app: () => TestApp, tokens: Record<string, string>) {
+  return async (handle: string, query: string, variables: Record<string, unknown> = {}): Promise<any> => {
+    const result = await app().gql(query, variables, tokens[handle]);
+    if (result.errors) throw new Error(JSON.stringify(result.errors));
+    return result.data;
+  };
+}
+
 /** A fresh database name per app, so test files never see each other's data. */
 export function testDatabaseUri(): string {
   return withDatabaseName(inject('mongoServerUri'), `feed_test_${randomBytes(5).toString('hex')}`);
