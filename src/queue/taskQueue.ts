@@ -162,15 +162,6 @@ export class TaskQueue {
     await this.tasks.deleteMany({ _id: { $in: tasks.map((task) => task._id) }, claim: tasks[0]!.claim });
   }
 
-  /** Renews the lease; false when the task was taken over (the caller must stop writing). */
-  async extend(task: TaskDocument): Promise<boolean> {
-    const result = await this.tasks.updateOne(
-      { _id: task._id, claim: task.claim },
-      { $set: { runAt: new Date(Date.now() + this.options.leaseMs) } },
-    );
-    return result.matchedCount === 1;
-  }
-
   /** Done: the task leaves the queue, unless another worker holds it by now. */
   async complete(task: TaskDocument): Promise<void> {
     await this.tasks.deleteOne({ _id: task._id, claim: task.claim });

@@ -45,6 +45,24 @@ describe('the durable task queue', () => {
     expect(await ordered.claim()).toBeNull();
   });
 
+  it('hands each task of racing batch claims to one claimant, renews a batch together and completes it at once', async () => {
+    const queue = newQueue();
+    await queue.enqueue(Array.from({ length: 30 }, (_, i) => ({ _id: `t${String(i).padStart(2, '0')}`, kind: 'k', payload: {} })));
+    const batches = await Promise.all([queue.claimBatch(20), queue.claimBatch(20), queue.claimBatch(20)]);
+    // A claimant that lost the race for the oldest tasks gets what it won, maybe nothing, and asks again.
+    for (let more = await queue.claimBatch(20); more.length > 0; more = await queue.claimBatch(20)) batches.push(more);
+    const claimed = batches.flat().map((task) => task._id);
+    expect(claimed.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `t${String(i).padStart(2, '0')}`));
+    for (const batch of batches) expect(new Set(batch.map((task) => task.claim)).size).toBeLessThanOrEqual(1);
+    const [first] = batches.filter((batch) => batch.length > 0);
+    // A task of the batch that left the queue meanwhile was not taken over: the lease still holds.
+    await queue.tasks.deleteOne({ _id: first![0]!._id });
+    expect(await queue.extendBatch(first!)).toBe(true);
+    await queue.completeBatch(first!);
+    expect(await queue.tasks.countDocuments({ _id: { $in: first!.map((task) => task._id) } })).toBe(0);
+    expect(await queue.tasks.countDocuments()).toBe(30 - first!.length);
+  });
+
   it('lets another worker take a task over once its holder stops renewing the lease, and fences the old holder', async () => {
     const queue = newQueue();
     await queue.enqueue([{ _id: 'slow', kind: 'k', payload: {} }]);
@@ -53,7 +71,7 @@ describe('the durable task queue', () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     const takeover = (await queue.claim())!;
     expect(takeover).toMatchObject({ _id: 'slow', attempts: 2 });
-    expect(await queue.extend(dead)).toBe(false);
+    expect(await queue.extendBatch([dead])).toBe(false);
     await queue.complete(dead); // the old holder's late completion must not remove the new holder's task
     expect(await queue.tasks.countDocuments({ _id: 'slow' })).toBe(1);
     await queue.complete(takeover);
