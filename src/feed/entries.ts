@@ -67,6 +67,7 @@ export async function bulkWriteIgnoringDuplicates<T extends Document>(
   operations: AnyBulkWriteOperation<T>[],
 ): Promise<void> {
   let pending = operations;
+  // Nothing to write is not an error (a bulk write of nothing is, to the driver).
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
     try {
       await collection.bulkWrite(pending, { ordered: false });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { changed, followChange, postAdded, postRemoved, type ChangeEvent } from '../../src/changes/events.js';
 import { forgetStale, type HeldRecords } from '../../src/changes/staleness.js';
 import type { PostRecord } from '../../src/records/posts.js';
+import { publicPost } from '../support/records.js';
 
 // What each change makes stale, said in one place: every kind of change, and only what it touches.
 
@@ -19,19 +20,14 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
   return { held, forgotten };
 }
 
-const post = (overrides: Partial<PostRecord> = {}): PostRecord => ({
-  id: new ObjectId('000000000000000000000001'),
-  authorId: 'ann',
-  text: 'hello',
-  createdAt: new Date(0),
-  pulled: false,
-  replyTo: null,
-  repostOf: null,
-  counts: null,
-  visibility: 'PUBLIC',
-  audience: [],
-  ...overrides,
-});
+const post = (overrides: Partial<PostRecord> = {}): PostRecord =>
+  publicPost({
+    id: new ObjectId('000000000000000000000001'),
+    authorId: 'ann',
+    text: 'hello',
+    createdAt: new Date(0),
+    ...overrides,
+  });
 
 const forgottenBy = (event: ChangeEvent) => {
   const { held, forgotten } = recorder();

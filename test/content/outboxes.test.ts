@@ -5,21 +5,17 @@ import { Outboxes, pageOfOutboxes, type Outbox } from '../../src/content/outboxe
 import { compareNewestFirst, isBeyond, type PageRequest, type PostPosition } from '../../src/content/position.js';
 import { seededRandom } from '../../bench/generate.js';
 import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
+import { publicPost } from '../support/records.js';
 
 let made = 0;
 /** Ids in random order, never twice the same. */
-const post = (authorId: string, createdAt: number, random: () => number): PostRecord => ({
-  id: ObjectId.createFromHexString((Math.floor(random() * 0xffff) * 0x100000 + made++).toString(16).padStart(24, '0')),
-  authorId,
-  text: `${authorId} at ${createdAt}`,
-  createdAt: new Date(createdAt),
-  pulled: false,
-  replyTo: null,
-  repostOf: null,
-  counts: null,
-  visibility: 'PUBLIC',
-  audience: [],
-});
+const post = (authorId: string, createdAt: number, random: () => number): PostRecord =>
+  publicPost({
+    id: ObjectId.createFromHexString((Math.floor(random() * 0xffff) * 0x100000 + made++).toString(16).padStart(24, '0')),
+    authorId,
+    text: `${authorId} at ${createdAt}`,
+    createdAt: new Date(createdAt),
+  });
 
 /** The page straight from every post there is. */
 function oracle(all: readonly PostRecord[], request: PageRequest) {

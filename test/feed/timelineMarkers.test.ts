@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { toContentDocument, type PostRecord } from '../../src/records/posts.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { publicPost } from '../support/records.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 const marker = '{ timelineMarker { cursor unreadCount updatedAt } }';
@@ -16,9 +17,7 @@ const code = (result: { errors?: { extensions?: { code?: string } }[] }) => resu
  */
 async function storePosts(app: TestApp, authorId: string, count: number, recipients: string[]): Promise<void> {
   const start = Date.now();
-  const posts: PostRecord[] = Array.from({ length: count }, (_, i) => ({
-    id: new ObjectId(), authorId, text: `bulk ${i}`, createdAt: new Date(start + i), pulled: false, replyTo: null, repostOf: null, counts: null, visibility: 'PUBLIC', audience: [],
-  }));
+  const posts: PostRecord[] = Array.from({ length: count }, (_, i) => publicPost({ id: new ObjectId(), authorId, text: `bulk ${i}`, createdAt: new Date(start + i) }));
   await app.database.db.collection('content').insertMany(posts.map(toContentDocument) as never[]);
   for (let i = 0; i < posts.length; i += 200) await app.services.feed.backend.deliverTo(recipients, posts.slice(i, i + 200));
   app.services.content.forgetOutboxes([authorId]);

@@ -2,6 +2,7 @@ import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { TimelineEntryOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
+import type { Announced, Delivery } from '../feedBackend.js';
 
 /** What the three fanout-on-write strategies share: a collection of timelines and a way into `content`. */
 export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryOptions> {
@@ -24,6 +25,13 @@ export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryO
   async dropTimeline(userId: string): Promise<void> {
     await this.timelines.deleteMany(this.ownedBy(userId));
   }
+
+  /** One delivery is many deliveries of one: each strategy writes them in one bulk write. */
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void> {
+    return this.deliverEach([{ recipients, posts }], options);
+  }
+
+  abstract deliverEach(deliveries: readonly Delivery[], options?: Announced): Promise<void>;
 
   /** Buckets are read from the database on every page: nothing held to forget. */
   forgetHeld(_userIds: readonly string[]): void {}

@@ -108,10 +108,6 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
    * duplicate-key failure is the "already delivered" answer. Ordered per recipient when several
    * posts go in at once, so a backfill fills buckets oldest first and their time ranges stay narrow.
    */
-  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
-    return this.deliverEach([{ recipients, posts }]);
-  }
-
   async deliverEach(deliveries: readonly Delivery[]): Promise<void> {
     const size = this.options.bucketSize;
     const operations = deliveries.flatMap(({ recipients, posts }) =>
@@ -130,6 +126,6 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
         })),
       ),
     );
-    if (operations.length > 0) await bulkWriteIgnoringDuplicates(this.timelines, operations);
+    await bulkWriteIgnoringDuplicates(this.timelines, operations);
   }
 }

@@ -86,10 +86,6 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
    * the filter misses, the upsert collides on `_id`, and that collision is ignored. A post has
    * exactly one bucket, so this guard alone makes delivery idempotent.
    */
-  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
-    return this.deliverEach([{ recipients, posts }]);
-  }
-
   async deliverEach(deliveries: readonly Delivery[]): Promise<void> {
     const operations = deliveries.flatMap(({ recipients, posts }) =>
       recipients.flatMap((userId) =>
@@ -102,6 +98,6 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
         })),
       ),
     );
-    if (operations.length > 0) await bulkWriteIgnoringDuplicates(this.timelines, operations);
+    await bulkWriteIgnoringDuplicates(this.timelines, operations);
   }
 }

@@ -263,10 +263,6 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * a cache marked whole: elsewhere the stretch below the oldest entry was never merged, and reads
    * find the post there through fanout on read.
    */
-  deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void> {
-    return this.deliverEach([{ recipients, posts }], options);
-  }
-
   async deliverEach(deliveries: readonly Delivery[], options?: Announced): Promise<void> {
     const operations = deliveries.flatMap(({ recipients, posts }) =>
       recipients.flatMap((userId) =>
