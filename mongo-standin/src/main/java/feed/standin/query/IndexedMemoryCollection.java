@@ -137,7 +137,7 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     }
 
     /** The document's BSON size, as the library counts it in collection statistics. */
-    private static int encodedSize(Document document) {
+    public static int encodedSize(Document document) {
         ByteBuf buffer = Unpooled.buffer();
         try {
             BsonEncoder.encodeDocument(document, buffer);
