@@ -36,6 +36,10 @@ export interface MemberDocument {
   change?: { token: string; from: string | null; to: string | null; at: Date; r: string; p: ObjectId | null };
 }
 
+/** What a rewrite of a group's actors needs to know of it. */
+type GroupState = Pick<NotificationDocument, 'v' | 'n' | 'tk'>;
+const groupState = { v: 1, n: 1, tk: 1 } as const;
+
 const kindPrefix: Record<GroupedKind, string> = { LIKE: 'l', REPOST: 'r', FOLLOW: 'f' };
 
 export const memberId = (subject: GroupSubject, actor: string) => `${kindPrefix[subject.kind]}:${subject.key}|${actor}`;
@@ -90,16 +94,14 @@ export class NotificationGroups {
     const owner = new ObjectId().toHexString();
     let member = await this.lease(memberId(subject, actor), actor, owner);
     if (!member) throw new RetryLater(10, 'another worker is bringing this actor in line');
-    if (member.change) member = await this.finishChange(member, owner);
+    if (member.change) member = await this.finishChange(member, owner, { release: false });
     const target = await truth();
     const wanted = target ? (member.g ?? groupId(subject, target, at)) : null;
-    if (wanted !== member.g) {
-      const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
-      const joining = wanted ? { at } : {};
-      member = await this.held(member._id, owner, { $set: { change, ...joining } });
-      member = await this.finishChange(member, owner);
-    }
-    await this.release(member, owner);
+    if (wanted === member.g) return this.release(member, owner);
+    const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
+    const joining = wanted ? { at } : {};
+    member = await this.held(member._id, owner, { $set: { change, ...joining } });
+    await this.finishChange(member, owner, { release: true });
   }
 
   /** Every group about a post, and its members: the post is gone. */
@@ -134,30 +136,56 @@ export class NotificationGroups {
     }
   }
 
-  private async finishChange(member: MemberDocument, owner: string): Promise<MemberDocument> {
+  /**
+   * Applies the member's recorded change to its groups, settles the member (giving the lease back
+   * in the same write when `release`), then rewrites the touched groups' newest actors, which also
+   * pulls the change's token: a token whose member is settled is finished for good.
+   */
+  private async finishChange(member: MemberDocument, owner: string, { release }: { release: boolean }): Promise<MemberDocument> {
     const { token, from, to, at, r, p } = member.change!;
-    if (from) await this.groups.updateOne({ _id: from, tk: { $ne: token } }, { $inc: { n: -1, v: 1 }, $push: { tk: token } });
-    if (to) await this.join(to, token, at, r, p);
-    const settled = await this.held(member._id, owner, { $set: { g: to, r, ...(p ? { p } : {}) }, $unset: { change: '' } });
-    const touched = [from, to].filter((id): id is string => id !== null);
-    await this.groups.updateMany({ _id: { $in: touched } }, { $pull: { tk: token } });
-    if (from) {
+    const [left, joined] = await Promise.all([from ? this.countOnce(from, token, -1) : null, to ? this.join(to, token, at, r, p) : null]);
+    const settled = await this.settle(member, owner, release);
+    // A replay finds its count already moved: it still finishes the group.
+    const leftGroup = from ? (left ?? (await this.groups.findOne({ _id: from }, { projection: groupState }))) : null;
+    if (from && leftGroup) {
       // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
-      const gone = (await this.groups.deleteOne({ _id: from, n: { $lte: 0 } })).deletedCount === 1;
-      if (!gone) await this.refreshActors(from);
+      if (leftGroup.n <= 0) await this.groups.deleteOne({ _id: from, n: { $lte: 0 } });
+      else await this.refreshActors(from, leftGroup, token);
     }
     if (to) {
-      const group = await this.refreshActors(to);
+      const group = await this.refreshActors(to, joined, token);
       if (group) await this.joined(group);
     }
     return settled;
   }
 
-  /** The group's count goes up once for this token; a new group starts here. */
-  private async join(groupKey: string, token: string, at: Date, recipient: string, postId: ObjectId | null): Promise<void> {
+  /** The member's change is done: it counts in `to` (or nowhere, and goes) and, when `release`, is free again. */
+  private async settle(member: MemberDocument, owner: string, release: boolean): Promise<MemberDocument> {
+    const { to, r, p } = member.change!;
+    if (release && to === null) {
+      await this.members.deleteOne({ _id: member._id, 'lease.owner': owner });
+      return { ...member, g: null, lease: null, change: undefined };
+    }
+    return this.held(member._id, owner, { $set: { g: to, r, ...(p ? { p } : {}), ...(release ? { lease: null } : {}) }, $unset: { change: '' } });
+  }
+
+  /** The group's count moves once for this token; the group as it is then (null when there is none). */
+  private countOnce(groupKey: string, token: string, delta: 1 | -1): Promise<GroupState | null> {
+    return this.groups.findOneAndUpdate(
+      { _id: groupKey, tk: { $ne: token } },
+      { $inc: { n: delta, v: 1 }, $push: { tk: token } },
+      { returnDocument: 'after', projection: groupState },
+    );
+  }
+
+  /**
+   * The group's count goes up once for this token; a new group starts here. Returns the group as
+   * it is then, or null when it already held the token (the change was applied before a crash).
+   */
+  private async join(groupKey: string, token: string, at: Date, recipient: string, postId: ObjectId | null): Promise<GroupState | null> {
     const kind = groupKind[groupKey[0]!]!;
     try {
-      await this.groups.updateOne(
+      return await this.groups.findOneAndUpdate(
         { _id: groupKey, tk: { $ne: token } },
         {
           $inc: { n: 1, v: 1 },
@@ -165,36 +193,43 @@ export class NotificationGroups {
           $push: { tk: token },
           $setOnInsert: { r: recipient, k: kind, a: [], ...(postId ? { p: postId } : {}) },
         },
-        { upsert: true },
+        { upsert: true, returnDocument: 'after', projection: groupState },
       );
     } catch (error) {
       // The group holds the token already: this change was applied before a crash.
       if (!isDuplicateKeyError(error)) throw error;
+      return null;
     }
   }
 
   /**
    * Rewrites the newest actors from the settled members, unless the group changed meanwhile, in
-   * which case it reads again. Returns the group as written (null when it is gone).
+   * which case it reads again. `known` is the group as the caller's own write left it (saving a
+   * read), and `settledToken` a token the caller knows is finished. Returns the group as written
+   * (null when it is gone).
    */
-  private async refreshActors(groupKey: string): Promise<NotificationDocument | null> {
+  private async refreshActors(groupKey: string, known: GroupState | null, settledToken: string): Promise<NotificationDocument | null> {
+    let group = known;
     for (;;) {
-      const group = await this.groups.findOne({ _id: groupKey }, { projection: { v: 1, tk: 1 } });
+      group ??= await this.groups.findOne({ _id: groupKey }, { projection: groupState });
       if (!group) return null;
+      const tokens = group.tk ?? [];
       const [newest, settledTokens] = await Promise.all([
         this.members
           .find({ g: groupKey, change: { $exists: false } }, { projection: { u: 1, at: 1 } })
           .sort({ at: -1 })
           .limit(maxActorsShown)
           .toArray(),
-        this.settledTokens(group.tk ?? []),
+        this.settledTokens(tokens.filter((token) => token !== settledToken)),
       ]);
+      if (tokens.includes(settledToken)) settledTokens.push(settledToken);
       const written = await this.groups.findOneAndUpdate(
         { _id: groupKey, v: group.v },
         { $set: { a: newest.map(({ u, at }) => ({ u, at })) }, $inc: { v: 1 }, ...(settledTokens.length ? { $pull: { tk: { $in: settledTokens } } } : {}) },
         { returnDocument: 'after', projection: { tk: 0 } },
       );
       if (written) return written;
+      group = null;
     }
   }
 
