@@ -86,34 +86,38 @@ export class FollowPairs {
    * whether this wish changed what was asked for before it. Of racing follows of one pair exactly
    * one changes it, so a follow or an unfollow is announced once however often it is asked for.
    * `followee` is the followed user's document as the request's own count change left it (fresh
-   * counts without another read), or null when this request changed no count.
+   * counts without another read), or null when this request changed no count. `checks` (the
+   * caller's own: rate limits, blocks, the followee's existence) must pass before anything is written.
    */
   async set(
     followerId: string,
     followeeId: string,
     want: boolean,
     effects: FollowEffects,
+    checks: Promise<unknown> = Promise.resolve(),
   ): Promise<{ pair: FollowPairDocument; changed: boolean; followee: UserDocument | null }> {
     const id = pairId(followerId, followeeId);
     const owner = new ObjectId().toHexString();
-    // A pair seen for the first time may have an edge from before pairs existed; asked beside the
-    // wish, the answer is ready when the pair turns out to be new, and dropped otherwise.
-    const edgeBeforePairs = want ? this.edgeExists(followerId, followeeId) : null;
-    edgeBeforePairs?.catch(() => {});
-    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner);
+    // A pair seen for the first time may have an edge from before pairs existed: asked beside the
+    // checks, the answer is stored with a new pair in the wish's own write.
+    const [edgeBeforePairs] = await Promise.all([want ? this.edgeExists(followerId, followeeId) : null, checks]);
+    // Recorded with the lease, before it is known to be needed: applied only while the pair's
+    // `counted` differs from its direction, so one that turns out needless is simply dropped.
+    const countChange = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false } as const;
+    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, edgeBeforePairs, countChange);
     const changed = (claim.before?.want ?? false) !== want;
     const version = (claim.before?.v ?? 0) + 1;
     if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null };
     const leased: FollowPairDocument = {
-      ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: null }),
+      ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: edgeBeforePairs }),
       want,
       v: version,
       dirty: true,
+      countChange,
       lease: { owner, until: claim.leaseUntil },
       updatedAt: claim.leaseUntil,
     };
-    if (leased.counted === null) leased.counted = await (edgeBeforePairs ?? this.edgeExists(followerId, followeeId));
-    const applied = await this.applyUnderLease(leased, owner, effects);
+    const applied = await this.applyUnderLease(leased, owner, effects, true);
     return { ...applied, changed };
   }
 
@@ -128,25 +132,28 @@ export class FollowPairs {
   }
 
   /**
-   * One write for the common case: the wish, and the pair's lease when nobody holds it. When
-   * someone does, the filter misses, the upsert collides with the pair's `_id`, and the wish is
-   * recorded alone for the holder to apply.
+   * One write for the common case: the wish, the pair's lease when nobody holds it, and the count
+   * change it may need. When someone holds the lease, or a change a dead request began is still
+   * recorded, the filter misses, the upsert collides with the pair's `_id`, and the wish is recorded
+   * alone for the holder, or the careful path, to apply.
    */
   private async recordWishAndLease(
     followerId: string,
     followeeId: string,
     want: boolean,
     owner: string,
+    edgeBeforePairs: boolean | null,
+    countChange: NonNullable<FollowPairDocument['countChange']>,
   ): Promise<{ before: FollowPairDocument | null; leased: boolean; leaseUntil: Date }> {
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + pairLeaseMs);
     try {
       const before = await this.pairs.findOneAndUpdate(
-        { _id: pairId(followerId, followeeId), $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        { _id: pairId(followerId, followeeId), $or: [{ lease: null }, { 'lease.until': { $lt: now } }], countChange: { $exists: false } },
         {
-          $set: { want, dirty: true, updatedAt: now, lease: { owner, until: leaseUntil } },
+          $set: { want, dirty: true, updatedAt: now, lease: { owner, until: leaseUntil }, countChange },
           $inc: { v: 1 },
-          $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: null },
+          $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: edgeBeforePairs },
         },
         { upsert: true, returnDocument: 'before' },
       );
@@ -191,8 +198,7 @@ export class FollowPairs {
       );
       if (leased) {
         if (leased.applied >= version) return this.release(leased, owner);
-        if (leased.counted === null) leased.counted = await this.edgeExists(leased.f, leased.t);
-        return (await this.applyUnderLease(leased, owner, effects)).pair;
+        return (await this.applyUnderLease(leased, owner, effects, false)).pair;
       }
       // Someone else is applying; their loop takes our wish too unless they die.
       const current = await this.pairs.findOne({ _id: id });
@@ -203,27 +209,33 @@ export class FollowPairs {
 
   /**
    * Applies the newest wish, and any that arrive meanwhile, then gives the lease back. `start.counted`
-   * is known (not null) but may not be stored yet; the first write under the lease stores it.
+   * may be null (a pair from before pairs existed): it is then read from the edge and stored before
+   * any edge is written. `ownChange`: the count change on `start` is the one this request's wish
+   * recorded, not one a dead request left.
    */
   private async applyUnderLease(
     start: FollowPairDocument,
     owner: string,
     effects: FollowEffects,
+    ownChange: boolean,
   ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null }> {
     let pair = start;
     const held = { _id: pair._id, 'lease.owner': owner };
     let followee: UserDocument | null = null;
+    let fresh = ownChange;
     for (;;) {
       const { want, v } = pair;
-      if (pair.countChange) {
+      let token: string | null = null;
+      if (pair.countChange && !fresh) {
         // A change begun by a request that died: finished the careful way, one step at a time.
+        if (pair.counted === null) pair = await this.update(held, { $set: { counted: await this.edgeExists(pair.f, pair.t) } });
         await this.writeEdges(pair.f, pair.t, want);
         pair = await this.settleCounts(pair, held, want);
         await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
       } else {
-        ({ pair, followee } = await this.applyWish(pair, held, want, effects));
+        ({ pair, followee, token } = await this.applyWish(pair, held, want, effects));
       }
-      const token = pair.countChange?.token;
+      fresh = false;
       const finished = await this.pairs.findOneAndUpdate(
         { ...held, v },
         { $set: { applied: v, counted: want, dirty: false, lease: null, updatedAt: new Date() }, $unset: { countChange: '' } },
@@ -244,26 +256,36 @@ export class FollowPairs {
   }
 
   /**
-   * The common case, with no change left over: the count change (if any) is recorded in one write,
-   * then edges and both counts are written together (each is idempotent, and the token guards the
-   * counts on a replay), then the timeline work. The caller's finishing write records the result.
+   * The common case, with no change left over by a dead request: the count change (the one the
+   * wish's own write recorded, or one recorded here) is applied to both users beside both edges
+   * (each write is idempotent, and the token guards the counts on a replay), then the timeline
+   * work. The caller's finishing write records the result. Returns the token the users now hold.
    */
   private async applyWish(
     start: FollowPairDocument,
     held: Record<string, unknown>,
     want: boolean,
     effects: FollowEffects,
-  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null }> {
+  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null; token: string | null }> {
     let pair = start;
     let followee: UserDocument | null = null;
+    let token: string | null = null;
+    if (pair.counted === null) {
+      // Stored before any edge is written, so a replay reads what the edge was, not what this wrote.
+      pair = await this.update(held, { $set: { counted: await this.edgeExists(pair.f, pair.t) } });
+    }
     if (pair.counted === want) {
-      // The counts already include the pair exactly when `want` says; the finishing write
-      // stores `counted`, and a replay finds the same.
+      // The counts already include the pair exactly when `want` says; the finishing write drops
+      // the recorded change, and a replay finds it needless too.
       await this.writeEdges(pair.f, pair.t, want);
     } else {
-      const countChange = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false } as const;
-      pair = await this.update(held, { $set: { counted: pair.counted, countChange } });
-      const { token, delta } = countChange;
+      let change = pair.countChange;
+      if (change?.delta !== (want ? 1 : -1)) {
+        change = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false };
+        pair = await this.update(held, { $set: { counted: pair.counted, countChange: change } });
+      }
+      const { delta } = change;
+      token = change.token;
       [, followee] = await Promise.all([
         this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta }, $push: { pendingCounts: token } }),
         this.users.findOneAndUpdate(
@@ -275,7 +297,7 @@ export class FollowPairs {
       ]);
     }
     await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
-    return { pair, followee };
+    return { pair, followee, token };
   }
 
   private async writeEdges(followerId: string, followeeId: string, exists: boolean): Promise<void> {
@@ -298,6 +320,8 @@ export class FollowPairs {
   /**
    * Makes both counts include the pair exactly when `want` says so. An unfinished change found on
    * the pair (its request died) is finished first; the token guard skips users it already counted.
+   * A change recorded with a wish that turned out not to need it (the pair's `counted` already
+   * went its way) is dropped unapplied.
    */
   private async settleCounts(
     start: FollowPairDocument,
@@ -311,7 +335,7 @@ export class FollowPairs {
     }
     const change = pair.countChange;
     if (!change) return pair;
-    if (!change.applied) {
+    if (!change.applied && pair.counted !== (change.delta === 1)) {
       const { token, delta } = change;
       await Promise.all([
         this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta }, $push: { pendingCounts: token } }),

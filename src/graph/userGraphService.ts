@@ -126,8 +126,8 @@ export class UserGraphService {
     effects: FollowEffects,
     checks: Promise<unknown> = Promise.resolve(),
   ): Promise<FollowResult> {
-    await Promise.all([this.assertUserExists(followeeId), checks]);
-    const { pair, changed, followee } = await this.pairs.set(followerId, followeeId, want, effects);
+    const allChecks = Promise.all([this.assertUserExists(followeeId), checks]);
+    const { pair, changed, followee } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
     this.invalidate({ users: [followerId, followeeId], following: [followerId] });
     return { following: pair.want, changed, followee: followee && toUserRecord(followee) };
   }
