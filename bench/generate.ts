@@ -1,5 +1,6 @@
 import { ObjectId, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
 import type { ContentDocument } from '../src/records/posts.js';
+import type { FollowPairDocument } from '../src/graph/followPairs.js';
 import type { EdgeDocument, UserDocument } from '../src/records/users.js';
 
 export interface GraphSizes {
@@ -71,12 +72,18 @@ export async function generateGraph(
 
   const followers = db.collection<EdgeDocument>('followers');
   const following = db.collection<EdgeDocument>('following');
+  const pairs = db.collection<FollowPairDocument>('follow_pairs');
   const followerOps: EdgeDocument[] = [];
   const followingOps: EdgeDocument[] = [];
+  const loadedAt = new Date();
+  // Each edge as a follow made through the API leaves it: with its settled pair, so an unfollow
+  // in the benchmark takes the path it takes in a service whose follows all came through the API.
+  const settledPair = ({ _f, _t }: EdgeDocument): FollowPairDocument => ({ _id: `${_f} ${_t}`, f: _f, t: _t, want: true, v: 1, applied: 1, counted: true, lease: null, dirty: false, updatedAt: loadedAt });
   const flushEdges = async (force: boolean) => {
     if (followingOps.length < batchSize && !(force && followingOps.length > 0)) return;
     const count = followingOps.length;
     await Promise.all([
+      insertUnordered(pairs, followingOps.map(settledPair)),
       insertUnordered(following, followingOps.splice(0)),
       insertUnordered(followers, followerOps.splice(0)),
     ]);
