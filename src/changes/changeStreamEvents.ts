@@ -72,13 +72,6 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
  * a first getMore) does not hold up the start; an idle instance asks four times a second.
  */
 const maxAwaitTimeMs = 250;
-/**
- * After the last buffered event, the wait before asking for more. A getMore answers as soon as one
- * event is there, so under a steady stream of writes every event would cost a round trip of its
- * own; waiting this long first lets the events of that moment come back together, for a few
- * milliseconds more of delay on a live update.
- */
-const gatherMs = 15;
 const maxRestartDelayMs = 10_000;
 
 /**
@@ -177,7 +170,6 @@ export class ChangeStreamEventSource implements ChangeSource {
         if (change) {
           failures = 0;
           this.deliver(change);
-          if (stream.bufferedCount() === 0) await sleep(gatherMs, this.sleepers);
           continue;
         }
         // After an empty batch the driver holds the post-batch token: resuming from it skips nothing.

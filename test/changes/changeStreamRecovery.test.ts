@@ -27,8 +27,6 @@ function fakeDatabase(streams: Step[][]) {
           get closed() {
             return closed;
           },
-          /** Each scripted step is a batch of its own. */
-          bufferedCount: () => 0,
           async tryNext() {
             const step = script.shift();
             if (!step) {
