@@ -220,6 +220,7 @@ function forgetWhatChangesMakeStale(
       forgetOutboxes: (authorIds) => content.forgetOutboxes(authorIds),
       forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
       forgetUsers: (change) => graph.invalidate(change),
+      applyCounts: (counts) => graph.applyCounts(counts),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
       forgetTimelines: (userIds) => backend.forgetHeld(userIds),
       forgetLists: (ownerIds) => graph.lists.forgetOwners(ownerIds),

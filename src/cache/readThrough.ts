@@ -86,6 +86,16 @@ export class ReadThroughCache<K extends string, V extends object> {
     return values.get(key) ?? null;
   }
 
+  /**
+   * Replaces a held value with what `change` makes of it (nothing when `key` is not held). Loads in
+   * flight are discarded as by `invalidate`: they may have read the record before the change.
+   */
+  update(key: K, change: (value: V) => V): void {
+    this.generation++;
+    const held = this.entries.get(key);
+    if (held !== undefined) this.entries.set(key, change(held));
+  }
+
   /** Nothing to forget is a no-op: loads in flight are discarded only when some key goes. */
   invalidate(keys: Iterable<K>): void {
     let forgot = false;

@@ -4,6 +4,7 @@ import { UnreachableCaseError } from '../errors.js';
 import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
+import type { UserCounts } from '../records/users.js';
 import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
 import { Listeners } from './listeners.js';
 import { sleep } from '../sleep.js';
@@ -17,7 +18,7 @@ export const liveEventsCollection = 'live_events';
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; _v?: ContentDocument['_v']; _to?: string[] }
-  | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string }
+  | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[]; lists?: string[] }
   | { kind: 'notificationAdded'; notification: NotificationRecord }
 );
@@ -38,7 +39,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
       };
     case 'followed':
     case 'unfollowed':
-      return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId };
+      return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId, ...(event.counts ? { counts: [...event.counts] } : {}) };
     case 'changed':
       return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists };
     case 'notificationAdded':
@@ -57,7 +58,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
       return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null, ...toVisibility(doc) };
     case 'followed':
     case 'unfollowed':
-      return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId };
+      return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };
     case 'changed':
       return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [], lists: doc.lists ?? [] };
     case 'notificationAdded':

@@ -7,6 +7,7 @@ import type { LiveEventMode } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { PostRecord, Visibility } from '../records/posts.js';
+import type { UserCounts } from '../records/users.js';
 
 /**
  * Each published only after the change is stored. `followed`/`unfollowed` change which authors a
@@ -26,8 +27,7 @@ export type ChangeEvent =
       visibility: Visibility;
       audience: readonly string[];
     }
-  | { kind: 'followed'; followerId: string; followeeId: string }
-  | { kind: 'unfollowed'; followerId: string; followeeId: string }
+  | FollowEvent
   | NotificationAddedEvent
   | ({ kind: 'changed' } & StoredChange);
 
@@ -80,10 +80,24 @@ export function postRemoved(post: PostRecord): PostRemovedEvent {
   return { kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null, visibility, audience };
 }
 
-export const followChange = (following: boolean, followerId: string, followeeId: string): ChangeEvent => ({
+/**
+ * A follow or unfollow. `counts`: both users' counts as this change left them, so instances that
+ * hold either user update it in place instead of reading it again; a user missing from it (a
+ * replay after a crash does not know them) is forgotten.
+ */
+export interface FollowEvent {
+  kind: 'followed' | 'unfollowed';
+  followerId: string;
+  followeeId: string;
+  /** Absent in an event an older version announced. */
+  counts?: readonly UserCounts[];
+}
+
+export const followChange = (following: boolean, followerId: string, followeeId: string, counts: readonly UserCounts[] = []): FollowEvent => ({
   kind: following ? 'followed' : 'unfollowed',
   followerId,
   followeeId,
+  counts,
 });
 
 export const changed = (change: ChangeParts): ChangeEvent => ({ kind: 'changed', ...fullChange(change) });

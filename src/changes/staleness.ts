@@ -1,5 +1,6 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
+import type { UserCounts } from '../records/users.js';
 import type { ChangeEvent } from './events.js';
 
 /**
@@ -11,6 +12,8 @@ export interface HeldRecords {
   forgetOutboxes(authorIds: readonly string[]): void;
   forgetPosts(postIds: readonly ObjectId[]): void;
   forgetUsers(change: { users: readonly string[]; following: readonly string[] }): void;
+  /** Counts as a change left them: held users take them in place when they are newer. */
+  applyCounts(counts: readonly UserCounts[]): void;
   /** `all` when a change touched more readers' filters than it names (a deleted account). */
   forgetFilters(readerIds: readonly string[] | 'all'): void;
   forgetTimelines(userIds: readonly string[]): void;
@@ -36,12 +39,16 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetTimelines([event.authorId]);
       return;
     case 'followed':
-    case 'unfollowed':
-      // Both users' counts, the follower's list of whom they follow, and their timeline, which
-      // the follow's own timeline work changed.
-      held.forgetUsers({ users: [event.followerId, event.followeeId], following: [event.followerId] });
+    case 'unfollowed': {
+      // Both users' counts (in place where the event carries them), the follower's list of whom
+      // they follow, and their timeline, which the follow's own timeline work changed.
+      const counts = event.counts ?? [];
+      const counted = new Set(counts.map(({ handle }) => handle));
+      if (counts.length > 0) held.applyCounts(counts);
+      held.forgetUsers({ users: [event.followerId, event.followeeId].filter((handle) => !counted.has(handle)), following: [event.followerId] });
       held.forgetTimelines([event.followerId]);
       return;
+    }
     case 'changed':
       held.forgetUsers({ users: event.users, following: [] });
       held.forgetFilters(event.allFilters ? 'all' : event.filters);

@@ -80,7 +80,7 @@ export class ReaderRelations implements RelationsOfReader {
   }
 
   private async announceFollow(result: FollowResult, followerId: string, followeeId: string): Promise<void> {
-    if (result.changed) await this.deps.changes.publish(followChange(result.following, followerId, followeeId));
+    if (result.changed) await this.deps.changes.publish(followChange(result.following, followerId, followeeId, result.counts));
   }
 
   async mute(viewerId: string, handle: string): Promise<UserRecord> {

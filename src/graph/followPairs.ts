@@ -1,6 +1,6 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
-import type { EdgeDocument, UserDocument } from '../records/users.js';
+import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 
 /**
@@ -86,7 +86,8 @@ export class FollowPairs {
    * whether this wish changed what was asked for before it. Of racing follows of one pair exactly
    * one changes it, so a follow or an unfollow is announced once however often it is asked for.
    * `followee` is the followed user's document as the request's own count change left it (fresh
-   * counts without another read), or null when this request changed no count. `checks` (the
+   * counts without another read), or null when this request changed no count; `counts`, both
+   * users' counts as that change left them (empty when it changed none). `checks` (the
    * caller's own: rate limits, blocks, the followee's existence) must pass before anything is written.
    */
   async set(
@@ -95,7 +96,7 @@ export class FollowPairs {
     want: boolean,
     effects: FollowEffects,
     checks: Promise<unknown> = Promise.resolve(),
-  ): Promise<{ pair: FollowPairDocument; changed: boolean; followee: UserDocument | null }> {
+  ): Promise<{ pair: FollowPairDocument; changed: boolean; followee: UserDocument | null; counts: UserCounts[] }> {
     const id = pairId(followerId, followeeId);
     const owner = new ObjectId().toHexString();
     // A pair seen for the first time may have an edge from before pairs existed: asked beside the
@@ -107,7 +108,7 @@ export class FollowPairs {
     const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, edgeBeforePairs, countChange);
     const changed = (claim.before?.want ?? false) !== want;
     const version = (claim.before?.v ?? 0) + 1;
-    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null };
+    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [] };
     const leased: FollowPairDocument = {
       ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: edgeBeforePairs }),
       want,
@@ -218,10 +219,11 @@ export class FollowPairs {
     owner: string,
     effects: FollowEffects,
     ownChange: boolean,
-  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null }> {
+  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null; counts: UserCounts[] }> {
     let pair = start;
     const held = { _id: pair._id, 'lease.owner': owner };
     let followee: UserDocument | null = null;
+    let counts: UserCounts[] = [];
     let fresh = ownChange;
     for (;;) {
       const { want, v } = pair;
@@ -233,7 +235,7 @@ export class FollowPairs {
         pair = await this.settleCounts(pair, held, want);
         await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
       } else {
-        ({ pair, followee, token } = await this.applyWish(pair, held, want, effects));
+        ({ pair, followee, counts, token } = await this.applyWish(pair, held, want, effects));
       }
       fresh = false;
       const finished = await this.pairs.findOneAndUpdate(
@@ -246,12 +248,13 @@ export class FollowPairs {
       const forgetToken = () => (token ? this.users.updateMany({ _id: { $in: [start.f, start.t] } }, { $pull: { pendingCounts: token } }) : null);
       if (finished) {
         await forgetToken();
-        return { pair: finished, followee };
+        return { pair: finished, followee, counts };
       }
       // A newer wish arrived meanwhile: apply it too, still holding the lease.
       pair = await this.update(held, { $set: { applied: v, counted: want }, $unset: { countChange: '' } });
       await forgetToken();
       followee = null;
+      counts = [];
     }
   }
 
@@ -266,9 +269,10 @@ export class FollowPairs {
     held: Record<string, unknown>,
     want: boolean,
     effects: FollowEffects,
-  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null; token: string | null }> {
+  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null; counts: UserCounts[]; token: string | null }> {
     let pair = start;
     let followee: UserDocument | null = null;
+    let follower: Pick<UserDocument, '_id' | 'followerCount' | 'followingCount' | 'countVersion'> | null = null;
     let token: string | null = null;
     if (pair.counted === null) {
       // Stored before any edge is written, so a replay reads what the edge was, not what this wrote.
@@ -286,18 +290,23 @@ export class FollowPairs {
       }
       const { delta } = change;
       token = change.token;
-      [, followee] = await Promise.all([
-        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta }, $push: { pendingCounts: token } }),
+      [follower, followee] = await Promise.all([
+        this.users.findOneAndUpdate(
+          { _id: pair.f, pendingCounts: { $ne: token } },
+          { $inc: { followingCount: delta, countVersion: 1 }, $push: { pendingCounts: token } },
+          { returnDocument: 'after', projection: { followerCount: 1, followingCount: 1, countVersion: 1 } },
+        ),
         this.users.findOneAndUpdate(
           { _id: pair.t, pendingCounts: { $ne: token } },
-          { $inc: { followerCount: delta }, $push: { pendingCounts: token } },
+          { $inc: { followerCount: delta, countVersion: 1 }, $push: { pendingCounts: token } },
           { returnDocument: 'after', projection: { passwordHash: 0, pendingCounts: 0 } },
         ),
         this.writeEdges(pair.f, pair.t, want),
       ]);
     }
     await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
-    return { pair, followee, token };
+    const counts = [follower, followee].filter((user) => user !== null).map(toUserCounts);
+    return { pair, followee, counts, token };
   }
 
   private async writeEdges(followerId: string, followeeId: string, exists: boolean): Promise<void> {
@@ -338,8 +347,8 @@ export class FollowPairs {
     if (!change.applied && pair.counted !== (change.delta === 1)) {
       const { token, delta } = change;
       await Promise.all([
-        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta }, $push: { pendingCounts: token } }),
-        this.users.updateOne({ _id: pair.t, pendingCounts: { $ne: token } }, { $inc: { followerCount: delta }, $push: { pendingCounts: token } }),
+        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta, countVersion: 1 }, $push: { pendingCounts: token } }),
+        this.users.updateOne({ _id: pair.t, pendingCounts: { $ne: token } }, { $inc: { followerCount: delta, countVersion: 1 }, $push: { pendingCounts: token } }),
       ]);
       pair = await this.update(held, { $set: { counted: delta === 1, 'countChange.applied': true } });
     }

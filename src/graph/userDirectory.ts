@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { heldCaches } from '../config.js';
-import { toUserRecord, type UserDocument, type UserRecord } from '../records/users.js';
+import { toUserRecord, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 
 /** Users that still exist: an account being deleted is gone for every read from the start. */
 export const existingUsers = { deletedAt: { $exists: false } } as const;
@@ -15,6 +15,8 @@ export interface CachedUser {
   pulls: boolean;
   followersOnly: boolean;
   inbox: boolean;
+  /** The version of `record`'s counts (UserDocument.countVersion). */
+  countVersion: number;
 }
 
 /**
@@ -49,10 +51,29 @@ export class UserDirectory {
       return new Map(
         docs.map((doc) => [
           doc._id,
-          { record: toUserRecord(doc), accountId: doc.accountId, tokenGeneration: doc.tokenGeneration ?? 0, pulls: doc.pulls === true, followersOnly: doc.followersOnly === true, inbox: doc.inbox === true },
+          {
+            record: toUserRecord(doc),
+            accountId: doc.accountId,
+            tokenGeneration: doc.tokenGeneration ?? 0,
+            pulls: doc.pulls === true,
+            followersOnly: doc.followersOnly === true,
+            inbox: doc.inbox === true,
+            countVersion: doc.countVersion ?? 0,
+          },
         ]),
       );
     });
+  }
+
+  /**
+   * Counts as a follow left them: a held user takes them when they are newer than what it holds,
+   * so a count change costs no other read of the user, and announcements arriving out of order
+   * never take a count back.
+   */
+  applyCounts(counts: readonly UserCounts[]): void {
+    for (const { handle, followerCount, followingCount, version } of counts) {
+      this.cache.update(handle, (held) => (held.countVersion >= version ? held : { ...held, countVersion: version, record: { ...held.record, followerCount, followingCount } }));
+    }
   }
 
   forget(handles: readonly string[]): void {

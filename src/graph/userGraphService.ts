@@ -9,7 +9,7 @@ import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
-import { assertHandle, searchableName, toUserRecord, type EdgeDocument, type HandlePage, type UserDocument, type UserRecord } from '../records/users.js';
+import { assertHandle, searchableName, toUserRecord, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
@@ -29,6 +29,8 @@ export interface FollowResult {
   changed: boolean;
   /** The followed user as this request's count change left them; null when it changed no count. */
   followee: UserRecord | null;
+  /** Both users' counts as this request's change left them; empty when it changed none. */
+  counts: UserCounts[];
 }
 
 /**
@@ -102,6 +104,11 @@ export class UserGraphService {
     this.lists.forgetOwners(change.following ?? []);
   }
 
+  /** Counts as a follow left them, for the users held here (see UserDirectory.applyCounts). */
+  applyCounts(counts: readonly UserCounts[]): void {
+    this.directory.applyCounts(counts);
+  }
+
   invalidateAll(): void {
     this.directory.forgetAll();
     this.followingCache.clear();
@@ -127,15 +134,22 @@ export class UserGraphService {
     checks: Promise<unknown> = Promise.resolve(),
   ): Promise<FollowResult> {
     const allChecks = Promise.all([this.assertUserExists(followeeId), checks]);
-    const { pair, changed, followee } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
-    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
-    return { following: pair.want, changed, followee: followee && toUserRecord(followee) };
+    const { pair, changed, followee, counts } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
+    this.settled(followerId, followeeId, counts);
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts };
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */
   async endFollow(followerId: string, followeeId: string, effects: FollowEffects): Promise<void> {
-    await this.pairs.set(followerId, followeeId, false, effects);
-    this.invalidate({ users: [followerId, followeeId], following: [followerId] });
+    const { counts } = await this.pairs.set(followerId, followeeId, false, effects);
+    this.settled(followerId, followeeId, counts);
+  }
+
+  /** What this process holds after a follow or unfollow: fresh counts in place, the follow list forgotten. */
+  private settled(followerId: string, followeeId: string, counts: readonly UserCounts[]): void {
+    this.applyCounts(counts);
+    const counted = new Set(counts.map(({ handle }) => handle));
+    this.invalidate({ users: [followerId, followeeId].filter((handle) => !counted.has(handle)), following: [followerId] });
   }
 
   /** Everyone `handle` follows, from the covered `{ _f, _t }` index, held in this process. */

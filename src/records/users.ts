@@ -34,6 +34,11 @@ export interface UserDocument {
   createdAt: Date;
   followerCount: number;
   followingCount: number;
+  /**
+   * Bumped by every change of the counts (absent means 0): an instance that holds the user applies
+   * counts announced with a higher version and ignores older ones, whatever order they arrive in.
+   */
+  countVersion?: number;
   /** Tokens of count changes under way (see FollowPairs); empty or absent at rest. */
   pendingCounts?: string[];
   /** Last timeline read, at most `activityGranularity` stale; fanout skips readers inactive too long. */
@@ -83,6 +88,21 @@ export interface UserRecord {
   followerCount: number;
   followingCount: number;
 }
+
+/** A user's counts as one count change left them (see UserDocument.countVersion). */
+export interface UserCounts {
+  handle: string;
+  followerCount: number;
+  followingCount: number;
+  version: number;
+}
+
+export const toUserCounts = (doc: Pick<UserDocument, '_id' | 'followerCount' | 'followingCount' | 'countVersion'>): UserCounts => ({
+  handle: doc._id,
+  followerCount: doc.followerCount,
+  followingCount: doc.followingCount,
+  version: doc.countVersion ?? 0,
+});
 
 export interface HandlePage {
   handles: string[];

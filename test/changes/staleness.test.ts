@@ -13,6 +13,7 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
     forgetOutboxes: (authorIds) => forgotten.push(`outboxes ${authorIds.join(',')}`),
     forgetPosts: (postIds) => forgotten.push(`posts ${postIds.map((id) => id.toHexString()).join(',')}`),
     forgetUsers: ({ users, following }) => forgotten.push(`users ${users.join(',')} following ${following.join(',')}`),
+    applyCounts: (counts) => forgotten.push(`counts ${counts.map(({ handle, followerCount, version }) => `${handle}:${followerCount}@${version}`).join(',')}`),
     forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
     forgetTimelines: (userIds) => forgotten.push(`timelines ${userIds.join(',')}`),
     forgetLists: (ownerIds) => forgotten.push(`lists ${ownerIds.join(',')}`),
@@ -50,6 +51,12 @@ describe('forgetStale', () => {
     for (const following of [true, false]) {
       expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann', 'timelines ann']);
     }
+  });
+
+  it('updates the users a follow carries the counts of in place, and drops only the others', () => {
+    const counts = (handle: string, followerCount: number) => ({ handle, followerCount, followingCount: 1, version: 7 });
+    expect(forgottenBy(followChange(true, 'ann', 'bob', [counts('ann', 3), counts('bob', 9)]))).toEqual(['counts ann:3@7,bob:9@7', 'users  following ann', 'timelines ann']);
+    expect(forgottenBy(followChange(false, 'ann', 'bob', [counts('bob', 8)]))).toEqual(['counts bob:8@7', 'users ann following ann', 'timelines ann']);
   });
 
   it('drops what a change names, and every filter when it says so', () => {
