@@ -251,10 +251,14 @@ export class NotificationGroups {
     else await this.members.updateOne({ _id: member._id, 'lease.owner': owner }, { $set: { lease: null } });
   }
 
-  /** An update that must still hold the lease; losing it means the task runs again from the start. */
+  /**
+   * An update that must still hold the lease. Losing it is no failure: this worker took longer than
+   * its lease, another took the member over and finishes what was recorded, and the task runs again
+   * from the start once that one is done.
+   */
   private async held(_id: string, owner: string, update: Record<string, unknown>): Promise<MemberDocument> {
     const member = await this.members.findOneAndUpdate({ _id, 'lease.owner': owner }, update, { returnDocument: 'after' });
-    if (!member) throw new Error(`lost the lease on notification member "${_id}"`);
+    if (!member) throw new RetryLater(10, `lost the lease on notification member "${_id}" to another worker`);
     return member;
   }
 }
