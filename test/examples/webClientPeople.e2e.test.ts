@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { closeAll, patience, shot, texts, useWebClient } from './webClientHarness.js';
+import { closeAll, patience, shot, texts, useWebClient, type Person } from './webClientHarness.js';
 
 /**
  * The reference web client in Chromium, the journeys about people: finding them, one's own
- * profile, who to follow, and lists of them. What a person sees is asserted, as in webClient.e2e.
+ * profile and account, who to follow, and lists of them. What a person sees is asserted, as in
+ * webClient.e2e.
  */
-describe('the reference web client in Chromium: people', { timeout: 60_000 }, () => {
+describe('the reference web client in Chromium: people and accounts', { timeout: 60_000 }, () => {
   const h = useWebClient();
   const { person, post, follow } = h;
   const signUp = (handle: string, displayName: string) =>
@@ -200,5 +201,58 @@ describe('the reference web client in Chromium: people', { timeout: 60_000 }, ()
     await page.getByTestId('delete-list').click();
     await expect.poll(() => page.getByTestId('lists').textContent(), patience).toBe('No lists yet. Name one above, then add people you follow to it.');
     await closeAll(owner, alice, bob, carol);
+  });
+
+  it('a new password keeps this device signed in and signs the others out; logging out everywhere signs out here too', async () => {
+    const me = await person('pw_owner');
+    /** The same account signed in on a second device. */
+    const signIn = async (password: string): Promise<Pick<Person, 'page' | 'context'>> => {
+      const { context, page } = await h.open();
+      await page.goto(h.web.url);
+      await page.getByLabel('Handle').fill('pw_owner');
+      await page.getByLabel('Password').fill(password);
+      await page.getByTestId('submit').click();
+      await page.getByTestId('me').waitFor(patience);
+      return { context, page };
+    };
+    const other = await signIn('correct horse battery');
+    const { page } = me;
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const form = page.getByTestId('password-form');
+
+    await form.getByLabel('Current password').fill('not my password');
+    await form.getByLabel('New password').fill('short');
+    await form.getByTestId('change-password').click();
+    expect(await page.getByTestId('new-error').textContent()).toBe('Too short: at least 8 characters (you have 5).');
+    await form.getByLabel('New password').fill('a brand new secret');
+    await form.getByTestId('change-password').click();
+    await expect.poll(() => page.getByTestId('current-error').textContent(), patience).toBe('That is not your current password.');
+    expect(await form.getByLabel('Current password').getAttribute('aria-invalid')).toBe('true');
+
+    await form.getByLabel('Current password').fill('correct horse battery');
+    await form.getByTestId('change-password').click();
+    await expect.poll(() => page.getByTestId('flash').textContent(), patience).toBe('Password changed. Your other devices are signed out.');
+    await shot(page, 'password-changed');
+    // The other device is told at once (its live connection is closed), and the old password is gone.
+    await other.page.getByTestId('sign-in').waitFor(patience);
+    expect(await other.page.getByTestId('notice').textContent()).toBe('Your session has ended. Sign in again to continue.');
+    await other.context.close();
+    // This one carries on with the new token.
+    await page.getByRole('link', { name: 'Home' }).click();
+    await page.getByTestId('new-post').getByTestId('compose').fill('still signed in');
+    await page.getByTestId('new-post').getByTestId('publish').click();
+    await expect.poll(() => texts(page), patience).toEqual(['still signed in']);
+
+    const again = await signIn('a brand new secret');
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const everywhere = page.getByTestId('log-out-everywhere');
+    await everywhere.click();
+    expect(await everywhere.textContent()).toBe('Sign out every device? Click again');
+    await everywhere.click();
+    await page.getByTestId('sign-in').waitFor(patience);
+    expect(await page.getByTestId('notice').textContent()).toBe('You are signed out on every device.');
+    await again.page.getByTestId('sign-in').waitFor(patience);
+    expect(await again.page.getByTestId('notice').textContent()).toBe('Your session has ended. Sign in again to continue.');
+    await closeAll(me, again);
   });
 });

@@ -3,8 +3,8 @@ import { closeAll, patience, postWith, shot, texts, useWebClient } from './webCl
 
 /**
  * The reference web client in Chromium, the journeys about what reaches a reader: notifications
- * and their badge, bookmarks, and who may see a post. What a person sees is asserted, as in
- * webClient.e2e.
+ * and their badge, bookmarks, who may see a post, and what came since the last visit. What a
+ * person sees is asserted, as in webClient.e2e.
  */
 describe('the reference web client in Chromium: reading', { timeout: 60_000 }, () => {
   const h = useWebClient();
@@ -144,5 +144,40 @@ describe('the reference web client in Chromium: reading', { timeout: 60_000 }, (
     await mention.click();
     await expect.poll(() => friend.page.getByTestId('profile-name').textContent(), patience).toBe('Fern Friend');
     await closeAll(author, follower, friend);
+  });
+
+  it('the read marker: what came since the last visit is counted and set apart, on any device', async () => {
+    const [writer, reader] = await Promise.all([person('since_writer'), person('since_reader')]);
+    await follow(reader, writer);
+    const marker = () => h.as<{ timelineMarker: { unreadCount: number } }>(reader, '{ timelineMarker { unreadCount } }').then((data) => data.timelineMarker.unreadCount);
+    await post(writer, 'read before');
+    const { page } = reader;
+    await page.getByTestId('refresh').click();
+    await expect.poll(() => texts(page), patience).toEqual(['read before']);
+    // Shown on top is read: the marker moves there by itself.
+    await expect.poll(marker, patience).toBe(0);
+    expect(await page.getByTestId('read-marker').count()).toBe(0);
+
+    await post(writer, 'new one');
+    await post(writer, 'newer one');
+    await page.reload();
+    await expect.poll(() => texts(page), patience).toEqual(['newer one', 'new one', 'read before']);
+    await expect.poll(() => page.getByTestId('unread-count').textContent(), patience).toBe(' · 2 new since you last read');
+    // The divider sits between the new posts and the one read before.
+    const order = await page.getByTestId('timeline').locator(':scope > li').evaluateAll((items) =>
+      items.map((item) => (item.querySelector('[data-testid="read-marker"]') ? '—' : item.querySelector('[data-testid="text"]')!.textContent)),
+    );
+    expect(order).toEqual(['newer one', 'new one', '—', 'read before']);
+    expect(await page.getByTestId('read-marker').textContent()).toBe('You read up to here');
+    await shot(page, 'read-marker');
+    await expect.poll(marker, patience).toBe(0);
+
+    // Read here, so read everywhere: another visit has nothing new.
+    await page.reload();
+    await expect.poll(() => texts(page), patience).toEqual(['newer one', 'new one', 'read before']);
+    await page.waitForTimeout(300);
+    expect(await page.getByTestId('unread-count').textContent()).toBe('');
+    expect(await page.getByTestId('read-marker').count()).toBe(0);
+    await closeAll(writer, reader);
   });
 });

@@ -1,9 +1,9 @@
 /**
  * The home timeline: infinite scroll down, Refresh for newer posts, live posts behind an
- * "N new posts" pill, and who to follow beside it.
+ * "N new posts" pill, what came since the last visit set apart, and who to follow beside it.
  */
 import { errorCode, errorMessage } from '../api.js';
-import type { TimelineData } from '../operations.js';
+import { MARK_TIMELINE_READ, TIMELINE_MARKER, type TimelineData } from '../operations.js';
 import { composer, itemsOf, wireComposer, wirePostActions } from '../posts.js';
 import { announce, app, busy, pageSize, showOnTop, type App } from '../shell.js';
 import { escape, plural, renderKeyed, stateBox } from '../ui.js';
@@ -17,7 +17,7 @@ export function showHome(state: App): () => void {
     <aside class="sidebar card" data-testid="suggestions" aria-label="Who to follow" hidden></aside>
     <div class="feed">
       <div class="toolbar">
-        <span data-testid="count" aria-live="polite"></span>
+        <span aria-live="polite"><span data-testid="count"></span><span data-testid="unread-count"></span></span>
         <button class="quiet small" id="refresh" data-testid="refresh">Refresh</button>
       </div>
       <p class="form-error" role="alert" data-testid="error"></p>
@@ -34,8 +34,21 @@ export function showHome(state: App): () => void {
   const refresh = app.querySelector<HTMLButtonElement>('#refresh')!;
   const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
   const report = (message: string) => (errorLine.textContent = message);
+  const unreadCount = app.querySelector<HTMLElement>('[data-testid="unread-count"]')!;
   let latest: TimelineData['timeline'] | null = null;
   let loadingOlder = false;
+  /** Where reading had reached when this page opened (the API keeps it per account, for every device). */
+  let marker: { cursor: string | null; unreadCount: number } | null = null;
+  let markedUpTo = '';
+
+  // What is on top has been seen: the marker moves there (it never moves back, whoever marks).
+  const markTop = () => {
+    const top = latest?.edges[0]?.cursor;
+    if (!marker || !top || top === markedUpTo || top === marker.cursor) return;
+    markedUpTo = top;
+    // A post deleted meanwhile makes its cursor refused; the next top marks instead.
+    void state.client.mutate({ mutation: MARK_TIMELINE_READ, variables: { upTo: top } }).catch(() => {});
+  };
 
   const render = () => {
     if (!latest) return;
@@ -45,11 +58,20 @@ export function showHome(state: App): () => void {
     pill.textContent = `↑ ${plural(state.pending.length, 'new post')}`;
     const items = itemsOf(state, latest.edges);
     count.textContent = plural(items.length, 'post');
+    // Only a reader who has read before has a "since": a first visit's whole timeline is not news.
+    const since = marker?.cursor && marker.unreadCount ? marker.cursor : null;
+    unreadCount.textContent = since ? ` · ${marker!.unreadCount >= 1000 ? '1,000+' : marker!.unreadCount.toLocaleString('en')} new since you last read` : '';
+    const read = since ? latest.edges.findIndex((edge) => edge.cursor === since) : -1;
+    if (read > 0) {
+      const at = items.findIndex((item) => item.key.endsWith(`:${latest!.edges[read]!.node.id}`));
+      if (at > 0) items.splice(at, 0, { key: 'read-marker', html: '<div class="read-marker" data-testid="read-marker"><span>You read up to here</span></div>' });
+    }
     status.innerHTML = items.length
       ? ''
       : stateBox('empty', 'Your timeline is empty. Write your first post above, or <a href="#/search">find people</a> to follow.');
     renderKeyed(list, items);
     sentinel.textContent = !items.length ? '' : latest.pageInfo.hasNextPage ? 'Loading older posts…' : 'You’re all caught up.';
+    markTop();
   };
   state.onLive = render;
 
@@ -69,6 +91,11 @@ export function showHome(state: App): () => void {
       render();
     },
   });
+  void state.client
+    .query<{ timelineMarker: { cursor: string | null; unreadCount: number } }>({ query: TIMELINE_MARKER, fetchPolicy: 'no-cache' })
+    .then(({ data }) => (marker = data?.timelineMarker ?? { cursor: null, unreadCount: 0 }))
+    .catch(() => (marker = { cursor: null, unreadCount: 0 }))
+    .then(render);
   const reread = () => {
     state.timelineStale = false;
     state.pending = [];
