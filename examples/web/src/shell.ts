@@ -5,7 +5,7 @@
  */
 import type { ApolloClient, ObservableQuery } from '@apollo/client';
 import type { Subscription } from 'rxjs';
-import { withEdgesOnTop, withoutPost, type Session } from './api.js';
+import { errorCode, errorMessage, withEdgesOnTop, withoutPost, type Session } from './api.js';
 import type { Author, Edge, NotificationEdge, TimelineData } from './operations.js';
 
 declare global {
@@ -97,4 +97,52 @@ export function forget(state: App, id: string): void {
   if (state.timeline.getCurrentResult().data?.timeline) {
     state.timeline.updateQuery((previous) => ({ timeline: withoutPost((previous as TimelineData).timeline, id) }));
   }
+}
+
+/** A destructive button asks once more: its first press only turns it into `question`. */
+export function confirmedTwice(button: HTMLButtonElement, question: string): boolean {
+  if (button.dataset.confirming) return true;
+  button.dataset.confirming = 'yes';
+  button.textContent = question;
+  button.classList.add('danger');
+  return false;
+}
+
+/** What is wrong with `input`, on its error line and to assistive technology; '' clears both. */
+export function showFieldError(input: Element, line: Element, message: string): void {
+  line.textContent = message;
+  input.setAttribute('aria-invalid', String(Boolean(message)));
+}
+
+/**
+ * Follows a view's query: `show` gets what `pick` finds in each answer, `missing` runs when the API
+ * answers null (unknown, or not the viewer's), and a failure with nothing to show goes to `failed`.
+ * UNAUTHENTICATED is left alone: the session is ending, and the sign-in form is on its way.
+ */
+export function watchView<TData, T>(
+  query: ObservableQuery<TData>,
+  pick: (data: TData) => T | null | undefined,
+  view: { show: (value: T) => void; missing?: () => void; failed: (message: string) => void },
+): Subscription {
+  return query.subscribe({
+    next: ({ data, error }) => {
+      const value = data ? pick(data as TData) : undefined;
+      if (error && !value) {
+        if (errorCode(error) !== 'UNAUTHENTICATED') view.failed(errorMessage(error));
+        return;
+      }
+      if (value === null) view.missing?.();
+      else if (value !== undefined) view.show(value);
+    },
+  });
+}
+
+/** The "Older …" button (`data-testid="older"`) that `box` shows pages `query` on from `endCursor()`. */
+export function wireOlder(box: HTMLElement, query: ObservableQuery<any>, endCursor: () => string | null | undefined, report: (message: string) => void): void {
+  box.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="older"]');
+    const after = endCursor();
+    if (!button || !after) return;
+    void busy(button, () => query.fetchMore({ variables: { after } }).catch((error: unknown) => report(errorMessage(error))), 'Loading…');
+  });
 }

@@ -1,8 +1,7 @@
 /** Bookmarks: the posts one kept, most recently bookmarked first. */
-import { errorCode, errorMessage } from '../api.js';
 import { BOOKMARKS, type BookmarksData } from '../operations.js';
 import { itemsOf, wirePostActions } from '../posts.js';
-import { app, busy, pageSize, type App } from '../shell.js';
+import { app, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { escape, plural, renderKeyed, stateBox } from '../ui.js';
 
 export function showBookmarks(state: App): () => void {
@@ -34,16 +33,12 @@ export function showBookmarks(state: App): () => void {
   };
   state.onLive = render;
 
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error && !data?.viewer) {
-        if (errorCode(error) !== 'UNAUTHENTICATED') status.innerHTML = stateBox('error', `Couldn’t load your bookmarks: ${escape(errorMessage(error))}`);
-        return;
-      }
-      if (!data?.viewer) return;
-      page = data.viewer.bookmarks as typeof page;
+  const watching = watchView(query, (data) => data.viewer?.bookmarks, {
+    show: (bookmarks) => {
+      page = bookmarks;
       render();
     },
+    failed: (message) => (status.innerHTML = stateBox('error', `Couldn’t load your bookmarks: ${escape(message)}`)),
   });
   wirePostActions(state, list, {
     rerender: render,
@@ -54,10 +49,6 @@ export function showBookmarks(state: App): () => void {
       render();
     },
   });
-  more.addEventListener('click', (event) => {
-    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="older"]');
-    if (!button || !page) return;
-    void busy(button, () => query.fetchMore({ variables: { after: page!.pageInfo.endCursor } }).catch((error) => report(errorMessage(error))), 'Loading…');
-  });
+  wireOlder(more, query, () => page?.pageInfo.endCursor, report);
   return () => watching.unsubscribe();
 }

@@ -19,10 +19,27 @@ import {
   type ListSummary,
 } from '../operations.js';
 import { itemsOf, wirePostActions } from '../posts.js';
-import { announce, app, busy, pageSize, type App } from '../shell.js';
+import { announce, app, busy, confirmedTwice, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { escape, personHtml, plural, renderKeyed, stateBox } from '../ui.js';
 
 const members = (count: number) => plural(count, 'member');
+
+/** A form that names a list (creating or renaming it): a blank name is refused here, the API's refusals at the field. */
+function onListName(form: HTMLFormElement, errorLine: HTMLElement, save: (name: string) => Promise<void>): void {
+  const input = form.querySelector<HTMLInputElement>('input')!;
+  input.addEventListener('input', () => (errorLine.textContent = ''));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const name = input.value.trim();
+    if (!name) return ((errorLine.textContent = 'Give the list a name.'), input.focus());
+    void busy(form.querySelector('button'), () =>
+      save(name).catch((error: unknown) => {
+        errorLine.textContent = errorMessage(error);
+        input.focus();
+      }),
+    );
+  });
+}
 
 export function showLists(state: App): () => void {
   document.title = 'Lists · Feed';
@@ -39,18 +56,12 @@ export function showLists(state: App): () => void {
     </section>
     <div data-testid="lists">${stateBox('loading', 'Loading your lists…')}</div>`;
   const form = app.querySelector<HTMLFormElement>('#new-list')!;
-  const input = form.querySelector<HTMLInputElement>('input')!;
   const fieldError = app.querySelector<HTMLElement>('#list-error')!;
   const box = app.querySelector<HTMLElement>('[data-testid="lists"]')!;
   const query = state.client.watchQuery<{ lists: ListSummary[] }>({ query: LISTS, fetchPolicy: 'cache-and-network' });
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error && !data?.lists) {
-        if (errorCode(error) !== 'UNAUTHENTICATED') box.innerHTML = stateBox('error', `Couldn’t load your lists: ${escape(errorMessage(error))}`);
-        return;
-      }
-      const lists = data?.lists as ListSummary[] | undefined;
-      if (!lists) return;
+  const watching = watchView(query, (data) => data.lists, {
+    failed: (message) => (box.innerHTML = stateBox('error', `Couldn’t load your lists: ${escape(message)}`)),
+    show: (lists) => {
       box.innerHTML = lists.length
         ? `<ul class="lists card">${lists
             .map(
@@ -61,22 +72,11 @@ export function showLists(state: App): () => void {
         : stateBox('empty', 'No lists yet. Name one above, then add people you follow to it.');
     },
   });
-  input.addEventListener('input', () => (fieldError.textContent = ''));
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const name = input.value.trim();
-    if (!name) return ((fieldError.textContent = 'Give the list a name.'), input.focus());
-    void busy(form.querySelector('button'), async () => {
-      try {
-        const { data } = await state.client.mutate<{ createList: ListSummary }>({ mutation: CREATE_LIST, variables: { name } });
-        announce(`List “${name}” created`);
-        // Straight to the new list, where its members are added.
-        location.hash = `#/lists/${encodeURIComponent(data!.createList.id)}`;
-      } catch (error) {
-        fieldError.textContent = errorMessage(error);
-        input.focus();
-      }
-    });
+  onListName(form, fieldError, async (name) => {
+    const { data } = await state.client.mutate<{ createList: ListSummary }>({ mutation: CREATE_LIST, variables: { name } });
+    announce(`List “${name}” created`);
+    // Straight to the new list, where its members are added.
+    location.hash = `#/lists/${encodeURIComponent(data!.createList.id)}`;
   });
   return () => watching.unsubscribe();
 }
@@ -197,29 +197,15 @@ export function showList(state: App, id: string): () => void {
     };
     head.querySelector('[data-testid="rename-list"]')!.addEventListener('click', () => toggleRename(true));
     head.querySelector('[data-testid="cancel-rename"]')!.addEventListener('click', () => toggleRename(false));
-    renameForm.addEventListener('submit', (event) => {
-      event.preventDefault();
-      const name = renameInput.value.trim();
-      if (!name) return ((renameError.textContent = 'Give the list a name.'), renameInput.focus());
-      void busy(renameForm.querySelector('button'), async () => {
-        try {
-          await state.client.mutate({ mutation: RENAME_LIST, variables: { id, name } });
-          toggleRename(false);
-          announce(`List renamed to “${name}”`);
-        } catch (error) {
-          renameError.textContent = errorMessage(error);
-        }
-      });
+    onListName(renameForm, renameError, async (name) => {
+      await state.client.mutate({ mutation: RENAME_LIST, variables: { id, name } });
+      toggleRename(false);
+      announce(`List renamed to “${name}”`);
     });
 
     const remove = head.querySelector<HTMLButtonElement>('[data-testid="delete-list"]')!;
     remove.addEventListener('click', () => {
-      if (!remove.dataset.confirming) {
-        remove.dataset.confirming = 'yes';
-        remove.textContent = 'Delete this list? Click again';
-        remove.classList.add('danger');
-        return;
-      }
+      if (!confirmedTwice(remove, 'Delete this list? Click again')) return;
       void busy(remove, async () => {
         try {
           await state.client.mutate({ mutation: DELETE_LIST, variables: { id } });
@@ -271,28 +257,19 @@ export function showList(state: App, id: string): () => void {
   };
 
   wirePostActions(state, timeline, { rerender: render, onError: report });
-  more.addEventListener('click', (event) => {
-    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="older"]');
-    if (!button || !list) return;
-    void busy(button, () => query.fetchMore({ variables: { after: list!.timeline.pageInfo.endCursor } }).catch((error) => report(errorMessage(error))), 'Loading…');
-  });
+  wireOlder(more, query, () => list?.timeline.pageInfo.endCursor, report);
   // Last: a list already cached answers at once, and its rendering needs everything above.
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error && !data?.list) {
-        if (errorCode(error) !== 'UNAUTHENTICATED') head.innerHTML = stateBox('error', `Couldn’t load this list: ${escape(errorMessage(error))}`);
-        return;
-      }
-      if (data && data.list === null) {
-        head.innerHTML = stateBox('empty', 'This list does not exist, or was deleted. <a href="#/lists">Your lists</a>');
-        built = false;
-        return;
-      }
-      if (!data?.list) return;
-      list = data.list as ListPage;
+  const watching = watchView(query, (data) => data.list, {
+    show: (found) => {
+      list = found;
       render();
       renderMembers();
     },
+    missing: () => {
+      head.innerHTML = stateBox('empty', 'This list does not exist, or was deleted. <a href="#/lists">Your lists</a>');
+      built = false;
+    },
+    failed: (message) => (head.innerHTML = stateBox('error', `Couldn’t load this list: ${escape(message)}`)),
   });
   const watchingMembers = memberQuery.subscribe({
     next: ({ data }) => {

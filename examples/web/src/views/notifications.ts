@@ -3,9 +3,9 @@
  * them. Opening the page marks everything shown read (the badge clears); new ones arrive on top live
  * and are marked read as they come, since the reader is looking at them.
  */
-import { errorCode, errorMessage } from '../api.js';
+import { errorMessage } from '../api.js';
 import { MARK_NOTIFICATIONS_READ, NOTIFICATIONS, type Notification, type NotificationEdge, type NotificationsData } from '../operations.js';
-import { app, busy, pageSize, type App } from '../shell.js';
+import { app, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { avatar, escape, icon, icons, nameOf, profileLink, relativeTime, renderKeyed, stateBox } from '../ui.js';
 
 const kinds = {
@@ -78,16 +78,12 @@ export function showNotifications(state: App): () => void {
     else state.setUnread(0);
   };
 
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error && !data?.notifications) {
-        if (errorCode(error) !== 'UNAUTHENTICATED') status.innerHTML = stateBox('error', `Couldn’t load your notifications: ${escape(errorMessage(error))}`);
-        return;
-      }
-      if (!data?.notifications) return;
-      page = data.notifications as NotificationsData['notifications'];
+  const watching = watchView(query, (data) => data.notifications, {
+    show: (notifications) => {
+      page = notifications;
       render();
     },
+    failed: (message) => (status.innerHTML = stateBox('error', `Couldn’t load your notifications: ${escape(message)}`)),
   });
 
   // A group someone joined comes again: it leaves its old place and goes on top. relayStylePagination
@@ -102,11 +98,7 @@ export function showNotifications(state: App): () => void {
     });
   };
 
-  more.addEventListener('click', (event) => {
-    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="older"]');
-    if (!button || !page) return;
-    void busy(button, () => query.fetchMore({ variables: { after: page!.pageInfo.endCursor } }).catch((error) => (errorLine.textContent = errorMessage(error))), 'Loading…');
-  });
+  wireOlder(more, query, () => page?.pageInfo.endCursor, (message) => (errorLine.textContent = message));
   return () => {
     watching.unsubscribe();
     state.onNotification = null;

@@ -1,8 +1,8 @@
 /** A profile: names, bio, counts, follow, mute, block, adding to one's lists, and the posts. */
-import { errorCode, errorMessage } from '../api.js';
+import { errorMessage } from '../api.js';
 import { ADD_TO_LIST, LISTS, PROFILE, RELATIONS, type ListSummary, type Profile } from '../operations.js';
 import { itemsOf, wirePostActions } from '../posts.js';
-import { announce, app, busy, pageSize, type App } from '../shell.js';
+import { announce, app, busy, confirmedTwice, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { avatar, escape, nameOf, renderKeyed, stateBox } from '../ui.js';
 
 export function showProfile(state: App, handle: string): () => void {
@@ -62,20 +62,14 @@ export function showProfile(state: App, handle: string): () => void {
   };
   state.onLive = render;
 
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error && !data?.user) {
-        if (errorCode(error) !== 'UNAUTHENTICATED') header.innerHTML = stateBox('error', `Couldn’t load @${escape(handle)}: ${escape(errorMessage(error))}`);
-        return;
-      }
-      if (data && data.user === null) {
-        header.innerHTML = stateBox('empty', `Nobody is called @${escape(handle)}. <a href="#/search/${encodeURIComponent(handle)}">Search for “${escape(handle)}”</a>`);
-        return;
-      }
-      if (!data?.user) return;
-      user = data.user as Profile;
+  const watching = watchView(query, (data) => data.user, {
+    show: (found) => {
+      user = found;
       render();
     },
+    missing: () =>
+      (header.innerHTML = stateBox('empty', `Nobody is called @${escape(handle)}. <a href="#/search/${encodeURIComponent(handle)}">Search for “${escape(handle)}”</a>`)),
+    failed: (message) => (header.innerHTML = stateBox('error', `Couldn’t load @${escape(handle)}: ${escape(message)}`)),
   });
   if (!mine) {
     void state.client
@@ -91,12 +85,7 @@ export function showProfile(state: App, handle: string): () => void {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-relation]');
     if (!button || !user) return;
     const action = button.dataset.relation as keyof typeof RELATIONS;
-    if (action === 'block' && !button.dataset.confirming) {
-      button.dataset.confirming = 'yes';
-      button.textContent = `Block @${user.handle}? Click again`;
-      button.classList.add('danger');
-      return;
-    }
+    if (action === 'block' && !confirmedTwice(button, `Block @${user.handle}? Click again`)) return;
     void busy(button, async () => {
       try {
         await state.client.mutate({ mutation: RELATIONS[action], variables: { handle: user!.handle } });
@@ -127,11 +116,7 @@ export function showProfile(state: App, handle: string): () => void {
     });
   });
   wirePostActions(state, list, { rerender: render, onError: report });
-  more.addEventListener('click', (event) => {
-    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="older"]');
-    if (!button || !user) return;
-    void busy(button, () => query.fetchMore({ variables: { after: user!.posts.pageInfo.endCursor } }).catch((error) => report(errorMessage(error))), 'Loading…');
-  });
+  wireOlder(more, query, () => user?.posts.pageInfo.endCursor, report);
   return () => watching.unsubscribe();
 }
 

@@ -1,7 +1,7 @@
 /** People search: handle or display-name prefixes, as one types; who to follow while the box is empty. */
 import { errorCode, errorMessage } from '../api.js';
 import { SEARCH_USERS, type Person } from '../operations.js';
-import { app, type App } from '../shell.js';
+import { app, showFieldError, type App } from '../shell.js';
 import { escape, personHtml, plural, stateBox } from '../ui.js';
 import { mountSuggestions } from './suggestions.js';
 
@@ -33,10 +33,7 @@ export function showSearch(state: App, initial: string): () => void {
   let asked = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const showError = (message: string) => {
-    fieldError.textContent = message;
-    input.setAttribute('aria-invalid', String(Boolean(message)));
-  };
+  const showError = (message: string) => showFieldError(input, fieldError, message);
   const search = async () => {
     clearTimeout(timer);
     const query = input.value.trim();

@@ -1,7 +1,7 @@
 /** Settings: one's profile, keyword filters, password, and signing out on every device. */
 import { errorCode, errorMessage } from '../api.js';
 import { ADD_FILTER, CHANGE_PASSWORD, FILTERS, LOG_OUT_EVERYWHERE, MY_PROFILE, REMOVE_FILTER, UPDATE_PROFILE, type Author } from '../operations.js';
-import { announce, app, busy, type App } from '../shell.js';
+import { announce, app, busy, confirmedTwice, showFieldError, watchView, type App } from '../shell.js';
 import { escape, plural, stateBox } from '../ui.js';
 
 const maxBioLength = 300;
@@ -78,10 +78,7 @@ function profileSection(state: App): () => void {
   const counter = form.querySelector<HTMLElement>('#bio-counter')!;
   const status = form.querySelector<HTMLElement>('[data-testid="profile-status"]')!;
   const inputs = { displayName: name, bio };
-  const showError = (field: keyof typeof inputs, message: string) => {
-    form.querySelector(`#${field}-error`)!.textContent = message;
-    inputs[field].setAttribute('aria-invalid', String(Boolean(message)));
-  };
+  const showError = (field: keyof typeof inputs, message: string) => showFieldError(inputs[field], form.querySelector(`#${field}-error`)!, message);
   const count = () => {
     const length = [...bio.value.trim()].length;
     counter.textContent = `${length}/${maxBioLength}`;
@@ -136,14 +133,9 @@ function filtersSection(state: App): () => void {
     query: FILTERS,
     fetchPolicy: 'network-only',
   });
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error) {
-        box.innerHTML = stateBox('error', `Couldn’t load your filters: ${escape(errorMessage(error))}`);
-        return;
-      }
-      const filters = data?.viewer?.keywordFilters as { id: string; phrase: string }[] | undefined;
-      if (!filters) return;
+  const watching = watchView(query, (data) => data.viewer?.keywordFilters, {
+    failed: (message) => (box.innerHTML = stateBox('error', `Couldn’t load your filters: ${escape(message)}`)),
+    show: (filters) => {
       box.innerHTML = filters.length
         ? `<p data-testid="filter-count">${plural(filters.length, 'filter')}</p><ul class="filters">${filters
             .map(
@@ -197,10 +189,7 @@ function passwordSection(state: App): void {
   const current = form.querySelector<HTMLInputElement>('#current-password')!;
   const next = form.querySelector<HTMLInputElement>('#new-password')!;
   const formError = form.querySelector<HTMLElement>('[data-testid="password-error"]')!;
-  const show = (input: HTMLInputElement, line: string, message: string) => {
-    form.querySelector(`#${line}`)!.textContent = message;
-    input.setAttribute('aria-invalid', String(Boolean(message)));
-  };
+  const show = (input: HTMLInputElement, line: string, message: string) => showFieldError(input, form.querySelector(`#${line}`)!, message);
   current.addEventListener('input', () => show(current, 'current-error', ''));
   next.addEventListener('input', () => show(next, 'new-error', ''));
   form.addEventListener('submit', (event) => {
@@ -235,12 +224,7 @@ function sessionsSection(state: App): void {
   const button = app.querySelector<HTMLButtonElement>('[data-testid="log-out-everywhere"]')!;
   const errorLine = app.querySelector<HTMLElement>('[data-testid="sessions-error"]')!;
   button.addEventListener('click', () => {
-    if (!button.dataset.confirming) {
-      button.dataset.confirming = 'yes';
-      button.textContent = 'Sign out every device? Click again';
-      button.classList.add('danger');
-      return;
-    }
+    if (!confirmedTwice(button, 'Sign out every device? Click again')) return;
     state.ending = true;
     void busy(button, async () => {
       try {

@@ -1,7 +1,7 @@
 /** Signing in and signing up: one form, field errors that say what to type instead. */
 import { anonymousClient, errorCode, errorMessage } from '../api.js';
 import { LOG_IN, SIGN_UP, type Author } from '../operations.js';
-import { account, apiUrl, app, busy, nav } from '../shell.js';
+import { account, apiUrl, app, busy, nav, showFieldError } from '../shell.js';
 import { escape } from '../ui.js';
 
 export const tokenKey = 'feed.token';
@@ -59,15 +59,12 @@ export function showSignIn(options: SignInOptions, signedIn: (token: string, use
     clearErrors();
   };
   const clearErrors = () => {
-    for (const field of fields) showFieldError(field, '');
+    for (const field of fields) showError(field, '');
     form.querySelector('.form-error')!.textContent = '';
   };
-  const showFieldError = (field: Field, message: string) => {
-    form.querySelector(`#${field}-error`)!.textContent = message;
-    input(field).setAttribute('aria-invalid', String(Boolean(message)));
-  };
+  const showError = (field: Field, message: string) => showFieldError(input(field), form.querySelector(`#${field}-error`)!, message);
   for (const tab of app.querySelectorAll<HTMLButtonElement>('.tab')) tab.addEventListener('click', () => setMode(tab.dataset.mode as Mode));
-  for (const field of fields) input(field).addEventListener('input', () => showFieldError(field, ''));
+  for (const field of fields) input(field).addEventListener('input', () => showError(field, ''));
   setMode(mode);
   (options.handle ? input('password') : input('handle')).focus();
 
@@ -97,12 +94,12 @@ export function showSignIn(options: SignInOptions, signedIn: (token: string, use
         ['password', password.length < 8 ? `Too short: at least 8 characters (you have ${password.length}).` : ''],
       ];
       const first = problems.find(([, problem]) => problem);
-      for (const [field, problem] of problems) showFieldError(field, problem);
+      for (const [field, problem] of problems) showError(field, problem);
       if (first) return input(first[0]).focus();
     } else {
-      if (!handle) return (showFieldError('handle', 'Enter your handle.'), input('handle').focus());
-      if (/[A-Z]/.test(handle)) return (showFieldError('handle', handleProblem(handle)), input('handle').focus());
-      if (!password) return (showFieldError('password', 'Enter your password.'), input('password').focus());
+      if (!handle) return (showError('handle', 'Enter your handle.'), input('handle').focus());
+      if (/[A-Z]/.test(handle)) return (showError('handle', handleProblem(handle)), input('handle').focus());
+      if (!password) return (showError('password', 'Enter your password.'), input('password').focus());
     }
     void busy(submit, async () => {
       const anonymous = anonymousClient(apiUrl);
@@ -120,10 +117,10 @@ export function showSignIn(options: SignInOptions, signedIn: (token: string, use
         // Say which field to fix; keep what was typed.
         const message = errorMessage(error);
         const code = errorCode(error);
-        if (code === 'CONFLICT') showFieldError('handle', `${message}. Try another handle.`);
-        else if (/^Handle/i.test(message)) showFieldError('handle', message);
-        else if (/^Password/i.test(message)) showFieldError('password', message);
-        else if (/^Display name/i.test(message)) showFieldError('displayName', message);
+        if (code === 'CONFLICT') showError('handle', `${message}. Try another handle.`);
+        else if (/^Handle/i.test(message)) showError('handle', message);
+        else if (/^Password/i.test(message)) showError('password', message);
+        else if (/^Display name/i.test(message)) showError('displayName', message);
         else form.querySelector('.form-error')!.textContent = message;
         const invalid = form.querySelector<HTMLInputElement>('[aria-invalid="true"]');
         (invalid ?? (code === 'UNAUTHENTICATED' ? input('password') : null))?.focus();

@@ -1,8 +1,7 @@
 /** A thread: a post, what it replies to, and its replies, with a reply composer. */
-import { errorCode, errorMessage } from '../api.js';
 import { THREAD, type ThreadPost } from '../operations.js';
 import { composer, itemsOf, wireComposer, wirePostActions } from '../posts.js';
-import { app, busy, pageSize, type App } from '../shell.js';
+import { app, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { escape, plural, postHtml, renderKeyed, stateBox } from '../ui.js';
 
 export function showThread(state: App, id: string, replying: boolean): () => void {
@@ -26,10 +25,7 @@ export function showThread(state: App, id: string, replying: boolean): () => voi
     const report = (message: string) => (root.querySelector('[data-testid="error"]')!.textContent = message);
     wireComposer(state, root.querySelector<HTMLFormElement>('#reply-form')!, id, () => void query.refetch().catch(() => {}));
     wirePostActions(state, root, { rerender: render, onError: report });
-    root.querySelector('.sentinel')!.addEventListener('click', (event) => {
-      const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="more-replies"]');
-      if (button && post) void busy(button, () => query.fetchMore({ variables: { after: post!.replies.pageInfo.endCursor } }).catch((e) => report(errorMessage(e))));
-    });
+    wireOlder(root.querySelector('.sentinel')!, query, () => post?.replies.pageInfo.endCursor, report);
     if (replying) root.querySelector<HTMLTextAreaElement>('textarea')!.focus();
     built = true;
   };
@@ -50,24 +46,17 @@ export function showThread(state: App, id: string, replying: boolean): () => voi
     const replies = itemsOf(state, post.replies.edges);
     root.querySelector('[data-testid="replies-title"]')!.textContent = replies.length ? plural(post.replyCount, 'reply', 'replies') : 'No replies yet';
     renderKeyed(root.querySelector('[data-testid="replies"]')!, replies);
-    root.querySelector('.sentinel')!.innerHTML = post.replies.pageInfo.hasNextPage ? '<button class="quiet" data-testid="more-replies">More replies</button>' : '';
+    root.querySelector('.sentinel')!.innerHTML = post.replies.pageInfo.hasNextPage ? '<button class="quiet" data-testid="older">More replies</button>' : '';
   };
   state.onLive = render;
 
-  const watching = query.subscribe({
-    next: ({ data, error }) => {
-      if (error && !data?.post) {
-        if (errorCode(error) !== 'UNAUTHENTICATED') root.innerHTML = stateBox('error', `Couldn’t load this post: ${escape(errorMessage(error))}`);
-        return;
-      }
-      if (data && data.post === null) {
-        root.innerHTML = stateBox('empty', 'This post does not exist or was deleted. <a href="#/">Back to your timeline</a>');
-        return;
-      }
-      if (!data?.post) return;
-      post = data.post as ThreadPost;
+  const watching = watchView(query, (data) => data.post, {
+    show: (found) => {
+      post = found;
       render();
     },
+    missing: () => (root.innerHTML = stateBox('empty', 'This post does not exist or was deleted. <a href="#/">Back to your timeline</a>')),
+    failed: (message) => (root.innerHTML = stateBox('error', `Couldn’t load this post: ${escape(message)}`)),
   });
   return () => watching.unsubscribe();
 }
