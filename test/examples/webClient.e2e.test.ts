@@ -1,96 +1,26 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveWebClient, type WebClientServer } from '../../examples/web/server.js';
-import { startTestApp, testDatabaseUri, type TestApp } from '../support/testApp.js';
+import { describe, expect, it } from 'vitest';
+import { serveWebClient } from '../../examples/web/server.js';
+import { startTestApp, testDatabaseUri } from '../support/testApp.js';
+import { closeAll, layoutWidth, phone, postWith, shot, texts, useWebClient, patience } from './webClientHarness.js';
 
 // Browser globals the page callbacks use; this file compiles without the DOM library.
 declare const localStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
 declare const sessionStorage: typeof localStorage;
 
-/** Debian's Chromium; Playwright's own browser downloads are out of reach here. */
-const chromiumPath = '/usr/bin/chromium';
-const patience = { timeout: 15_000 };
-/** Each journey's last screen, for review (not committed). */
-const screenshots = join(dirname(fileURLToPath(import.meta.url)), 'screenshots');
-
-interface Person {
-  page: Page;
-  context: BrowserContext;
-  handle: string;
-  token: string;
-}
-
 /**
  * The reference web client in a real browser, one journey per test, asserting what a person sees:
  * text on screen, counts, and whether buttons can be pressed. Two browser contexts stand for two
- * people where a journey needs both.
+ * people where a journey needs both. This file: signing in, the home timeline, posts and threads,
+ * profiles and filters; webClientPeople and webClientReading hold the rest.
  */
 describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
-  let app: TestApp;
-  let web: WebClientServer;
-  let browser: Browser;
-  /** Responses of 400 and up from the web client's own origin (a missing favicon, say). */
-  const missing: string[] = [];
-
-  beforeAll(async () => {
-    if (!existsSync(chromiumPath)) {
-      throw new Error(`This test drives Debian's Chromium at ${chromiumPath}: install it with  apt-get update && apt-get install -y chromium`);
-    }
-    mkdirSync(screenshots, { recursive: true });
-    [app, browser] = await Promise.all([
-      startTestApp(),
-      chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] }),
-    ]);
-    web = await serveWebClient(app.url, 0);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await web?.stop();
-    await app?.stop();
-  });
-
-  async function open(viewport = { width: 900, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ viewport });
-    const page = await context.newPage();
-    page.on('response', (response) => {
-      if (response.url().startsWith(web.url) && response.status() >= 400) missing.push(`${response.status()} ${response.url()}`);
-    });
-    return { context, page };
-  }
-
-  /** Signs a person up through the page, as a person does. */
-  async function person(handle: string, options: { displayName?: string; viewport?: { width: number; height: number } } = {}): Promise<Person> {
-    const { context, page } = await open(options.viewport);
-    await page.goto(web.url);
-    await page.getByTestId('tab-sign-up').click();
-    await page.getByLabel('Handle').fill(handle);
-    if (options.displayName) await page.getByLabel('Display name').fill(options.displayName);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByTestId('submit').click();
-    await page.getByTestId('me').waitFor(patience);
-    const token = (await page.evaluate(() => localStorage.getItem('feed.token')))!;
-    return { page, context, handle, token };
-  }
-
-  async function post(author: Person, text: string): Promise<string> {
-    const result = await app.gql<{ createPost: { id: string } }>('mutation ($text: String!) { createPost(text: $text) { id } }', { text }, author.token);
-    return result.data!.createPost.id;
-  }
-  async function follow(reader: Person, author: Person): Promise<void> {
-    await app.gql('mutation ($handle: String!) { follow(handle: $handle) { id } }', { handle: author.handle }, reader.token);
-  }
-  /** The texts of the home timeline's posts, top to bottom. */
-  const texts = (page: Page) => page.getByTestId('timeline').getByTestId('text').allTextContents();
-  const postWith = (page: Page, text: string) => page.getByTestId('post').filter({ has: page.getByTestId('text').getByText(text, { exact: true }) });
-  const shot = (page: Page, journey: string) => page.screenshot({ path: join(screenshots, `${journey}.png`) });
+  const h = useWebClient();
+  const { person, post, follow, open } = h;
   const countOf = (list: string[], text: string) => list.filter((shown) => shown === text).length;
 
   it('sign-up errors say what to fix and keep what was typed', async () => {
     const { page, context } = await open();
-    await page.goto(web.url);
+    await page.goto(h.web.url);
     await expect.poll(() => page.title()).toBe('Feed');
     await page.getByTestId('tab-sign-up').click();
     await page.getByLabel('Handle').fill('Alice');
@@ -105,7 +35,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     expect(await page.getByTestId('handle-error').textContent()).toBe('Only a–z, 0–9 and _ are allowed, not “.”.');
 
     // A taken handle: the server's answer lands on the handle field; the password stays.
-    await app.signUp('taken_name');
+    await h.app.signUp('taken_name');
     await page.getByLabel('Handle').fill('taken_name');
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByTestId('submit').click();
@@ -132,7 +62,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
         localStorage.setItem('feed.handle', 'someone');
       }
     });
-    await page.goto(web.url);
+    await page.goto(h.web.url);
     await page.getByTestId('sign-in').waitFor(patience);
     expect(await page.getByTestId('notice').textContent()).toBe('Your session has ended. Sign in again to continue.');
     expect(await page.getByLabel('Handle').inputValue()).toBe('someone');
@@ -143,10 +73,10 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     // its live connection (4403), and the page signs out by itself.
     const gone = await person('soon_gone');
     await gone.page.getByTestId('empty').waitFor(patience);
-    await app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, gone.token);
+    await h.app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, gone.token);
     await gone.page.getByTestId('sign-in').waitFor(patience);
     expect(await gone.page.getByTestId('notice').textContent()).toBe('Your session has ended. Sign in again to continue.');
-    await Promise.all([context.close(), gone.context.close()]);
+    await closeAll({ context }, gone);
   });
 
   it('posting: a double click creates one post, shown once, with the button disabled meanwhile', async () => {
@@ -164,7 +94,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     expect(await page.getByTestId('count').textContent()).toBe('1 post');
     // Time for a second request to have landed, had one been sent.
     await page.waitForTimeout(700);
-    const stored = await app.gql('{ user(handle: "poster") { posts { edges { node { text } } } } }', {}, author.token);
+    const stored = await h.app.gql('{ user(handle: "poster") { posts { edges { node { text } } } } }', {}, author.token);
     expect(stored.data.user.posts.edges).toHaveLength(1);
     expect(await texts(page)).toEqual(['only once, please']);
     expect(await page.getByTestId('new-post').getByTestId('compose').inputValue()).toBe('');
@@ -180,8 +110,8 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await expect.poll(() => texts(page), patience).toEqual(['typed and sent by keyboard', 'only once, please']);
     expect(await page.getByTestId('count').textContent()).toBe('2 posts');
     await shot(page, 'posting');
-    expect(missing).toEqual([]);
-    await author.context.close();
+    expect(h.missing).toEqual([]);
+    await closeAll(author);
   });
 
   it('a live post waits behind the pill, shows once when clicked, and once again after Refresh', async () => {
@@ -220,7 +150,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     expect(await reader.page.getByTestId('count').textContent()).toBe('3 posts');
     expect(await texts(writer.page)).toEqual(['second live post', 'fresh from the other browser', 'already there']);
     await shot(reader.page, 'live-refresh');
-    await Promise.all([writer.context.close(), reader.context.close()]);
+    await closeAll(writer, reader);
   });
 
   it('infinite scroll loads older posts until the end', async () => {
@@ -238,7 +168,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await expect.poll(() => reader.page.getByTestId('sentinel').textContent(), patience).toBe('You’re all caught up.');
     expect(await reader.page.getByTestId('count').textContent()).toBe('25 posts');
     await shot(reader.page, 'infinite-scroll');
-    await Promise.all([writer.context.close(), reader.context.close()]);
+    await closeAll(writer, reader);
   });
 
   it('like, repost and reply show their counts and the viewer’s state', async () => {
@@ -293,14 +223,14 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await home.getByTestId('like').click();
     await expect.poll(() => home.getByTestId('like').textContent(), patience).toBe('1');
     await shot(reader.page, 'like-repost-reply');
-    await Promise.all([writer.context.close(), reader.context.close()]);
+    await closeAll(writer, reader);
   });
 
   it('a thread shows the post, what it replies to, and its replies', async () => {
     const [asker, answerer] = await Promise.all([person('thread_asker'), person('thread_answerer', { displayName: 'Helpful Person' })]);
     const question = await post(asker, 'Which sorting algorithm?');
     for (const text of ['Merge sort', 'Timsort']) {
-      await app.gql('mutation ($text: String!, $replyTo: ID) { createPost(text: $text, replyTo: $replyTo) { id } }', { text, replyTo: question }, answerer.token);
+      await h.app.gql('mutation ($text: String!, $replyTo: ID) { createPost(text: $text, replyTo: $replyTo) { id } }', { text, replyTo: question }, answerer.token);
     }
     await asker.page.getByTestId('refresh').click();
     await postWith(asker.page, 'Which sorting algorithm?').getByTestId('open-thread').click();
@@ -317,7 +247,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await shot(asker.page, 'thread');
     await asker.page.goBack();
     await expect.poll(() => asker.page.getByTestId('main-post').getByTestId('text').textContent(), patience).toBe('Which sorting algorithm?');
-    await Promise.all([asker.context.close(), answerer.context.close()]);
+    await closeAll(asker, answerer);
   });
 
   it('delete asks first, Cancel keeps the post, and a confirmed delete leaves both pages', async () => {
@@ -346,14 +276,15 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await expect.poll(() => texts(reader.page), patience).toEqual([]);
     expect(await writer.page.getByTestId('count').textContent()).toBe('0 posts');
     expect(await reader.page.getByTestId('empty').isVisible()).toBe(true);
-    await Promise.all([writer.context.close(), reader.context.close()]);
+    await closeAll(writer, reader);
   });
 
   it('a profile: counts, follow and unfollow, mute, block', async () => {
     const [star, fan] = await Promise.all([person('star', { displayName: 'Stella Star' }), person('fan')]);
     await post(star, 'hello from the star');
-    await fan.page.getByTestId('open-handle').fill('@star');
-    await fan.page.getByTestId('open-profile').click();
+    await fan.page.getByRole('link', { name: 'Search' }).click();
+    await fan.page.getByTestId('search-input').fill('@star');
+    await fan.page.getByTestId('result').getByRole('link', { name: 'Stella Star' }).click();
     await expect.poll(() => fan.page.getByTestId('profile-name').textContent(), patience).toBe('Stella Star');
     expect(await fan.page.getByTestId('followers').textContent()).toBe('0 followers');
     expect(await fan.page.getByTestId('following').textContent()).toBe('0 following');
@@ -396,7 +327,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await fan.page.getByTestId('my-profile').click();
     await expect.poll(() => fan.page.getByTestId('profile-name').textContent(), patience).toBe('fan');
     expect(await fan.page.getByTestId('profile').getByText('This is you.').isVisible()).toBe(true);
-    await Promise.all([star.context.close(), fan.context.close()]);
+    await closeAll(star, fan);
   });
 
   it('a keyword filter hides a post until it is removed', async () => {
@@ -423,18 +354,17 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await reader.page.getByTestId('empty').waitFor(patience);
     await reader.page.getByRole('link', { name: 'Home' }).click();
     await expect.poll(() => texts(reader.page), patience).toEqual(['nothing to hide here', 'the ending has a big SPOILER']);
-    await Promise.all([writer.context.close(), reader.context.close()]);
+    await closeAll(writer, reader);
   });
 
   it('fits a phone-sized screen (375 px) without sideways scrolling', async () => {
-    const phone = { width: 375, height: 740 };
     const [writer, reader] = await Promise.all([person('phone_writer', { displayName: 'Mo Bile' }), person('phone_reader', { viewport: phone })]);
     await follow(reader, writer);
     await post(writer, 'A rather long post to see how text wraps on a small screen: supercalifragilisticexpialidocious_and_an_unbroken_token_that_goes_on');
     await post(writer, 'short one');
     await reader.page.getByTestId('refresh').click();
     await expect.poll(async () => (await texts(reader.page)).length, patience).toBe(2);
-    const width = () => reader.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+    const width = () => layoutWidth(reader.page);
     expect(await width()).toBeLessThanOrEqual(375);
     for (const name of ['Home', 'Profile', 'Settings']) expect(await reader.page.getByRole('link', { name }).isVisible()).toBe(true);
     expect(await reader.page.getByTestId('sign-out').isVisible()).toBe(true);
@@ -442,22 +372,41 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await postWith(reader.page, 'short one').getByTestId('open-thread').click();
     await reader.page.getByTestId('main-post').waitFor(patience);
     expect(await width()).toBeLessThanOrEqual(375);
-    await Promise.all([writer.context.close(), reader.context.close()]);
+
+    // Every page of the navigation, a search with results, and a list with a long name.
+    await h.as(reader, 'mutation { createList(name: "A list whose name is long enough to wrap") { id } }');
+    const pages: [string, string][] = [['Notifications', 'empty'], ['Bookmarks', 'empty'], ['Profile', 'profile-name'], ['Settings', 'filters'], ['Search', 'empty'], ['Lists', 'list-item']];
+    for (const [name, shown] of pages) {
+      await reader.page.getByRole('link', { name }).click();
+      await reader.page.getByTestId(shown).first().waitFor(patience);
+      expect(await width(), name).toBeLessThanOrEqual(375);
+    }
+    await reader.page.getByTestId('list-item').getByRole('link').click();
+    await reader.page.getByTestId('member-handle').waitFor(patience);
+    expect(await width()).toBeLessThanOrEqual(375);
+    await shot(reader.page, 'phone-list');
+    await reader.page.getByRole('link', { name: 'Search' }).click();
+    await reader.page.getByTestId('search-input').fill('phone');
+    await expect.poll(() => reader.page.getByTestId('result').count(), patience).toBe(2);
+    expect(await width()).toBeLessThanOrEqual(375);
+    await closeAll(writer, reader);
   });
 
   // Its screenshot (home-timeline.png) is the one docs/web-client.png shows.
-  it('shows a home timeline with display names, counts, a reply and the new-posts pill', async () => {
+  it('shows a home timeline with display names, counts, a reply, the new-posts pill, who to follow and the unread badge', async () => {
     const [ada, grace, alan] = await Promise.all([
       person('doc_ada', { displayName: 'Ada Lovelace' }),
-      person('doc_grace', { displayName: 'Grace Hopper' }),
+      person('doc_grace', { displayName: 'Grace Hopper', viewport: { width: 1200, height: 820 } }),
       person('doc_alan', { displayName: 'Alan Turing' }),
     ]);
+    await h.app.gql('mutation { signUp(handle: "doc_hedy", password: "correct horse battery", displayName: "Hedy Lamarr") { token } }');
     for (const [reader, author] of [[grace, ada], [grace, alan], [ada, grace], [alan, grace]] as const) await follow(reader, author);
+    for (const friend of [ada, alan]) await h.as(friend, 'mutation { follow(handle: "doc_hedy") { id } }');
     const engine = await post(ada, 'The Analytical Engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves.');
-    await app.gql('mutation ($id: ID!) { likePost(id: $id) { id } }', { id: engine }, alan.token);
+    await h.app.gql('mutation ($id: ID!) { likePost(id: $id) { id } }', { id: engine }, alan.token);
     const machines = await post(alan, 'Can machines think? I propose to consider the question.');
-    await app.gql('mutation ($id: ID!) { repost(id: $id) { id } }', { id: engine }, alan.token);
-    await app.gql('mutation ($text: String!, $replyTo: ID) { createPost(text: $text, replyTo: $replyTo) { id } }', { text: 'They already compile programs. Thinking is next.', replyTo: machines }, grace.token);
+    await h.app.gql('mutation ($id: ID!) { repost(id: $id) { id } }', { id: engine }, alan.token);
+    await h.app.gql('mutation ($text: String!, $replyTo: ID) { createPost(text: $text, replyTo: $replyTo) { id } }', { text: 'They already compile programs. Thinking is next.', replyTo: machines }, grace.token);
     await grace.page.reload();
     await expect.poll(async () => (await texts(grace.page)).includes('They already compile programs. Thinking is next.'), patience).toBe(true);
     await postWith(grace.page, 'Can machines think? I propose to consider the question.').getByTestId('like').click();
@@ -465,8 +414,12 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
     await grace.page.getByTestId('new-posts').waitFor(patience);
     for (const name of ['Ada Lovelace', 'Alan Turing']) expect(await grace.page.getByText(name).first().isVisible()).toBe(true);
     expect(await texts(grace.page)).not.toContain('A new post arrives live: the pill waits for you.');
+    // Beside the timeline: whom her follows follow, and the follows she has not seen yet.
+    expect(await grace.page.getByTestId('suggestion').locator('.name').allTextContents()).toEqual(['Hedy Lamarr']);
+    expect(await grace.page.getByTestId('reason').textContent()).toBe('Followed by Ada Lovelace and Alan Turing');
+    await expect.poll(() => grace.page.getByTestId('unread-badge').textContent(), patience).toBe('1');
     await shot(grace.page, 'home-timeline');
-    await Promise.all([ada.context.close(), grace.context.close(), alan.context.close()]);
+    await closeAll(ada, grace, alan);
   });
 
   it('reads the timeline over HTTP and WebSocket from an allowed origin, and is refused from another', async () => {
@@ -479,7 +432,7 @@ describe('the reference web client in Chromium', { timeout: 60_000 }, () => {
       const token = await production.signUp('crosser');
       await production.gql('mutation { createPost(text: "seen across origins") { id } }', {}, token);
       const tryFrom = async (origin: string) => {
-        const page = await (await browser.newContext()).newPage();
+        const page = await (await h.browser.newContext()).newPage();
         await page.goto(origin);
         return page.evaluate(
           async ({ url, token }) => {

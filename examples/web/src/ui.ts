@@ -1,5 +1,5 @@
-/** Small pieces of the page: escaping, plurals, relative times, avatars, and a post's markup. */
-import type { Author, Edge, Post } from './api.js';
+/** Small pieces of the page: escaping, plurals, relative times, avatars, icons, and a post's markup. */
+import type { Author, Edge, Post, Visibility } from './operations.js';
 
 export function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -49,14 +49,63 @@ export function profileLink(user: Author, content: string, className = ''): stri
   return `<a href="#/u/${encodeURIComponent(user.handle)}" class="${className}">${content}</a>`;
 }
 
+/** Someone in a list of people (search, suggestions, list members): avatar, names, bio, `extra` below, `action` beside. */
+export function personHtml(user: Author & { bio?: string | null }, extra = '', action = ''): string {
+  return `<div class="person" data-testid="person">
+    ${profileLink(user, avatar(user), 'avatar-link" tabindex="-1')}
+    <div class="person-body">
+      <div class="meta">${profileLink(user, escape(nameOf(user)), 'name')} <span class="handle">@${escape(user.handle)}</span></div>
+      ${user.bio ? `<p class="bio" data-testid="bio">${escape(user.bio)}</p>` : ''}
+      ${extra}
+    </div>
+    ${action}
+  </div>`;
+}
+
 /** Line icons drawn inline: emoji glyphs depend on the fonts a machine has. */
-const icon = (path: string, filled = false) =>
+export const icon = (path: string, filled = false) =>
   `<svg class="icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="${filled ? 'currentColor' : 'none'}" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="${path}"/></svg>`;
-const icons = {
+export const icons = {
   reply: 'M21 12a8 8 0 0 1-11.6 7.1L4 20l1.2-4.4A8 8 0 1 1 21 12z',
   repost: 'M17 2l3 3-3 3M4 11V9a4 4 0 0 1 4-4h12M7 22l-3-3 3-3M20 13v2a4 4 0 0 1-4 4H4',
   like: 'M12 20.5s-7.5-4.6-9.2-9.3C1.6 7.7 4 4.5 7.3 4.5c2 0 3.6 1.1 4.7 2.8 1.1-1.7 2.7-2.8 4.7-2.8 3.3 0 5.7 3.2 4.5 6.7-1.7 4.7-9.2 9.3-9.2 9.3z',
+  bookmark: 'M18 21l-6-4.5L6 21V5a2 2 0 0 1 2-2h8a2 2 0 0 1 2 2z',
+  lock: 'M6 11h12v10H6zM8.5 11V7.5a3.5 3.5 0 0 1 7 0V11',
+  at: 'M16 12a4 4 0 1 1-8 0 4 4 0 0 1 8 0zM16 8v5a3 3 0 0 0 6 0v-1a10 10 0 1 0-3.9 7.9',
+  follow: 'M15 20v-1.5a4 4 0 0 0-4-4H6a4 4 0 0 0-4 4V20M8.5 4a3.5 3.5 0 1 0 0 7 3.5 3.5 0 1 0 0-7zM19 8v6M16 11h6',
+  home: 'M3 11l9-8 9 8M5.5 9.5V21h5v-6h3v6h5V9.5',
+  bell: 'M18 9a6 6 0 0 0-12 0c0 7-3 8.5-3 8.5h18S18 16 18 9M13.7 21a2 2 0 0 1-3.4 0',
+  search: 'M11 4a7 7 0 1 0 0 14 7 7 0 1 0 0-14zM21 21l-4.6-4.6',
+  list: 'M8 6h13M8 12h13M8 18h13M3.5 6h.01M3.5 12h.01M3.5 18h.01',
+  user: 'M20 21v-1.5a4 4 0 0 0-4-4H8a4 4 0 0 0-4 4V21M12 3.5a4 4 0 1 0 0 8 4 4 0 1 0 0-8z',
+  settings: 'M4 21v-7M4 10V3M12 21v-9M12 8V3M20 21v-5M20 12V3M1 14h6M9 8h6M17 16h6',
 };
+
+/** Who may see a limited post, as its label and its longer explanation. */
+export const visibilityLabels: Record<Exclude<Visibility, 'PUBLIC'>, { label: string; title: string }> = {
+  FOLLOWERS: { label: 'Followers only', title: 'Only the author’s followers can see this post' },
+  MENTIONED: { label: 'Mentioned only', title: 'Only the accounts this post mentions can see it' },
+};
+
+// The server's mention rule (src/content/mentions.ts): `@` not inside a word or an e-mail address.
+const mentionPattern = /(?<![a-z0-9_@])@([a-z0-9_]+)(?![a-z0-9_@])/gi;
+
+/** A post's text, its `@handle`s of existing accounts (the API's `mentions`) as profile links. */
+export function textHtml(text: string, mentions: readonly Pick<Author, 'handle'>[]): string {
+  const known = new Set(mentions.map((user) => user.handle));
+  let html = '';
+  let from = 0;
+  for (const match of text.matchAll(mentionPattern)) {
+    const handle = match[1]!.toLowerCase();
+    if (!known.has(handle)) continue;
+    html += `${escape(text.slice(from, match.index))}<a href="#/u/${encodeURIComponent(handle)}" class="mention" data-testid="mention">@${escape(match[1]!)}</a>`;
+    from = match.index + match[0].length;
+  }
+  return html + escape(text.slice(from));
+}
+
+export const stateBox = (kind: 'loading' | 'empty' | 'error', text: string, retry = false) =>
+  `<div class="state ${kind}" data-testid="${kind}"${kind === 'error' ? ' role="alert"' : ''}>${text}${retry ? ' <button class="quiet small" data-retry>Try again</button>' : ''}</div>`;
 
 export interface PostOptions {
   me: string;
@@ -72,21 +121,27 @@ export function postHtml(edge: Pick<Edge, 'node' | 'repostedBy'>, options: PostO
   const thread = `#/p/${encodeURIComponent(post.id)}`;
   const when = `<time datetime="${escape(post.createdAt)}" data-at title="${escape(new Date(post.createdAt).toLocaleString())}">${relativeTime(post.createdAt)}</time>`;
   const confirming = options.confirming.has(post.id);
+  const id = escape(post.id);
+  // Only public posts can be reposted (the API answers FORBIDDEN), and never one's own.
+  const repostBlocked = mine ? ' disabled title="Your own post"' : post.visibility !== 'PUBLIC' ? ' disabled title="Only public posts can be reposted"' : '';
   const actions = confirming
     ? `<div class="confirm" role="group" aria-label="Confirm delete">
         <span>Delete this post for everyone?</span>
-        <button class="danger" data-action="confirm-delete" data-id="${escape(post.id)}" data-testid="confirm-delete">Delete</button>
-        <button class="quiet" data-action="cancel-delete" data-id="${escape(post.id)}" data-testid="cancel-delete">Cancel</button>
+        <button class="danger" data-action="confirm-delete" data-id="${id}" data-testid="confirm-delete">Delete</button>
+        <button class="quiet" data-action="cancel-delete" data-id="${id}" data-testid="cancel-delete">Cancel</button>
       </div>`
     : `<div class="actions">
-        <button class="action" data-action="reply" data-id="${escape(post.id)}" data-testid="reply" aria-label="Reply, ${plural(post.replyCount, 'reply', 'replies')}">${icon(icons.reply)}<span class="n">${post.replyCount}</span></button>
-        <button class="action${post.viewerHasReposted ? ' on' : ''}" data-action="${post.viewerHasReposted ? 'undo-repost' : 'repost'}" data-id="${escape(post.id)}" data-testid="repost"
-          aria-pressed="${post.viewerHasReposted}" aria-label="Repost, ${plural(post.repostCount, 'repost')}"${mine ? ' disabled title="Your own post"' : ''}>${icon(icons.repost)}<span class="n">${post.repostCount}</span></button>
-        <button class="action${post.viewerHasLiked ? ' on' : ''}" data-action="${post.viewerHasLiked ? 'unlike' : 'like'}" data-id="${escape(post.id)}" data-testid="like"
+        <button class="action" data-action="reply" data-id="${id}" data-testid="reply" aria-label="Reply, ${plural(post.replyCount, 'reply', 'replies')}">${icon(icons.reply)}<span class="n">${post.replyCount}</span></button>
+        <button class="action${post.viewerHasReposted ? ' on' : ''}" data-action="${post.viewerHasReposted ? 'undo-repost' : 'repost'}" data-id="${id}" data-testid="repost"
+          aria-pressed="${post.viewerHasReposted}" aria-label="Repost, ${plural(post.repostCount, 'repost')}"${repostBlocked}>${icon(icons.repost)}<span class="n">${post.repostCount}</span></button>
+        <button class="action${post.viewerHasLiked ? ' on' : ''}" data-action="${post.viewerHasLiked ? 'unlike' : 'like'}" data-id="${id}" data-testid="like"
           aria-pressed="${post.viewerHasLiked}" aria-label="Like, ${plural(post.likeCount, 'like')}">${icon(icons.like, post.viewerHasLiked)}<span class="n">${post.likeCount}</span></button>
-        ${mine ? `<button class="link" data-action="delete" data-id="${escape(post.id)}" data-testid="delete">Delete</button>` : ''}
+        <button class="action${post.viewerHasBookmarked ? ' on' : ''}" data-action="${post.viewerHasBookmarked ? 'unbookmark' : 'bookmark'}" data-id="${id}" data-testid="bookmark"
+          aria-pressed="${post.viewerHasBookmarked}" aria-label="Bookmark" title="${post.viewerHasBookmarked ? 'Remove from bookmarks' : 'Bookmark'}">${icon(icons.bookmark, post.viewerHasBookmarked)}</button>
+        ${mine ? `<button class="link" data-action="delete" data-id="${id}" data-testid="delete">Delete</button>` : ''}
       </div>`;
-  return `<article class="post${options.focus ? ' focus' : ''}" data-testid="post" data-id="${escape(post.id)}">
+  const limited = post.visibility === 'PUBLIC' ? null : visibilityLabels[post.visibility];
+  return `<article class="post${options.focus ? ' focus' : ''}" data-testid="post" data-id="${id}">
     ${edge.repostedBy ? `<div class="reposted" data-testid="reposted-by">${icon(icons.repost)} ${profileLink(edge.repostedBy, escape(nameOf(edge.repostedBy)))} reposted</div>` : ''}
     <div class="row">
       ${profileLink(post.author, avatar(post.author), 'avatar-link" tabindex="-1')}
@@ -96,9 +151,10 @@ export function postHtml(edge: Pick<Edge, 'node' | 'repostedBy'>, options: PostO
           <span class="handle">@${escape(post.author.handle)}</span>
           <span aria-hidden="true">·</span>
           ${options.focus ? when : `<a href="${thread}" class="when" data-testid="open-thread">${when}</a>`}
+          ${limited ? `<span class="visibility" data-testid="visibility" title="${limited.title}">${icon(post.visibility === 'MENTIONED' ? icons.at : icons.lock)}${limited.label}</span>` : ''}
         </div>
         ${post.replyTo ? `<div class="replying" data-testid="replying-to">replying to <a href="#/p/${encodeURIComponent(post.replyTo.id)}">@${escape(post.replyTo.author.handle)}</a></div>` : ''}
-        <p class="text" data-testid="text">${escape(post.text)}</p>
+        <p class="text" data-testid="text">${textHtml(post.text, post.mentions)}</p>
         ${actions}
       </div>
     </div>
