@@ -224,20 +224,20 @@ export class FollowPairs {
     const held = { _id: pair._id, 'lease.owner': owner };
     let followee: UserDocument | null = null;
     let counts: UserCounts[] = [];
-    let fresh = ownChange;
     for (;;) {
       const { want, v } = pair;
       let token: string | null = null;
-      if (pair.countChange && !fresh) {
-        // A change begun by a request that died: finished the careful way, one step at a time.
-        if (pair.counted === null) pair = await this.update(held, { $set: { counted: await this.edgeExists(pair.f, pair.t) } });
+      // Stored before any edge is written, so a replay reads what the edge was, not what this wrote.
+      if (pair.counted === null) pair = await this.update(held, { $set: { counted: await this.edgeExists(pair.f, pair.t) } });
+      if (pair.countChange && !ownChange) {
+        // A change begun by a request that died (a later round finds none: the round before it
+        // removed it), finished the careful way, one step at a time.
         await this.writeEdges(pair.f, pair.t, want);
         pair = await this.settleCounts(pair, held, want);
         await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
       } else {
         ({ pair, followee, counts, token } = await this.applyWish(pair, held, want, effects));
       }
-      fresh = false;
       const finished = await this.pairs.findOneAndUpdate(
         { ...held, v },
         { $set: { applied: v, counted: want, dirty: false, lease: null, updatedAt: new Date() }, $unset: { countChange: '' } },
@@ -274,10 +274,6 @@ export class FollowPairs {
     let followee: UserDocument | null = null;
     let follower: Pick<UserDocument, '_id' | 'followerCount' | 'followingCount' | 'countVersion'> | null = null;
     let token: string | null = null;
-    if (pair.counted === null) {
-      // Stored before any edge is written, so a replay reads what the edge was, not what this wrote.
-      pair = await this.update(held, { $set: { counted: await this.edgeExists(pair.f, pair.t) } });
-    }
     if (pair.counted === want) {
       // The counts already include the pair exactly when `want` says; the finishing write drops
       // the recorded change, and a replay finds it needless too.
@@ -286,7 +282,7 @@ export class FollowPairs {
       let change = pair.countChange;
       if (change?.delta !== (want ? 1 : -1)) {
         change = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false };
-        pair = await this.update(held, { $set: { counted: pair.counted, countChange: change } });
+        pair = await this.update(held, { $set: { countChange: change } });
       }
       const { delta } = change;
       token = change.token;
