@@ -143,7 +143,7 @@ export class NotificationGroups {
    */
   private async finishChange(member: MemberDocument, owner: string, { release }: { release: boolean }): Promise<MemberDocument> {
     const { token, from, to, at, r, p } = member.change!;
-    const [left, joined] = await Promise.all([from ? this.countOnce(from, token, -1) : null, to ? this.join(to, token, at, r, p) : null]);
+    const [left, joined] = await Promise.all([from ? this.countOnce(from, token, null) : null, to ? this.countOnce(to, token, { at, recipient: r, postId: p }) : null]);
     const settled = await this.settle(member, owner, release);
     // A replay finds its count already moved: it still finishes the group.
     const leftGroup = from ? (left ?? (await this.groups.findOne({ _id: from }, { projection: groupState }))) : null;
@@ -169,31 +169,18 @@ export class NotificationGroups {
     return this.held(member._id, owner, { $set: { g: to, r, ...(p ? { p } : {}), ...(release ? { lease: null } : {}) }, $unset: { change: '' } });
   }
 
-  /** The group's count moves once for this token; the group as it is then (null when there is none). */
-  private countOnce(groupKey: string, token: string, delta: 1 | -1): Promise<GroupState | null> {
-    return this.groups.findOneAndUpdate(
-      { _id: groupKey, tk: { $ne: token } },
-      { $inc: { n: delta, v: 1 }, $push: { tk: token } },
-      { returnDocument: 'after', projection: groupState },
-    );
-  }
-
   /**
-   * The group's count goes up once for this token; a new group starts here. Returns the group as
-   * it is then, or null when it already held the token (the change was applied before a crash).
+   * The group's count moves once for this token; joining, a new group starts here. Returns the
+   * group as it is then, or null when it already held the token (the change was applied before a
+   * crash) or, leaving, there is no such group.
    */
-  private async join(groupKey: string, token: string, at: Date, recipient: string, postId: ObjectId | null): Promise<GroupState | null> {
-    const kind = groupKind[groupKey[0]!]!;
+  private async countOnce(groupKey: string, token: string, joining: { at: Date; recipient: string; postId: ObjectId | null } | null): Promise<GroupState | null> {
+    const start = joining && { $max: { at: joining.at }, $setOnInsert: { r: joining.recipient, k: groupKind[groupKey[0]!]!, a: [], ...(joining.postId ? { p: joining.postId } : {}) } };
     try {
       return await this.groups.findOneAndUpdate(
         { _id: groupKey, tk: { $ne: token } },
-        {
-          $inc: { n: 1, v: 1 },
-          $max: { at },
-          $push: { tk: token },
-          $setOnInsert: { r: recipient, k: kind, a: [], ...(postId ? { p: postId } : {}) },
-        },
-        { upsert: true, returnDocument: 'after', projection: groupState },
+        { $inc: { n: joining ? 1 : -1, v: 1 }, $push: { tk: token }, ...start },
+        { upsert: joining !== null, returnDocument: 'after', projection: groupState },
       );
     } catch (error) {
       // The group holds the token already: this change was applied before a crash.
