@@ -1,6 +1,6 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
-import type { UserCounts } from '../records/users.js';
+import { withoutCounts, type UserCounts } from '../records/users.js';
 import type { ChangeEvent } from './events.js';
 
 /**
@@ -43,9 +43,8 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       // Both users' counts (in place where the event carries them), the follower's list of whom
       // they follow, and their timeline, which the follow's own timeline work changed.
       const counts = event.counts ?? [];
-      const counted = new Set(counts.map(({ handle }) => handle));
       if (counts.length > 0) held.applyCounts(counts);
-      held.forgetUsers({ users: [event.followerId, event.followeeId].filter((handle) => !counted.has(handle)), following: [event.followerId] });
+      held.forgetUsers({ users: withoutCounts([event.followerId, event.followeeId], counts), following: [event.followerId] });
       held.forgetTimelines([event.followerId]);
       return;
     }

@@ -9,7 +9,7 @@ import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
-import { assertHandle, searchableName, toUserRecord, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
+import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
@@ -148,8 +148,7 @@ export class UserGraphService {
   /** What this process holds after a follow or unfollow: fresh counts in place, the follow list forgotten. */
   private settled(followerId: string, followeeId: string, counts: readonly UserCounts[]): void {
     this.applyCounts(counts);
-    const counted = new Set(counts.map(({ handle }) => handle));
-    this.invalidate({ users: [followerId, followeeId].filter((handle) => !counted.has(handle)), following: [followerId] });
+    this.invalidate({ users: withoutCounts([followerId, followeeId], counts), following: [followerId] });
   }
 
   /** Everyone `handle` follows, from the covered `{ _f, _t }` index, held in this process. */

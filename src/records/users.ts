@@ -104,6 +104,10 @@ export const toUserCounts = (doc: Pick<UserDocument, '_id' | 'followerCount' | '
   version: doc.countVersion ?? 0,
 });
 
+/** Of `handles`, those whose counts `counts` does not carry: what a follow leaves to read again. */
+export const withoutCounts = (handles: readonly string[], counts: readonly UserCounts[]): string[] =>
+  handles.filter((handle) => !counts.some((carried) => carried.handle === handle));
+
 export interface HandlePage {
   handles: string[];
   hasMore: boolean;
