@@ -100,6 +100,22 @@ export function forget(state: App, id: string): void {
 }
 
 /** A destructive button asks once more: its first press only turns it into `question`. */
+/**
+ * The parts below a paged view's head, as each view renders them: the error line (and `report`,
+ * which writes it), the status box, the list (by its test id) and the sentinel that loads more.
+ */
+export function pagedParts(listTestId: string) {
+  const find = <T extends HTMLElement = HTMLElement>(selector: string) => app.querySelector<T>(selector)!;
+  const errorLine = find('[data-testid="error"]');
+  return {
+    list: find<HTMLOListElement>(`[data-testid="${listTestId}"]`),
+    status: find('[data-testid="status"]'),
+    more: find('.sentinel'),
+    errorLine,
+    report: (message: string) => (errorLine.textContent = message),
+  };
+}
+
 export function confirmedTwice(button: HTMLButtonElement, question: string): boolean {
   if (button.dataset.confirming) return true;
   button.dataset.confirming = 'yes';

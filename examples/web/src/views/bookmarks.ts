@@ -1,7 +1,7 @@
 /** Bookmarks: the posts one kept, most recently bookmarked first. */
 import { BOOKMARKS, type BookmarksData } from '../operations.js';
 import { itemsOf, wirePostActions } from '../posts.js';
-import { app, pageSize, watchView, wireOlder, type App } from '../shell.js';
+import { app, pageSize, pagedParts, watchView, wireOlder, type App } from '../shell.js';
 import { escape, plural, renderKeyed, stateBox } from '../ui.js';
 
 export function showBookmarks(state: App): () => void {
@@ -12,12 +12,8 @@ export function showBookmarks(state: App): () => void {
     <div data-testid="status">${stateBox('loading', 'Loading bookmarks…')}</div>
     <ol class="timeline" data-testid="timeline"></ol>
     <div class="sentinel"></div>`;
-  const list = app.querySelector<HTMLOListElement>('[data-testid="timeline"]')!;
-  const status = app.querySelector<HTMLElement>('[data-testid="status"]')!;
+  const { list, status, more, report } = pagedParts('timeline');
   const count = app.querySelector<HTMLElement>('[data-testid="count"]')!;
-  const more = app.querySelector<HTMLElement>('.sentinel')!;
-  const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
-  const report = (message: string) => (errorLine.textContent = message);
   const query = state.client.watchQuery<BookmarksData>({ query: BOOKMARKS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
   let page: NonNullable<BookmarksData['viewer']>['bookmarks'] | null = null;
   /** Unbookmarked here: they leave this page at once, though the cached page still holds them. */

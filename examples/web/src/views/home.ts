@@ -5,7 +5,7 @@
 import { errorCode, errorMessage } from '../api.js';
 import { MARK_TIMELINE_READ, TIMELINE_MARKER, type TimelineData } from '../operations.js';
 import { composer, itemsOf, wireComposer, wirePostActions } from '../posts.js';
-import { announce, app, busy, pageSize, showOnTop, type App } from '../shell.js';
+import { announce, app, busy, pagedParts, pageSize, showOnTop, type App } from '../shell.js';
 import { escape, plural, renderKeyed, stateBox } from '../ui.js';
 import { mountSuggestions } from './suggestions.js';
 
@@ -26,14 +26,10 @@ export function showHome(state: App): () => void {
       <ol class="timeline" data-testid="timeline"></ol>
       <div id="sentinel" class="sentinel" data-testid="sentinel"></div>
     </div>`;
-  const list = app.querySelector<HTMLOListElement>('.timeline')!;
-  const status = app.querySelector<HTMLElement>('[data-testid="status"]')!;
-  const sentinel = app.querySelector<HTMLElement>('#sentinel')!;
+  const { list, status, more: sentinel, report } = pagedParts('timeline');
   const count = app.querySelector<HTMLElement>('[data-testid="count"]')!;
   const pill = app.querySelector<HTMLButtonElement>('.pill')!;
   const refresh = app.querySelector<HTMLButtonElement>('#refresh')!;
-  const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
-  const report = (message: string) => (errorLine.textContent = message);
   const unreadCount = app.querySelector<HTMLElement>('[data-testid="unread-count"]')!;
   let latest: TimelineData['timeline'] | null = null;
   let loadingOlder = false;

@@ -19,7 +19,7 @@ import {
   type ListSummary,
 } from '../operations.js';
 import { itemsOf, wirePostActions } from '../posts.js';
-import { announce, app, busy, confirmedTwice, pageSize, watchView, wireOlder, type App } from '../shell.js';
+import { announce, app, busy, confirmedTwice, pagedParts, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { escape, personHtml, plural, renderKeyed, stateBox } from '../ui.js';
 
 const members = (count: number) => plural(count, 'member');
@@ -93,11 +93,7 @@ export function showList(state: App, id: string): () => void {
     <div class="sentinel"></div>`;
   const head = app.querySelector<HTMLElement>('[data-testid="list-head"]')!;
   const pill = app.querySelector<HTMLButtonElement>('.pill')!;
-  const status = app.querySelector<HTMLElement>('[data-testid="status"]')!;
-  const timeline = app.querySelector<HTMLOListElement>('[data-testid="timeline"]')!;
-  const more = app.querySelector<HTMLElement>('.sentinel')!;
-  const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
-  const report = (message: string) => (errorLine.textContent = message);
+  const { list: timeline, status, more, report } = pagedParts('timeline');
   const query = state.client.watchQuery<{ list: ListPage | null }>({ query: LIST, variables: { id, first: pageSize }, fetchPolicy: 'cache-and-network' });
   const memberQuery = state.client.watchQuery<{ list: ListMembers | null }>({ query: LIST_MEMBERS, variables: { id }, fetchPolicy: 'network-only' });
   let list: ListPage | null = null;

@@ -5,7 +5,7 @@
  */
 import { errorMessage } from '../api.js';
 import { MARK_NOTIFICATIONS_READ, NOTIFICATIONS, type Notification, type NotificationEdge, type NotificationsData } from '../operations.js';
-import { app, pageSize, watchView, wireOlder, type App } from '../shell.js';
+import { app, pageSize, pagedParts, watchView, wireOlder, type App } from '../shell.js';
 import { avatar, escape, icon, icons, nameOf, profileLink, relativeTime, renderKeyed, stateBox } from '../ui.js';
 
 const kinds = {
@@ -49,10 +49,7 @@ export function showNotifications(state: App): () => void {
     <div data-testid="status">${stateBox('loading', 'Loading notifications…')}</div>
     <ol class="notifications" data-testid="notifications"></ol>
     <div class="sentinel"></div>`;
-  const list = app.querySelector<HTMLOListElement>('[data-testid="notifications"]')!;
-  const status = app.querySelector<HTMLElement>('[data-testid="status"]')!;
-  const more = app.querySelector<HTMLElement>('.sentinel')!;
-  const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
+  const { list, status, more, errorLine } = pagedParts('notifications');
   const query = state.client.watchQuery<NotificationsData>({ query: NOTIFICATIONS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
   let page: NotificationsData['notifications'] | null = null;
   let markedUpTo = '';
