@@ -217,7 +217,7 @@ function forgetWhatChangesMakeStale(
   const { content, graph, readerFilters, backend } = held;
   changes.listen((event) =>
     forgetStale(event, {
-      forgetOutboxes: (authorIds) => content.forgetOutboxes(authorIds),
+      forgetOutboxes: (authorIds, change) => content.outboxesChanged(authorIds, change),
       forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
       forgetUsers: (change) => graph.invalidate(change),
       applyCounts: (counts) => graph.applyCounts(counts),

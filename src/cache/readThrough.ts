@@ -10,6 +10,7 @@ export interface CacheStats {
   size: number;
   hits: number;
   misses: number;
+  /** Changes the cache was told of: entries dropped, or changed in place. */
   invalidations: number;
 }
 
@@ -88,10 +89,12 @@ export class ReadThroughCache<K extends string, V extends object> {
 
   /**
    * Replaces a held value with what `change` makes of it (nothing when `key` is not held). Loads in
-   * flight are discarded as by `invalidate`: they may have read the record before the change.
+   * flight are discarded as by `invalidate`: they may have read the record before the change. Counted
+   * with the invalidations: either way the cache was told of a change.
    */
   update(key: K, change: (value: V) => V): void {
     this.generation++;
+    this.invalidations++;
     const held = this.entries.get(key);
     if (held !== undefined) this.entries.set(key, change(held));
   }

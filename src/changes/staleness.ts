@@ -1,5 +1,6 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
+import type { PostRecord } from '../records/posts.js';
 import { withoutCounts, type UserCounts } from '../records/users.js';
 import type { ChangeEvent } from './events.js';
 
@@ -9,7 +10,11 @@ import type { ChangeEvent } from './events.js';
  * timelines. Each is a plain function, so this module knows none of the services that hold them.
  */
 export interface HeldRecords {
-  forgetOutboxes(authorIds: readonly string[]): void;
+  /**
+   * `change`, when the event says what it was: held outboxes take the post, or lose it, in place
+   * instead of being read again.
+   */
+  forgetOutboxes(authorIds: readonly string[], change?: OutboxChange): void;
   forgetPosts(postIds: readonly ObjectId[]): void;
   forgetUsers(change: { users: readonly string[]; following: readonly string[] }): void;
   /** Counts as a change left them: held users take them in place when they are newer. */
@@ -21,6 +26,9 @@ export interface HeldRecords {
   forgetLists(ownerIds: readonly string[]): void;
 }
 
+/** A post that entered or left its author's outbox. */
+export type OutboxChange = { added: PostRecord } | { removed: ObjectId };
+
 /**
  * The one place that says what each change makes stale. Every instance runs it for every event,
  * its own included (they come back through the bus), so what one instance changed no other keeps
@@ -30,12 +38,12 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
   switch (event.kind) {
     case 'postAdded':
       // The author's own timeline took the post in the same request: one announcement for both.
-      held.forgetOutboxes([event.post.authorId]);
+      held.forgetOutboxes([event.post.authorId], { added: event.post });
       held.forgetTimelines([event.post.authorId]);
       return;
     case 'postRemoved':
       held.forgetPosts([event.postId]);
-      held.forgetOutboxes([event.authorId]);
+      held.forgetOutboxes([event.authorId], { removed: event.postId });
       held.forgetTimelines([event.authorId]);
       return;
     case 'followed':

@@ -5,6 +5,7 @@
  * (Interactions), replies (ReplyCounts), each exactly once through PostCounters.
  */
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import type { OutboxChange } from '../changes/staleness.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 import {
   maxPostLength,
@@ -135,7 +136,7 @@ export class ContentService {
       if (!isDuplicateKeyError(error)) throw error;
       stored = false;
     }
-    this.outboxes.forget([post.authorId]);
+    this.outboxes.take(post);
     // A replay counts only a reply that is still marked as not yet counted.
     const uncounted = stored || (await this.content.countDocuments({ _id: post.id, _cq: true }, { limit: 1 })) > 0;
     if (counted && uncounted) await this.replyCounts.count(post.id, post.replyTo!.id);
@@ -150,7 +151,7 @@ export class ContentService {
     const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
     this.lookups.forgetPosts([id]);
     // Also when another caller deleted it first: this process may hold it all the same.
-    this.outboxes.forget([authorId]);
+    this.outboxes.drop(authorId, id);
     await this.replyCounts.uncountDeleted(id);
     return deleted;
   }
@@ -180,6 +181,13 @@ export class ContentService {
 
   forgetOutboxes(authorIds: Iterable<string>): void {
     this.outboxes.forget(authorIds);
+  }
+
+  /** Another instance's post change (or this one's, echoed): in place when it is known. */
+  outboxesChanged(authorIds: Iterable<string>, change?: OutboxChange): void {
+    if (!change) this.outboxes.forget(authorIds);
+    else if ('added' in change) this.outboxes.take(change.added);
+    else for (const authorId of authorIds) this.outboxes.drop(authorId, change.removed);
   }
 
   outboxStats() {

@@ -1,4 +1,5 @@
-import type { Collection } from 'mongodb';
+import { LRUCache } from 'lru-cache';
+import type { Collection, ObjectId } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
 import { byAuthors, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
@@ -30,10 +31,12 @@ const maxAuthors = 500;
  * (fanout on read, a returning reader's first pages, an account's own posts) is merged here instead of read from
  * `content`. A page the outboxes cannot answer exactly (past what they hold) is left to `content`.
  *
- * A new or deleted post drops its author's outbox here at once (ContentService), and in every
- * other instance through the `postAdded` and `postRemoved` live events (services.ts). Entries are
- * trusted for 10 s at most, a backstop for a post whose request died between storing it and
- * announcing it.
+ * A new or deleted post changes its author's outbox in place, here at once (ContentService) and in
+ * every other instance through the `postAdded` and `postRemoved` live events (services.ts), so no
+ * reader reads it again for a post. A post's two events may arrive in either order (its deletion
+ * raced its announcement): a post added after its removal was seen drops the outbox instead, to be
+ * read again. Entries are trusted for 10 s at most, a backstop for a post whose request died
+ * between storing it and announcing it.
  */
 export class Outboxes {
   private readonly cache = new ReadThroughCache<string, Outbox>('outboxes', {
@@ -41,6 +44,9 @@ export class Outboxes {
     ttlMs: heldCaches.outboxes.ttlMs,
     sized: { maxSize: heldCaches.outboxes.maxPosts, sizeOf: (outbox) => outbox.posts.length + 1 },
   });
+
+  /** `author|post id` of posts removed lately, so their late announcements are not taken in. */
+  private readonly removed = new LRUCache<string, true>({ max: 10_000, ttl: heldCaches.outboxes.ttlMs });
 
   constructor(private readonly content: Collection<ContentDocument>) {}
 
@@ -60,6 +66,23 @@ export class Outboxes {
 
   forget(authorIds: Iterable<string>): void {
     this.cache.invalidate(authorIds);
+  }
+
+  /** A stored post, into its author's outbox where one is held (only public posts enter one). */
+  take(post: PostRecord): void {
+    if (post.visibility !== 'PUBLIC') return;
+    const ids = post.repostOf ? [post.id, post.repostOf.id] : [post.id];
+    if (ids.some((id) => this.removed.has(removalKey(post.authorId, id)))) return this.forget([post.authorId]);
+    this.cache.update(post.authorId, (outbox) => withPost(outbox, { ...post, counts: null }));
+  }
+
+  /** A removed post or repost (by its own id or, for a repost, its original's) out of its author's outbox. */
+  drop(authorId: string, postId: ObjectId): void {
+    this.removed.set(removalKey(authorId, postId), true);
+    this.cache.update(authorId, (outbox) => ({
+      ...outbox,
+      posts: outbox.posts.filter((post) => !post.id.equals(postId) && !post.repostOf?.id.equals(postId)),
+    }));
   }
 
   stats() {
@@ -88,6 +111,25 @@ export class Outboxes {
     }
     return outboxes;
   }
+}
+
+const removalKey = (authorId: string, postId: ObjectId) => `${authorId}|${postId.toHexString()}`;
+
+/**
+ * The outbox with `post` in its place, newest first; the oldest held post goes when it is full,
+ * and marks the new floor. A post below the floor lies where the outbox says nothing, and one held
+ * already (its own announcement coming back) changes nothing.
+ */
+export function withPost(outbox: Outbox, post: PostRecord): Outbox {
+  if (outbox.floor && compareNewestFirst(post, outbox.floor) > 0) return outbox;
+  if (outbox.posts.some((held) => held.id.equals(post.id))) return outbox;
+  const posts = [...outbox.posts];
+  let index = 0;
+  while (index < posts.length && compareNewestFirst(posts[index]!, post) < 0) index++;
+  posts.splice(index, 0, post);
+  if (posts.length <= outboxLength) return { posts, floor: outbox.floor };
+  posts.length = outboxLength;
+  return { posts, floor: posts[outboxLength - 1]! };
 }
 
 /**
