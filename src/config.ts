@@ -12,7 +12,8 @@ export type TimelineContentMode = (typeof timelineContentModes)[number];
 /**
  * How live updates travel between server instances: `change-stream` (default) writes each event to
  * the `live_events` collection and every instance watches it (needs a replica set; a single-node one
- * is fine); `local` keeps events inside one process (one instance only, any MongoDB).
+ * is fine); `local` keeps events inside one process (one instance only, any MongoDB). Unset, a
+ * single server process that starts its own embedded database uses `local` (see main.ts).
  */
 export const liveEventModes = ['change-stream', 'local'] as const;
 export type LiveEventMode = (typeof liveEventModes)[number];
@@ -57,7 +58,7 @@ const environmentSchema = z.object({
   MAX_QUERY_COST_ANONYMOUS: integer(10, 10_000_000).default(1000),
   MAX_ALIASES: integer(0, 1000).default(20),
   MAX_MUTATIONS_PER_REQUEST: integer(1, 100).default(5),
-  LIVE_EVENTS: z.enum(liveEventModes).default('change-stream'),
+  LIVE_EVENTS: z.enum(liveEventModes).optional(),
   LIVE_EVENT_TTL_SECONDS: integer(60, 7 * 24 * 3600).default(3600),
   LIVE_CONNECTION_INIT_TIMEOUT_MS: integer(50, 60_000).default(3000),
   LIVE_MAX_CONNECTIONS_PER_USER: integer(1, 10_000).default(10),
@@ -156,6 +157,8 @@ export interface FanoutOptions {
 /** Live timeline updates over graphql-ws (see docs/live.md). */
 export interface LiveOptions {
   events: LiveEventMode;
+  /** Whether LIVE_EVENTS chose `events`; when it did not, the entry point may choose `local`. */
+  eventsChosen: boolean;
   /** How long `live_events` documents are kept (TTL index); only catching-up change streams need them. */
   eventTtlSeconds: number;
   /** A WebSocket that sends no `connection_init` within this time is closed (4408). */
@@ -313,7 +316,8 @@ function rateLimitsOptions(env: Environment): RateLimitOptions {
 
 function liveOptions(env: Environment): LiveOptions {
   return {
-    events: env.LIVE_EVENTS,
+    events: env.LIVE_EVENTS ?? 'change-stream',
+    eventsChosen: env.LIVE_EVENTS !== undefined,
     eventTtlSeconds: env.LIVE_EVENT_TTL_SECONDS,
     connectionInitTimeoutMs: env.LIVE_CONNECTION_INIT_TIMEOUT_MS,
     maxConnectionsPerUser: env.LIVE_MAX_CONNECTIONS_PER_USER,

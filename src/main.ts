@@ -24,7 +24,7 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
 async function serve(config: Config): Promise<void> {
   if (config.webConcurrency > 1 && cluster.isPrimary) return servePrimary(config);
   const { standIn, mongodbUri } = await databaseToServe(config);
-  const app = await startApp(config, { mongodbUri, logger }).catch(async (error: unknown) => {
+  const app = await startApp(standIn ? eventsForOwnDatabase(config) : config, { mongodbUri, logger }).catch(async (error: unknown) => {
     await standIn?.stop();
     throw error;
   });
@@ -80,6 +80,18 @@ async function databaseToServe(config: Config): Promise<{ standIn: StandIn | und
   const mongodbUri = `${standIn.uri}/${defaultDatabaseName}`;
   logger.info(`MONGODB_URI is not set: started the embedded MongoDB stand-in at ${mongodbUri} ${whereDataLives(config)}`);
   return { standIn, mongodbUri };
+}
+
+/**
+ * One server process on an embedded database it started itself is the only instance there is (the
+ * database listens on a port of its own choosing): its live events need not travel through the
+ * database, which saves a write and a change-stream read per change. LIVE_EVENTS=change-stream
+ * keeps them there for instances started against it by hand.
+ */
+function eventsForOwnDatabase(config: Config): Config {
+  if (config.live.eventsChosen || cluster.isWorker) return config;
+  logger.info('live events stay in this process (LIVE_EVENTS=local: it is the only server on its embedded database)');
+  return { ...config, live: { ...config.live, events: 'local' } };
 }
 
 async function db(config: Config): Promise<void> {
