@@ -21,7 +21,8 @@ export interface CacheStats {
  * change of the record triggers in this process and, through the live event stream, in every other.
  *
  * A load that overlaps an invalidation of any key is returned but not kept: it may have read the
- * document before the change that the invalidation announced.
+ * document before the change that the invalidation announced. Calls that miss a key while it is
+ * being loaded share that load, unless a change came between (it may predate the change).
  */
 export class ReadThroughCache<K extends string, V extends object> {
   private readonly entries: LRUCache<K, V>;
@@ -30,6 +31,8 @@ export class ReadThroughCache<K extends string, V extends object> {
   private invalidations = 0;
   /** Bumped by every invalidation; a load started under an older generation is not kept. */
   private generation = 0;
+  /** Loads under way, by key: a call missing the same key meanwhile waits for it instead of loading again. */
+  private readonly loading = new Map<K, { generation: number; value: Promise<V | undefined> }>();
 
   constructor(
     readonly name: string,
@@ -51,20 +54,44 @@ export class ReadThroughCache<K extends string, V extends object> {
   async getMany(keys: readonly K[], load: (missing: K[]) => Promise<Map<K, V>>, usable?: (value: V) => boolean): Promise<Map<K, V>> {
     const found = new Map<K, V>();
     const missing: K[] = [];
+    const joined: [K, Promise<V | undefined>][] = [];
     for (const key of keys) {
       const value = this.entries.get(key);
-      if (value === undefined || (usable && !usable(value))) missing.push(key);
-      else found.set(key, value);
+      if (value !== undefined && (!usable || usable(value))) {
+        found.set(key, value);
+        continue;
+      }
+      // A load of this key already under way since the last change answers this call too.
+      const loading = this.loading.get(key);
+      if (loading && loading.generation === this.generation && !usable) joined.push([key, loading.value]);
+      else missing.push(key);
     }
     this.hits += found.size;
-    this.misses += missing.length;
-    if (missing.length === 0) return found;
-    const generation = this.generation;
-    const loaded = await load(missing);
-    const keep = generation === this.generation;
-    for (const [key, value] of loaded) {
-      found.set(key, value);
-      if (keep) this.entries.set(key, value);
+    this.misses += missing.length + joined.length;
+    if (missing.length > 0) {
+      const generation = this.generation;
+      const loaded = load(missing);
+      const values = missing.map((key) => {
+        const value = loaded.then((map) => map.get(key));
+        // Its failure is this call's to throw; a call that joined it sees it too.
+        value.catch(() => undefined);
+        this.loading.set(key, { generation, value });
+        return [key, value] as const;
+      });
+      try {
+        const map = await loaded;
+        const keep = generation === this.generation;
+        for (const [key, value] of map) {
+          found.set(key, value);
+          if (keep) this.entries.set(key, value);
+        }
+      } finally {
+        for (const [key, value] of values) if (this.loading.get(key)?.value === value) this.loading.delete(key);
+      }
+    }
+    for (const [key, value] of joined) {
+      const loadedValue = await value;
+      if (loadedValue !== undefined) found.set(key, loadedValue);
     }
     return found;
   }
