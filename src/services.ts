@@ -134,7 +134,7 @@ export function createServices(db: Db, config: Config): Services {
   fanout = new Fanout(db, graph, feedState, content, backend, config.fanout, {
     [removeAccountKind]: (task, run) => accountRemoval!.handle(task, run),
     ...notifications.handlers,
-  });
+  }, notifications.batchHandlers);
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold, notifications });

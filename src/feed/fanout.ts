@@ -6,7 +6,7 @@ import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
 import { TaskQueue, type NewTask, type QueueStatus, type TaskDocument } from '../queue/taskQueue.js';
-import { RetryLater, TaskWorkers, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
+import { RetryLater, TaskWorkers, type BatchHandler, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
 
 export const fanoutCollection = 'fanout_tasks';
@@ -85,8 +85,12 @@ export class Fanout {
   private readonly stats: Collection<StatsDocument>;
   private workers: TaskWorkers | null = null;
   private readonly handlers: Record<string, TaskHandler>;
+  private readonly batchHandlers: Record<string, BatchHandler>;
 
-  /** `otherWork`: other durable background work that rides the same queue and workers (account deletion). */
+  /**
+   * `otherWork`: other durable background work that rides the same queue and workers (account
+   * deletion, notifications); `otherBatchWork`: those of its kinds whose claimed tasks run together.
+   */
   constructor(
     db: Db,
     private readonly graph: UserGraphService,
@@ -95,7 +99,12 @@ export class Fanout {
     private readonly backend: FeedBackend,
     readonly options: FanoutOptions,
     otherWork: Record<string, TaskHandler> = {},
+    otherBatchWork: Record<string, BatchHandler> = {},
   ) {
+    this.batchHandlers = {
+      ...otherBatchWork,
+      deliver: (tasks, run) => this.deliverEach(tasks as TaskDocument<FanoutPayload>[], run, { inline: true }),
+    };
     this.handlers = {
       ...otherWork,
       deliver: (task, run) => this.deliver(task as TaskDocument<FanoutPayload>, run),
@@ -130,7 +139,7 @@ export class Fanout {
       periodic: repairStalled,
       periodicMs: 2000,
       claimBatch: this.options.claimBatch,
-      batchHandlers: { deliver: (tasks, run) => this.deliverEach(tasks as TaskDocument<FanoutPayload>[], run, { inline: true }) },
+      batchHandlers: this.batchHandlers,
     });
     this.workers.start();
   }

@@ -1,4 +1,4 @@
-import { ObjectId, type Collection, type Db } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
 import { RetryLater } from '../queue/taskWorkers.js';
 import { maxActorsShown, type NotificationDocument, type NotificationKind } from '../records/notifications.js';
@@ -34,6 +34,13 @@ export interface MemberDocument {
   at: Date;
   lease: { owner: string; until: Date } | null;
   change?: { token: string; from: string | null; to: string | null; at: Date; r: string; p: ObjectId | null };
+}
+
+/** One actor of one subject to bring in line, among many handled together (NotificationGroups.reconcileMany). */
+export interface MemberRequest {
+  subject: GroupSubject;
+  actor: string;
+  at: Date;
 }
 
 /** What a rewrite of a group's actors needs to know of it. */
@@ -104,6 +111,52 @@ export class NotificationGroups {
     await this.finishChange(member, owner, { release: true });
   }
 
+  /**
+   * `reconcile` for many actors at once, each step one command for all of them: the leases, the
+   * truths (`truths`, in the requests' order), the changes recorded, the groups' counts, the
+   * members settled, then each touched group's newest actors. Returns the requests left for
+   * `reconcile` one by one: a member named twice, or one another worker holds or left a change on.
+   * When a step fails, the leases taken are given back first, so those runs need not wait for them
+   * to expire: a recorded change is finished by whoever takes the member next, as after a crash.
+   */
+  async reconcileMany<R extends MemberRequest>(requests: readonly R[], truths: (requests: R[]) => Promise<(GroupTarget | null)[]>): Promise<R[]> {
+    const owner = new ObjectId().toHexString();
+    const byMember = new Map<string, R>();
+    const left: R[] = [];
+    for (const request of requests) {
+      const _id = memberId(request.subject, request.actor);
+      if (byMember.has(_id)) left.push(request);
+      else byMember.set(_id, request);
+    }
+    try {
+      const held = await this.leaseMany(byMember, owner);
+      for (const [_id, request] of byMember) if (!held.has(_id)) left.push(request);
+      const members = [...held.values()];
+      const targets = await truths(members.map((member) => byMember.get(member._id)!));
+      const changed: MemberDocument[] = [];
+      const recording: AnyBulkWriteOperation<MemberDocument>[] = [];
+      members.forEach((member, index) => {
+        const { subject, at } = byMember.get(member._id)!;
+        const target = targets[index]!;
+        const wanted = target ? (member.g ?? groupId(subject, target, at)) : null;
+        const mine = { _id: member._id, 'lease.owner': owner };
+        if (wanted === member.g) {
+          recording.push(member.g === null ? { deleteOne: { filter: mine } } : { updateOne: { filter: mine, update: { $set: { lease: null } } } });
+          return;
+        }
+        const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
+        recording.push({ updateOne: { filter: mine, update: { $set: { change, ...(wanted ? { at } : {}) } } } });
+        changed.push({ ...member, change, ...(wanted ? { at } : {}) });
+      });
+      await this.allHeld(recording);
+      if (changed.length > 0) await this.finishChanges(changed, owner);
+      return left;
+    } catch (error) {
+      await this.members.updateMany({ _id: { $in: [...byMember.keys()] }, 'lease.owner': owner }, { $set: { lease: null } });
+      throw error;
+    }
+  }
+
   /** Every group about a post, and its members: the post is gone. */
   async forgetPost(postId: ObjectId): Promise<void> {
     await this.groups.deleteMany({ p: postId });
@@ -119,6 +172,81 @@ export class NotificationGroups {
   /** The actor's groups among `recipient`'s, for bringing them in line after a mute or block. */
   membershipsOf(actor: string, recipient: string): Promise<MemberDocument[]> {
     return this.members.find({ u: actor, r: recipient }).toArray();
+  }
+
+  /**
+   * The leases of many members in two commands (taken, then read); a member another worker holds,
+   * or that still records a change, is left out, for `reconcile` to handle.
+   */
+  private async leaseMany(requests: ReadonlyMap<string, MemberRequest>, owner: string): Promise<Map<string, MemberDocument>> {
+    const now = new Date();
+    const lease = { owner, until: new Date(now.getTime() + this.leaseMs) };
+    const taking: AnyBulkWriteOperation<MemberDocument>[] = [...requests].map(([_id, { actor }]) => ({
+      updateOne: {
+        filter: { _id, change: { $exists: false }, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        update: { $set: { lease }, $setOnInsert: { u: actor, g: null, at: now } },
+        upsert: true,
+      },
+    }));
+    try {
+      await this.members.bulkWrite(taking, { ordered: false });
+    } catch (error) {
+      // A member held, or with a change under way: its upsert meets the existing `_id`.
+      if (!onlyDuplicateKeys(error)) throw error;
+    }
+    const taken = await this.members.find({ _id: { $in: [...requests.keys()] }, 'lease.owner': owner }).toArray();
+    return new Map(taken.map((member) => [member._id, member]));
+  }
+
+  /** Writes that must all still hold their member's lease; one that missed means another worker took it over. */
+  private async allHeld(writes: AnyBulkWriteOperation<MemberDocument>[]): Promise<void> {
+    if (writes.length === 0) return;
+    const result = await this.members.bulkWrite(writes, { ordered: false });
+    if (result.matchedCount + result.deletedCount < writes.length) throw new RetryLater(10, 'lost the lease on a notification member to another worker');
+  }
+
+  /**
+   * `finishChange` for many members, whose leases it gives back: the groups' counts in one write
+   * and one read, the members settled in one write, then each touched group emptied or rewritten.
+   */
+  private async finishChanges(changed: readonly MemberDocument[], owner: string): Promise<void> {
+    const counting: AnyBulkWriteOperation<NotificationDocument>[] = [];
+    for (const member of changed) {
+      const { token, from, to, at, r, p } = member.change!;
+      if (from) counting.push({ updateOne: { filter: { _id: from, tk: { $ne: token } }, update: { $inc: { n: -1, v: 1 }, $push: { tk: token } } } });
+      if (to) {
+        const start = { $max: { at }, $setOnInsert: { r, k: groupKind[to[0]!]!, a: [], ...(p ? { p } : {}) } };
+        counting.push({ updateOne: { filter: { _id: to, tk: { $ne: token } }, update: { $inc: { n: 1, v: 1 }, $push: { tk: token }, ...start }, upsert: true } });
+      }
+    }
+    try {
+      await this.groups.bulkWrite(counting, { ordered: false });
+    } catch (error) {
+      // A group that holds the token already: this change was applied before a crash.
+      if (!onlyDuplicateKeys(error)) throw error;
+    }
+    const touched = [...new Set(changed.flatMap(({ change }) => [change!.from, change!.to].filter((key): key is string => key !== null)))];
+    const groups = new Map((await this.groups.find({ _id: { $in: touched } }, { projection: groupState }).toArray()).map((group) => [group._id, group]));
+    await this.allHeld(
+      changed.map((member) => {
+        const { to, r, p } = member.change!;
+        const mine = { _id: member._id, 'lease.owner': owner };
+        if (to === null) return { deleteOne: { filter: mine } };
+        return { updateOne: { filter: mine, update: { $set: { g: to, r, ...(p ? { p } : {}), lease: null }, $unset: { change: '' } } } };
+      }),
+    );
+    const settledTokens = new Set(changed.map(({ change }) => change!.token));
+    const joinedGroups = new Set(changed.map(({ change }) => change!.to).filter((key): key is string => key !== null));
+    await Promise.all(
+      touched.map(async (groupKey) => {
+        const group = groups.get(groupKey) ?? null;
+        if (!group) return;
+        // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
+        if (group.n <= 0 && !joinedGroups.has(groupKey)) return void (await this.groups.deleteOne({ _id: groupKey, n: { $lte: 0 } }));
+        const written = await this.refreshActors(groupKey, group, settledTokens);
+        if (written && joinedGroups.has(groupKey)) await this.joined(written);
+      }),
+    );
   }
 
   /** Takes the lease, creating the member document when there is none; null when another holds it. */
@@ -150,10 +278,10 @@ export class NotificationGroups {
     if (from && leftGroup) {
       // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
       if (leftGroup.n <= 0) await this.groups.deleteOne({ _id: from, n: { $lte: 0 } });
-      else await this.refreshActors(from, leftGroup, token);
+      else await this.refreshActors(from, leftGroup, new Set([token]));
     }
     if (to) {
-      const group = await this.refreshActors(to, joined, token);
+      const group = await this.refreshActors(to, joined, new Set([token]));
       if (group) await this.joined(group);
     }
     return settled;
@@ -192,10 +320,10 @@ export class NotificationGroups {
   /**
    * Rewrites the newest actors from the settled members, unless the group changed meanwhile, in
    * which case it reads again. `known` is the group as the caller's own write left it (saving a
-   * read), and `settledToken` a token the caller knows is finished. Returns the group as written
+   * read), and `settled` tokens the caller knows are finished. Returns the group as written
    * (null when it is gone).
    */
-  private async refreshActors(groupKey: string, known: GroupState | null, settledToken: string): Promise<NotificationDocument | null> {
+  private async refreshActors(groupKey: string, known: GroupState | null, settled: ReadonlySet<string>): Promise<NotificationDocument | null> {
     let group = known;
     for (;;) {
       group ??= await this.groups.findOne({ _id: groupKey }, { projection: groupState });
@@ -207,9 +335,9 @@ export class NotificationGroups {
           .sort({ at: -1 })
           .limit(maxActorsShown)
           .toArray(),
-        this.settledTokens(tokens.filter((token) => token !== settledToken)),
+        this.settledTokens(tokens.filter((token) => !settled.has(token))),
       ]);
-      if (tokens.includes(settledToken)) settledTokens.push(settledToken);
+      settledTokens.push(...tokens.filter((token) => settled.has(token)));
       const written = await this.groups.findOneAndUpdate(
         { _id: groupKey, v: group.v },
         { $set: { a: newest.map(({ u, at }) => ({ u, at })) }, $inc: { v: 1 }, ...(settledTokens.length ? { $pull: { tk: { $in: settledTokens } } } : {}) },
@@ -251,3 +379,10 @@ export class NotificationGroups {
 }
 
 const groupKind: Record<string, GroupedKind> = { l: 'LIKE', r: 'REPOST', f: 'FOLLOW' };
+
+/** A bulk write whose every failed operation met an existing `_id` (the rest were applied). */
+function onlyDuplicateKeys(error: unknown): boolean {
+  if (!(error instanceof MongoBulkWriteError)) return false;
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  return writeErrors.length > 0 && writeErrors.every(isDuplicateKeyError);
+}

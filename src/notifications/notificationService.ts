@@ -15,7 +15,7 @@ import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { NewTask, TaskDocument } from '../queue/taskQueue.js';
-import { RetryLater, type TaskHandler } from '../queue/taskWorkers.js';
+import { RetryLater, type BatchHandler, type TaskHandler } from '../queue/taskWorkers.js';
 import {
   toNotificationRecord,
   type NotificationDocument,
@@ -127,6 +127,11 @@ export class NotificationService {
     [notificationTaskKinds.relation]: (task) => this.relationChanged(task.payload as RelationPayload),
   };
 
+  /** Member tasks claimed together run as one piece of work (see NotificationGroups.reconcileMany). */
+  readonly batchHandlers: Record<string, BatchHandler> = {
+    [notificationTaskKinds.member]: (tasks) => this.reconcileMembers(tasks as TaskDocument<MemberPayload>[]),
+  };
+
   /** Likes' transitions queue their notification's task (see Interactions: replayed by its repair). */
   readonly likeEffects: InteractionEffects = {
     adding: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!, edge.d),
@@ -233,6 +238,35 @@ export class NotificationService {
     // Written, then checked: a post deleted meanwhile had its notifications removed before this wrote.
     const postId = (target as GroupTarget | null)?.postId;
     if (postId && !(await this.deps.content.lookups.exists(postId))) await this.groups.forgetPost(postId);
+  }
+
+  /** `reconcileMember` for many tasks; returns those left to run alone. */
+  private async reconcileMembers(tasks: TaskDocument<MemberPayload>[]): Promise<TaskDocument[]> {
+    const requests = tasks.map((task) => ({ task, subject: { kind: task.payload.kind, key: task.payload.key }, actor: task.payload.actor, at: new Date(task.payload.at) }));
+    let targets: (GroupTarget | null)[] = [];
+    const left = await this.groups.reconcileMany(requests, async (held) => (targets = await this.truths(held)));
+    // Written, then checked: a post deleted meanwhile had its notifications removed before this wrote.
+    const postIds = [...new Map(targets.flatMap((target) => (target?.postId ? [[target.postId.toHexString(), target.postId] as const] : []))).values()];
+    const stored = await Promise.all(postIds.map((postId) => this.deps.content.lookups.exists(postId)));
+    await Promise.all(postIds.filter((_, index) => !stored[index]).map((postId) => this.groups.forgetPost(postId)));
+    return left.map(({ task }) => task);
+  }
+
+  /** `truth` for many actors: the follows among them read in one query. */
+  private async truths(requests: readonly { subject: GroupSubject; actor: string }[]): Promise<(GroupTarget | null)[]> {
+    const followPairIds = requests.filter(({ subject }) => subject.kind === 'FOLLOW').map(({ subject, actor }) => `${actor} ${subject.key}`);
+    const followed = new Set(
+      followPairIds.length === 0
+        ? []
+        : (await this.deps.graph.pairs.pairs.find({ _id: { $in: followPairIds }, want: true }, { projection: { _id: 1 } }).toArray()).map((pair) => pair._id),
+    );
+    return Promise.all(
+      requests.map(async ({ subject, actor }) => {
+        if (subject.kind !== 'FOLLOW') return this.truth(subject, actor);
+        if (!followed.has(`${actor} ${subject.key}`) || !(await this.tells(subject.key, actor))) return null;
+        return { recipient: subject.key, postId: null };
+      }),
+    );
   }
 
   /** Whom the actor's like, repost or follow tells now: null when it does not exist or may not tell. */
