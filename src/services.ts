@@ -113,7 +113,7 @@ export function createServices(db: Db, config: Config): Services {
     db,
     content,
     options: config.timeline,
-    timelinesChanged: (userIds) => changes.publish(changed({ timelines: userIds })),
+    timelinesChanged: (userIds, edits) => changes.publish(changed({ timelines: userIds, ...(edits ? { edits } : {}) })),
   });
   // Account removal rides the fanout queue and removes through services built on it, so the queue
   // is given its handler here and the account removal is made below.
@@ -222,7 +222,7 @@ function forgetWhatChangesMakeStale(
       forgetUsers: (change) => graph.invalidate(change),
       applyCounts: (counts) => graph.applyCounts(counts),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
-      forgetTimelines: (userIds) => backend.forgetHeld(userIds),
+      forgetTimelines: (userIds, edits) => backend.forgetHeld(userIds, edits),
       forgetLists: (ownerIds) => graph.lists.forgetOwners(ownerIds),
     }),
   );

@@ -19,7 +19,15 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; _v?: ContentDocument['_v']; _to?: string[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
-  | { kind: 'changed'; users: string[]; filters: string[]; allFilters: boolean; timelines?: string[]; lists?: string[] }
+  | {
+      kind: 'changed';
+      users: string[];
+      filters: string[];
+      allFilters: boolean;
+      timelines?: string[];
+      lists?: string[];
+      edits?: { delivered?: { recipients: string[]; posts: ContentDocument[] }[]; removed?: ObjectId[] };
+    }
   | { kind: 'notificationAdded'; notification: NotificationRecord }
 );
 
@@ -40,8 +48,14 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
     case 'followed':
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId, ...(event.counts ? { counts: [...event.counts] } : {}) };
-    case 'changed':
-      return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists };
+    case 'changed': {
+      const { edits } = event;
+      const stored = edits && {
+        ...(edits.delivered ? { delivered: edits.delivered.map(({ recipients, posts }) => ({ recipients: [...recipients], posts: posts.map(toContentDocument) })) } : {}),
+        ...(edits.removed ? { removed: [...edits.removed] } : {}),
+      };
+      return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists, ...(stored ? { edits: stored } : {}) };
+    }
     case 'notificationAdded':
       return { at, kind: event.kind, notification: event.notification };
     default:
@@ -59,8 +73,15 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };
-    case 'changed':
-      return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [], lists: doc.lists ?? [] };
+    case 'changed': {
+      const edits = doc.edits && {
+        ...(doc.edits.delivered
+          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map((post) => ({ ...toPostRecord(post), counts: null })) })) }
+          : {}),
+        ...(doc.edits.removed ? { removed: doc.edits.removed } : {}),
+      };
+      return { kind: doc.kind, users: doc.users, filters: doc.filters, allFilters: doc.allFilters, timelines: doc.timelines ?? [], lists: doc.lists ?? [], ...(edits ? { edits } : {}) };
+    }
     case 'notificationAdded':
       return { kind: doc.kind, notification: doc.notification };
     default:

@@ -45,6 +45,17 @@ export interface StoredChange {
   timelines: string[];
   /** Owners whose lists changed (created, renamed, deleted, members added or removed). */
   lists: string[];
+  /** What the change to `timelines` was, when it is known: held copies take it in place. */
+  edits?: TimelineEdits;
+}
+
+/**
+ * Known edits of timelines: posts delivered to readers (the fanout's capped pushes), and posts
+ * taken out, which a delivery announced later must not bring back into a held copy.
+ */
+export interface TimelineEdits {
+  delivered?: { recipients: readonly string[]; posts: readonly PostRecord[] }[];
+  removed?: readonly ObjectId[];
 }
 
 /** Part of a StoredChange: what is not named did not change. */
@@ -58,6 +69,7 @@ export function fullChange(change: ChangeParts): StoredChange {
     allFilters: change.allFilters ?? false,
     timelines: [...(change.timelines ?? [])],
     lists: [...(change.lists ?? [])],
+    ...(change.edits ? { edits: change.edits } : {}),
   };
 }
 

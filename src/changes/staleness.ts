@@ -2,7 +2,7 @@ import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
 import type { PostRecord } from '../records/posts.js';
 import { withoutCounts, type UserCounts } from '../records/users.js';
-import type { ChangeEvent } from './events.js';
+import type { ChangeEvent, TimelineEdits } from './events.js';
 
 /**
  * What this process holds in front of MongoDB, by what a change can make stale: authors' outboxes
@@ -21,7 +21,8 @@ export interface HeldRecords {
   applyCounts(counts: readonly UserCounts[]): void;
   /** `all` when a change touched more readers' filters than it names (a deleted account). */
   forgetFilters(readerIds: readonly string[] | 'all'): void;
-  forgetTimelines(userIds: readonly string[]): void;
+  /** `edits`, when the event says what they were: held timelines take them in place. */
+  forgetTimelines(userIds: readonly string[], edits?: TimelineEdits): void;
   /** Owners' lists and their members (an unfollow empties a place in them too, through forgetUsers). */
   forgetLists(ownerIds: readonly string[]): void;
 }
@@ -37,14 +38,14 @@ export type OutboxChange = { added: PostRecord } | { removed: ObjectId };
 export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
   switch (event.kind) {
     case 'postAdded':
-      // The author's own timeline took the post in the same request: one announcement for both.
+      // The author's own timeline took a public post in the same request: one announcement for both.
       held.forgetOutboxes([event.post.authorId], { added: event.post });
-      held.forgetTimelines([event.post.authorId]);
+      held.forgetTimelines([event.post.authorId], event.post.visibility === 'PUBLIC' ? { delivered: [{ recipients: [event.post.authorId], posts: [event.post] }] } : undefined);
       return;
     case 'postRemoved':
       held.forgetPosts([event.postId]);
       held.forgetOutboxes([event.authorId], { removed: event.postId });
-      held.forgetTimelines([event.authorId]);
+      held.forgetTimelines([event.authorId], { removed: [event.postId] });
       return;
     case 'followed':
     case 'unfollowed': {
@@ -59,7 +60,7 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
     case 'changed':
       held.forgetUsers({ users: event.users, following: [] });
       held.forgetFilters(event.allFilters ? 'all' : event.filters);
-      held.forgetTimelines(event.timelines);
+      held.forgetTimelines(event.timelines, event.edits);
       held.forgetLists(event.lists);
       return;
     case 'notificationAdded':

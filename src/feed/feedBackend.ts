@@ -1,3 +1,4 @@
+import type { TimelineEdits } from '../changes/events.js';
 import type { PostRecord } from '../records/posts.js';
 import type { TimelineEntry } from './timelineEntry.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
@@ -69,14 +70,15 @@ export interface FeedBackend {
   /** Deletes the user's whole timeline: their account is gone. */
   dropTimeline(userId: string): Promise<void>;
   /**
-   * Another instance changed these users' timelines: drop what this process holds of them. Only
-   * the cache strategy holds any (see timelineCache.ts).
+   * Another instance changed these users' timelines: drop what this process holds of them, or,
+   * where `edits` say what changed, change it in place. Only the cache strategy holds any (see
+   * timelineCache.ts).
    */
-  forgetHeld(userIds: readonly string[]): void;
+  forgetHeld(userIds: readonly string[], edits?: TimelineEdits): void;
 }
 
 /**
  * Tells every instance, this one included, that these users' materialized timelines changed in
  * the database, after the change is stored (a `changed` live event).
  */
-export type TimelinesChanged = (userIds: readonly string[]) => Promise<void>;
+export type TimelinesChanged = (userIds: readonly string[], edits?: TimelineEdits) => Promise<void>;

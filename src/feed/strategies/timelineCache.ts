@@ -1,11 +1,13 @@
+import { LRUCache } from 'lru-cache';
 import type { Db, Filter } from 'mongodb';
 import { ReadThroughCache } from '../../cache/readThrough.js';
+import type { TimelineEdits } from '../../changes/events.js';
 import type { TimelineCacheOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../../content/position.js';
 import { isDuplicateKeyError } from '../../errors.js';
-import { nearestBeyond, pageFromNearest, toEntryDocument } from '../entries.js';
+import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from '../entries.js';
 import {
   aboveOldestOrWhole,
   entryOrder,
@@ -40,11 +42,13 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   /**
    * The caches this process read, held in front of MongoDB (the in-process L1 tier of a multi-tier
    * feed cache, as Weibo's feed architecture layers it), so a warm page makes no round trip.
-   * Every write to a cache below forgets it here at once and announces it to every other instance
+   * Every write to a cache below changes it here at once and announces it to every other instance
    * (`timelinesChanged`, a `changed` live event) once it is stored; a fanout sub-task whose process
-   * dies in between is retried by the queue, which announces again. Entries are trusted for 10 s at
-   * most: the backstop for a request that died between its write and the announcement, or an
-   * announcement lost in a database outage.
+   * dies in between is retried by the queue, which announces again. A delivery's announcement
+   * carries its posts, and held copies take them in place (`withDelivered`) instead of being read
+   * again; every other write makes them go. Entries are trusted for 10 s at most: the backstop for
+   * a request that died between its write and the announcement, or an announcement lost in a
+   * database outage.
    */
   private readonly held = new ReadThroughCache<string, HeldCache>('timeline caches', {
     max: 100_000,
@@ -52,6 +56,11 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     // Entries of embedded posts are the largest: at most about 100 MB at the longest texts.
     sized: { maxSize: 200_000, sizeOf: (held) => held.entries.length + 1 },
   });
+  /**
+   * Posts taken out of timelines lately: a delivery of one announced after its removal (the two
+   * announcements raced) makes the copies go instead of bringing the post back.
+   */
+  private readonly removedLately = new LRUCache<string, true>({ max: 10_000, ttl: 10_000 });
 
   constructor(
     db: Db,
@@ -63,8 +72,19 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     this.cacheReads = new CacheReads(this.timelines);
   }
 
-  override forgetHeld(userIds: readonly string[]): void {
-    this.held.invalidate(userIds);
+  override forgetHeld(userIds: readonly string[], edits?: TimelineEdits): void {
+    for (const postId of edits?.removed ?? []) this.removedLately.set(postId.toHexString(), true);
+    const delivered = edits?.delivered ?? [];
+    const inPlace = new Set<string>();
+    for (const { recipients, posts } of delivered) {
+      if (posts.some((post) => this.removedLately.has(post.id.toHexString()) || (post.repostOf && this.removedLately.has(post.repostOf.id.toHexString())))) continue;
+      const entries = posts.map((post) => toEntryDocument(post, this.options.content));
+      for (const userId of recipients) {
+        this.held.update(userId, (held) => withDelivered(held, entries, this.options.cacheSize));
+        inPlace.add(userId);
+      }
+    }
+    this.held.invalidate(inPlace.size === 0 ? userIds : userIds.filter((userId) => !inPlace.has(userId)));
   }
 
   cacheStats() {
@@ -81,16 +101,25 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   }
 
   /**
-   * Every write to caches goes through here: they are forgotten here at once and announced to every
-   * instance once the write is over, failed ones included (an unordered bulk write may have done
-   * part of its work).
+   * Every write to caches goes through here: what this process holds of them changes at once (in
+   * place when `edits` say how and the write went through), and every instance is told once the
+   * write is over, failed ones included (an unordered bulk write may have done part of its work).
    */
-  private async writing(userIds: readonly string[], write: () => Promise<unknown>, { announced }: Announced = { announced: false }): Promise<void> {
+  private async writing(
+    userIds: readonly string[],
+    write: () => Promise<unknown>,
+    { announced }: Announced = { announced: false },
+    edits?: TimelineEdits,
+  ): Promise<void> {
+    let done = false;
     try {
       await write();
+      done = true;
     } finally {
-      this.held.invalidate(userIds);
-      if (!announced) await this.timelinesChanged(userIds);
+      // A failed write may have done part of its work: copies go. A removal is remembered either way.
+      const known = done ? edits : edits?.removed && { removed: edits.removed };
+      this.forgetHeld(userIds, known);
+      if (!announced) await this.timelinesChanged(userIds, known);
     }
   }
 
@@ -246,12 +275,15 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   async removeFrom(recipients: readonly string[], post: PostPosition, options?: Announced): Promise<void> {
     const holders = { _id: { $in: [...recipients] }, '_c._id': post.id };
     const pull = { $pull: { _c: { _id: post.id } } };
-    await this.writing(recipients, () =>
-      this.timelines.bulkWrite([
-        { updateMany: { filter: { ...holders, [`_c.${this.options.cacheSize - 1}`]: { $exists: true } }, update: { ...pull, $unset: { _e: '' } } } },
-        { updateMany: { filter: holders, update: pull } },
-      ]),
+    await this.writing(
+      recipients,
+      () =>
+        this.timelines.bulkWrite([
+          { updateMany: { filter: { ...holders, [`_c.${this.options.cacheSize - 1}`]: { $exists: true } }, update: { ...pull, $unset: { _e: '' } } } },
+          { updateMany: { filter: holders, update: pull } },
+        ]),
       options,
+      { removed: [post.id] },
     );
   }
 
@@ -284,8 +316,31 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     );
     if (operations.length === 0) return;
     const recipients = [...new Set(deliveries.flatMap((delivery) => delivery.recipients))];
-    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), options);
+    const delivered = deliveries.map(({ recipients: to, posts }) => ({ recipients: to, posts }));
+    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), options, { delivered });
   }
 }
+
+/**
+ * A held copy with delivered entries in it, as the capped push leaves the document: an entry
+ * already there or below the oldest (unless the whole timeline is held and marked so) changes
+ * nothing; otherwise it goes in its place and the oldest beyond the cap go. A copy of only the
+ * newest entries keeps as many; an entry below them is not among them, wherever the document put it.
+ */
+export function withDelivered(held: HeldCache, delivered: readonly EntryDocument[], cacheSize: number): HeldCache {
+  let entries = held.cache._c;
+  for (const entry of delivered) {
+    if (entries.some((present) => present._id.equals(entry._id))) continue;
+    const oldest = entries[0];
+    const above = oldest !== undefined && compareNewestFirst(entryPosition(entry), entryPosition(oldest)) < 0;
+    if (!above && !(held.whole && held.cache._e !== undefined)) continue;
+    const kept = held.whole ? cacheSize : entries.length;
+    entries = [...entries, entry].sort((a, b) => compareNewestFirst(entryPosition(b), entryPosition(a))).slice(-kept);
+  }
+  if (entries === held.cache._c) return held;
+  return { cache: { ...held.cache, _c: entries }, entries: entries.map(fromEntryDocument), whole: held.whole };
+}
+
+const entryPosition = (entry: EntryDocument): PostPosition => ({ createdAt: entry._d, id: entry._id });
 
 type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
