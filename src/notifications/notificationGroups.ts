@@ -198,11 +198,14 @@ export class NotificationGroups {
     return new Map(taken.map((member) => [member._id, member]));
   }
 
-  /** Writes that must all still hold their member's lease; one that missed means another worker took it over. */
+  /**
+   * Writes that must all still hold their member's lease. One that missed found its member taken
+   * over by another worker, or gone with its post or recipient: the tasks run again, alone.
+   */
   private async allHeld(writes: AnyBulkWriteOperation<MemberDocument>[]): Promise<void> {
     if (writes.length === 0) return;
     const result = await this.members.bulkWrite(writes, { ordered: false });
-    if (result.matchedCount + result.deletedCount < writes.length) throw new RetryLater(10, 'lost the lease on a notification member to another worker');
+    if (result.matchedCount + result.deletedCount < writes.length) throw new RetryLater(10, 'a notification member changed hands or was removed meanwhile');
   }
 
   /**

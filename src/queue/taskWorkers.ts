@@ -167,8 +167,9 @@ export class TaskWorkers {
       lease.settled(finished);
       return [...left];
     } catch (error) {
-      // Each task gets its own run, with its own outcome (retry later, failure, dead).
-      this.options.logger.error(`fanout worker: a batch of ${tasks.length} tasks failed; running each alone`, error);
+      // Each task gets its own run, with its own outcome (retry later, failure, dead). A batch that
+      // cannot proceed yet is no failure: its tasks say so again when they run alone.
+      if (!(error instanceof RetryLater)) this.options.logger.error(`fanout worker: a batch of ${tasks.length} tasks failed; running each alone`, error);
       return tasks;
     }
   }
