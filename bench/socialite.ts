@@ -19,7 +19,7 @@ import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourAp
 import { benchDatabaseServer, loadGraph } from './prepare.js';
 import { describeEnvironment } from './report.js';
 import { freePort, processTreeCpuSeconds } from './serverProcess.js';
-import { FollowTracker, httpClient, namedMix, runTraffic, type MixName, type Operation, type Operations, type TrafficResult } from './traffic.js';
+import { FollowTracker, httpClient, namedMix, runTraffic, type MixName, type Operation, type Operations, type Send, type TrafficResult } from './traffic.js';
 
 /** Socialite's feed models that match this project's strategies. */
 const socialiteModels: Partial<Record<FeedStrategyName, string>> = {
@@ -141,6 +141,18 @@ async function main(): Promise<void> {
         `| ${theirs.reduce((sum, s) => sum + s.errors, 0)}, ${ours.reduce((sum, s) => sum + s.errors, 0)} |`,
     );
   }
+  if (options.mix === 'reads') {
+    console.log(`\nThe same pages from a bare node:http server (bench/bareServer.ts) that answers each request with the bytes this API answered it with, under the same traffic after this API's side of each round:\n`);
+    console.log('| strategy | bare node:http pages/s | this API pages/s | ours ÷ bare (median) | per round |');
+    console.log('|---|--:|--:|--:|---|');
+    for (const result of results) {
+      const ratios = result.rounds.map((round) => round.ours.perSecond / round.bare!.perSecond);
+      console.log(
+        `| ${result.strategy} | ${median(result.rounds.map((round) => round.bare!.perSecond)).toFixed(0)} | ${median(result.rounds.map((round) => round.ours.perSecond)).toFixed(0)} ` +
+          `| ${median(ratios).toFixed(2)}× | ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')} |`,
+      );
+    }
+  }
   if (options.mix !== 'reads') {
     console.log('\nPer operation, median of the rounds: operations per second, p50 / p99 ms, and the ratio of the operations per second (ours ÷ Socialite\'s):\n');
     console.log(`| strategy | operation | Socialite ops/s | p50 / p99 ms | this API ops/s | p50 / p99 ms | ratio | failed (Socialite, ours) |`);
@@ -228,6 +240,14 @@ async function compare(
   const { server, world } = await serveStrategy(ourDatabase.db, ourUri, graph, { strategy, mode: 'embed', processes: options.processes, execution: 'compiled', profileDir: options.profileDir });
   const theirClient = httpClient(`http://127.0.0.1:${port}`, options.concurrency);
   const ourClient = httpClient(server.url, options.concurrency);
+  // Reads only: every page this API answers is kept, for a bare node:http server to answer with the same bytes.
+  const pages = new Map<string, string>();
+  const ourSend: Send = async (method, path, headers, body) => {
+    const reply = await ourClient.send(method, path, headers, body);
+    if (options.mix === 'reads' && reply.status === 200) pages.set(`${headers.authorization ?? ''}\n${body ?? ''}`, reply.body);
+    return reply;
+  };
+  let bare: { child: ChildProcess; client: ReturnType<typeof httpClient> } | null = null;
   try {
     await waitForHttp(`http://127.0.0.1:${port}/users/0/timeline?limit=1`, socialite);
     const socialiteUsers = Array.from({ length: options.users }, (_, i) => String(i));
@@ -238,7 +258,7 @@ async function compare(
     const theirs = socialiteOperations(new FollowTracker(socialiteUsers, socialiteEdges), seededRandom(9));
     const ours = graphqlOperations(world, seededRandom(9), options.fields === 'socialite' ? socialiteFieldsTimelineQuery : timelineQuery);
     await readEveryTimelineOnce('Socialite', socialiteUsers, theirs.read!, theirClient.send, options.concurrency);
-    await readEveryTimelineOnce('this API', world.handles, ours.read!, ourClient.send, options.concurrency);
+    await readEveryTimelineOnce('this API', world.handles, ours.read!, ourSend, options.concurrency);
 
     const traffic = (users: readonly string[]) => ({
       users,
@@ -277,15 +297,26 @@ async function compare(
     const rounds = [];
     for (let round = 1; round <= options.rounds; round++) {
       const theirResult = await side(socialite.pid!, () => runTraffic(traffic(socialiteUsers), theirs, theirClient.send, () => {}));
-      const ourResult = await side(server.pid, () => runTraffic(traffic(world.handles), ours, ourClient.send, () => {}));
+      const ourResult = await side(server.pid, () => runTraffic(traffic(world.handles), ours, ourSend, () => {}));
       const unit = options.mix === 'reads' ? 'pages/s' : 'ops/s';
-      console.error(`${strategy} round ${round}: Socialite ${theirResult.perSecond.toFixed(0)} ${unit}, this API ${ourResult.perSecond.toFixed(0)} ${unit}`);
-      rounds.push({ socialite: theirResult, ours: ourResult });
+      let bareResult: Side | null = null;
+      if (options.mix === 'reads') {
+        bare = await restartBareServer(bare, pages, options.concurrency);
+        const { child, client } = bare;
+        bareResult = await side(child.pid!, () => runTraffic(traffic(world.handles), ours, client.send, () => {}));
+      }
+      console.error(
+        `${strategy} round ${round}: Socialite ${theirResult.perSecond.toFixed(0)} ${unit}, this API ${ourResult.perSecond.toFixed(0)} ${unit}` +
+          (bareResult ? `, bare node:http ${bareResult.perSecond.toFixed(0)} ${unit}` : ''),
+      );
+      rounds.push({ socialite: theirResult, ours: ourResult, bare: bareResult });
     }
     return { strategy, socialiteModel: model, data: { users: options.users, socialiteFollows, ourFollows: graph.edges, posts: graph.posts }, rounds };
   } finally {
     theirClient.close();
     ourClient.close();
+    bare?.client.close();
+    bare?.child.kill('SIGKILL');
     socialite.kill('SIGKILL');
     await server.stop();
     await socialiteDb.db.dropDatabase().catch(() => {});
@@ -335,6 +366,28 @@ function pageFields(raw: string | undefined): 'socialite' | 'client' {
   const fields = list('fields', raw ?? 'socialite', ['socialite', 'client'] as const);
   if (fields.length !== 1) throw new Error(`--fields: one of socialite, client, got "${raw}"`);
   return fields[0]!;
+}
+
+/** The bare node:http server (bench/bareServer.ts), started again with the pages kept so far. */
+async function restartBareServer(
+  running: { child: ChildProcess; client: ReturnType<typeof httpClient> } | null,
+  pages: ReadonlyMap<string, string>,
+  concurrency: number,
+): Promise<{ child: ChildProcess; client: ReturnType<typeof httpClient> }> {
+  if (running) {
+    running.client.close();
+    running.child.kill('SIGKILL');
+  }
+  const directory = await mkdtemp(join(tmpdir(), 'bare-'));
+  const pagesFile = join(directory, 'pages.json');
+  await writeFile(pagesFile, JSON.stringify(Object.fromEntries(pages)));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx/esm', 'bench/bareServer.ts', pagesFile, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolveStart, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolveStart());
+    child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+  });
+  return { child, client: httpClient(`http://127.0.0.1:${port}`, concurrency) };
 }
 
 function run(command: string, args: string[]): Promise<void> {
