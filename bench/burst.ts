@@ -12,18 +12,17 @@
  *
  * Progress on stderr, markdown on stdout, JSON in bench/results/.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ObjectId, type Db } from 'mongodb';
 import { startApp, type RunningApp } from '../src/app.js';
 import { loadConfig, type FeedStrategyName } from '../src/config.js';
 import { withDatabaseName } from '../src/db/connect.js';
-import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { quietLogger } from '../src/logger.js';
 import { publicVisibility, type PostRecord } from '../src/records/posts.js';
 import { startWorkerProcess } from '../test/support/workerProcess.js';
 import { createPostMutation } from './measure.js';
-import { describeEnvironment } from './report.js';
+import { benchDatabaseServer, prepareFreshDatabase } from './prepare.js';
+import { describeEnvironment, writeResults } from './report.js';
 import { startServerProcess } from './serverProcess.js';
 import { httpClient } from './traffic.js';
 
@@ -83,23 +82,15 @@ async function main(): Promise<void> {
     console.log(usage);
     return;
   }
-  const environment = loadConfig();
-  let standIn: StandIn | undefined;
-  const serverUri = environment.mongodbUri ?? (standIn = await startStandIn({ log: (line) => process.stderr.write(`${line}\n`) })).uri;
+  const server = await benchDatabaseServer();
   const results: BurstResult[] = [];
   try {
-    for (const strategy of options.strategies) results.push(await runStrategy(serverUri, strategy, options));
+    for (const strategy of options.strategies) results.push(await runStrategy(server.uri, strategy, options));
   } finally {
-    await standIn?.stop();
+    await server.stop();
   }
-  const report = {
-    environment: describeEnvironment(environment.mongodbUri ? 'MongoDB at MONGODB_URI' : 'embedded stand-in (mongo-java-server, in-memory)'),
-    options,
-    results,
-  };
-  await mkdir('bench/results', { recursive: true });
-  const file = `bench/results/burst-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-  await writeFile(file, JSON.stringify(report, null, 2));
+  const report = { environment: describeEnvironment(server.description), options, results };
+  const file = await writeResults('burst', report);
   console.log(markdown(report));
   process.stderr.write(`results written to ${file}\n`);
 }
@@ -118,7 +109,7 @@ async function runStrategy(serverUri: string, strategy: FeedStrategyName, option
   const db = app.database.db;
   try {
     await db.dropDatabase();
-    await prepare(app);
+    await prepareFreshDatabase(app);
     await load(db, strategy, options);
     const authorizations = await Promise.all(Array.from({ length: options.users }, async (_, i) => `Bearer ${await app.services.accounts.tokenFor(handleOf(i))}`));
     const recipients = options.users * options.posts * options.followers;
@@ -166,12 +157,6 @@ async function runStrategy(serverUri: string, strategy: FeedStrategyName, option
     await db.dropDatabase();
     await app.stop();
   }
-}
-
-async function prepare(app: RunningApp): Promise<void> {
-  const { services } = app;
-  await Promise.all([services.graph.ensureIndexes(), services.feedState.ensureIndexes(), services.userAccounts.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes(), services.fanout.ensureIndexes()]);
-  await services.timelineState.record();
 }
 
 /** The users and the ring of follows, in the documented layout; every user an active reader (with an empty cache under the cache strategy). */

@@ -5,7 +5,6 @@
  * for the same bulk writes, and a timeline page for a reader of pulled authors. Progress on stderr,
  * markdown on stdout, JSON in bench/results/.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { ObjectId, type Db } from 'mongodb';
@@ -17,7 +16,8 @@ import { quietLogger } from '../src/logger.js';
 import { publicVisibility } from '../src/records/posts.js';
 import { countCommands, createPostMutation, graphql, summarize, type LatencySummary } from './measure.js';
 import { startWorkerProcess as startWorker } from '../test/support/workerProcess.js';
-import { describeEnvironment } from './report.js';
+import { prepareFreshDatabase } from './prepare.js';
+import { describeEnvironment, writeResults } from './report.js';
 
 const jwtSecret = 'bench-secret-that-is-at-least-32-characters';
 const rawBatch = 1000;
@@ -102,9 +102,7 @@ async function main(): Promise<void> {
     results,
     minutes: (performance.now() - started) / 60_000,
   };
-  await mkdir('bench/results', { recursive: true });
-  const file = `bench/results/fanout-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-  await writeFile(file, JSON.stringify(report, null, 2));
+  const file = await writeResults('fanout', report);
   console.log(markdown(report));
   process.stderr.write(`results written to ${file}\n`);
 }
@@ -125,7 +123,7 @@ async function runStrategy(serverUri: string, strategy: FeedStrategyName, option
   const db = app.database.db;
   try {
     await db.dropDatabase();
-    await startFresh(app);
+    await prepareFreshDatabase(app);
     const sizes = [...new Set([...options.postAudiences, ...options.audiences])].sort((a, b) => a - b);
     const authors = await loadAudiences(db, strategy, sizes, Math.max(...sizes));
     const tokens = new Map<number, string>();
@@ -168,13 +166,6 @@ async function runStrategy(serverUri: string, strategy: FeedStrategyName, option
     await db.dropDatabase();
     await app.stop();
   }
-}
-
-/** Indexes and the strategy record again, after the drop at the start of a run. */
-async function startFresh(app: RunningApp): Promise<void> {
-  const { services } = app;
-  await Promise.all([services.graph.ensureIndexes(), services.feedState.ensureIndexes(), services.userAccounts.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes(), services.fanout.ensureIndexes()]);
-  await services.timelineState.record();
 }
 
 /**

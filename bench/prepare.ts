@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Db } from 'mongodb';
+import type { RunningApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { rebuildTimelines } from '../src/feed/rebuild.js';
@@ -26,6 +27,13 @@ export async function benchDatabaseServer(): Promise<BenchServer> {
     description: 'embedded stand-in (mongo-java-server, in-memory; indexes serve only equality and $in lookups, see mongo-standin/README.md)',
     stop: () => standIn.stop(),
   };
+}
+
+/** Indexes and the strategy record, in a database a benchmark has just dropped. */
+export async function prepareFreshDatabase(app: RunningApp): Promise<void> {
+  const { services } = app;
+  await Promise.all([services.graph.ensureIndexes(), services.feedState.ensureIndexes(), services.userAccounts.ensureIndexes(), services.content.ensureIndexes(), services.feed.backend.ensureIndexes(), services.fanout.ensureIndexes()]);
+  await services.timelineState.record();
 }
 
 /** Generates the benchmark's users, follows and posts into `db`, with a progress bar. */

@@ -1,3 +1,4 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import type { FeedStrategyName, TimelineContentMode } from '../src/config.js';
 import type { CollectionSize, LatencySummary, LoadStats } from './measure.js';
@@ -81,6 +82,14 @@ export interface BenchReport {
   runs: RunResult[];
   /** Measured once: lists and suggestions do not depend on the timeline strategy. */
   lists: { listPage: ListPageResult; suggestions: SuggestionsResult[]; viewers: number } | null;
+}
+
+/** Writes a benchmark's JSON results to bench/results/<kind>-<time>.json and returns the path. */
+export async function writeResults(kind: string, report: object): Promise<string> {
+  await mkdir('bench/results', { recursive: true });
+  const file = `bench/results/${kind}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+  await writeFile(file, JSON.stringify(report, null, 2));
+  return file;
 }
 
 export function describeEnvironment(database: string): Environment {
