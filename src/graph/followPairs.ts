@@ -81,6 +81,14 @@ export class FollowPairs {
     await this.pairs.deleteMany({ $or: [{ f: handle }, { t: handle }], dirty: false });
   }
 
+  /** Which of these follows are wanted now (a missing pair is not), in one query. */
+  async wanted(follows: readonly (readonly [followerId: string, followeeId: string])[]): Promise<(followerId: string, followeeId: string) => boolean> {
+    const ids = follows.map(([followerId, followeeId]) => pairId(followerId, followeeId));
+    const found = ids.length === 0 ? [] : await this.pairs.find({ _id: { $in: ids }, want: true }, { projection: { _id: 1 } }).toArray();
+    const wanted = new Set(found.map((pair) => pair._id));
+    return (followerId, followeeId) => wanted.has(pairId(followerId, followeeId));
+  }
+
   /**
    * Records the wish and returns once it, or a newer wish for the pair, is fully applied, with
    * whether this wish changed what was asked for before it. Of racing follows of one pair exactly

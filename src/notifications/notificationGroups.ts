@@ -43,6 +43,13 @@ export interface MemberRequest {
   at: Date;
 }
 
+/** What a joining member starts a new group with. */
+interface Joining {
+  at: Date;
+  recipient: string;
+  postId: ObjectId | null;
+}
+
 /** What a rewrite of a group's actors needs to know of it. */
 type GroupState = Pick<NotificationDocument, 'v' | 'n' | 'tk'>;
 const groupState = { v: 1, n: 1, tk: 1 } as const;
@@ -105,9 +112,7 @@ export class NotificationGroups {
     const target = await truth();
     const wanted = target ? (member.g ?? groupId(subject, target, at)) : null;
     if (wanted === member.g) return this.release(member, owner);
-    const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
-    const joining = wanted ? { at } : {};
-    member = await this.held(member._id, owner, { $set: { change, ...joining } });
+    member = await this.held(member._id, owner, { $set: recordedChange(member, wanted, target, at) });
     await this.finishChange(member, owner, { release: true });
   }
 
@@ -139,14 +144,10 @@ export class NotificationGroups {
         const { subject, at } = byMember.get(member._id)!;
         const target = targets[index]!;
         const wanted = target ? (member.g ?? groupId(subject, target, at)) : null;
-        const mine = { _id: member._id, 'lease.owner': owner };
-        if (wanted === member.g) {
-          recording.push(member.g === null ? { deleteOne: { filter: mine } } : { updateOne: { filter: mine, update: { $set: { lease: null } } } });
-          return;
-        }
-        const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
-        recording.push({ updateOne: { filter: mine, update: { $set: { change, ...(wanted ? { at } : {}) } } } });
-        changed.push({ ...member, change, ...(wanted ? { at } : {}) });
+        if (wanted === member.g) return void recording.push(releaseWrite(member, owner));
+        const recorded = recordedChange(member, wanted, target, at);
+        recording.push({ updateOne: { filter: { _id: member._id, 'lease.owner': owner }, update: { $set: recorded } } });
+        changed.push({ ...member, ...recorded });
       });
       await this.allHeld(recording);
       if (changed.length > 0) await this.finishChanges(changed, owner);
@@ -213,15 +214,10 @@ export class NotificationGroups {
    * and one read, the members settled in one write, then each touched group emptied or rewritten.
    */
   private async finishChanges(changed: readonly MemberDocument[], owner: string): Promise<void> {
-    const counting: AnyBulkWriteOperation<NotificationDocument>[] = [];
-    for (const member of changed) {
-      const { token, from, to, at, r, p } = member.change!;
-      if (from) counting.push({ updateOne: { filter: { _id: from, tk: { $ne: token } }, update: { $inc: { n: -1, v: 1 }, $push: { tk: token } } } });
-      if (to) {
-        const start = { $max: { at }, $setOnInsert: { r, k: groupKind[to[0]!]!, a: [], ...(p ? { p } : {}) } };
-        counting.push({ updateOne: { filter: { _id: to, tk: { $ne: token } }, update: { $inc: { n: 1, v: 1 }, $push: { tk: token }, ...start }, upsert: true } });
-      }
-    }
+    const counting: AnyBulkWriteOperation<NotificationDocument>[] = changed.flatMap(({ change }) => {
+      const { token, from, to, at, r, p } = change!;
+      return [...(from ? [countWrite(from, token, null)] : []), ...(to ? [countWrite(to, token, { at, recipient: r, postId: p })] : [])].map((updateOne) => ({ updateOne }));
+    });
     try {
       await this.groups.bulkWrite(counting, { ordered: false });
     } catch (error) {
@@ -232,24 +228,13 @@ export class NotificationGroups {
     const groups = new Map((await this.groups.find({ _id: { $in: touched } }, { projection: groupState }).toArray()).map((group) => [group._id, group]));
     await this.allHeld(
       changed.map((member) => {
-        const { to, r, p } = member.change!;
         const mine = { _id: member._id, 'lease.owner': owner };
-        if (to === null) return { deleteOne: { filter: mine } };
-        return { updateOne: { filter: mine, update: { $set: { g: to, r, ...(p ? { p } : {}), lease: null }, $unset: { change: '' } } } };
+        return member.change!.to === null ? { deleteOne: { filter: mine } } : { updateOne: { filter: mine, update: settledUpdate(member.change!, true) } };
       }),
     );
     const settledTokens = new Set(changed.map(({ change }) => change!.token));
     const joinedGroups = new Set(changed.map(({ change }) => change!.to).filter((key): key is string => key !== null));
-    await Promise.all(
-      touched.map(async (groupKey) => {
-        const group = groups.get(groupKey) ?? null;
-        if (!group) return;
-        // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
-        if (group.n <= 0 && !joinedGroups.has(groupKey)) return void (await this.groups.deleteOne({ _id: groupKey, n: { $lte: 0 } }));
-        const written = await this.refreshActors(groupKey, group, settledTokens);
-        if (written && joinedGroups.has(groupKey)) await this.joined(written);
-      }),
-    );
+    await Promise.all(touched.map(async (groupKey) => groups.has(groupKey) && this.finishGroup(groupKey, groups.get(groupKey)!, settledTokens, joinedGroups.has(groupKey))));
   }
 
   /** Takes the lease, creating the member document when there is none; null when another holds it. */
@@ -276,18 +261,27 @@ export class NotificationGroups {
     const { token, from, to, at, r, p } = member.change!;
     const [left, joined] = await Promise.all([from ? this.countOnce(from, token, null) : null, to ? this.countOnce(to, token, { at, recipient: r, postId: p }) : null]);
     const settled = await this.settle(member, owner, release);
-    // A replay finds its count already moved: it still finishes the group.
-    const leftGroup = from ? (left ?? (await this.groups.findOne({ _id: from }, { projection: groupState }))) : null;
-    if (from && leftGroup) {
-      // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
-      if (leftGroup.n <= 0) await this.groups.deleteOne({ _id: from, n: { $lte: 0 } });
-      else await this.refreshActors(from, leftGroup, new Set([token]));
-    }
-    if (to) {
-      const group = await this.refreshActors(to, joined, new Set([token]));
-      if (group) await this.joined(group);
-    }
+    if (from) await this.finishGroup(from, left, new Set([token]), false);
+    if (to) await this.finishGroup(to, joined, new Set([token]), true);
     return settled;
+  }
+
+  /**
+   * A group after its count moved: emptied, it goes; otherwise its newest actors are rewritten,
+   * and one an actor joined is announced. `known` is the group as the count write left it, null
+   * for a replay, which finds its count already moved and still finishes the group.
+   */
+  private async finishGroup(groupKey: string, known: GroupState | null, settled: ReadonlySet<string>, joined: boolean): Promise<void> {
+    if (joined) {
+      const group = await this.refreshActors(groupKey, known, settled);
+      if (group) await this.joined(group);
+      return;
+    }
+    const group = known ?? (await this.groups.findOne({ _id: groupKey }, { projection: groupState }));
+    if (!group) return;
+    // Empty: it disappears. A join racing this delete either came first (so n > 0) or recreates it.
+    if (group.n <= 0) await this.groups.deleteOne({ _id: groupKey, n: { $lte: 0 } });
+    else await this.refreshActors(groupKey, group, settled);
   }
 
   /** The member's change is done: it counts in `to` (or nowhere, and goes) and, when `release`, is free again. */
@@ -297,7 +291,7 @@ export class NotificationGroups {
       await this.members.deleteOne({ _id: member._id, 'lease.owner': owner });
       return { ...member, g: null, lease: null, change: undefined };
     }
-    return this.held(member._id, owner, { $set: { g: to, r, ...(p ? { p } : {}), ...(release ? { lease: null } : {}) }, $unset: { change: '' } });
+    return this.held(member._id, owner, settledUpdate(member.change!, release));
   }
 
   /**
@@ -305,20 +299,17 @@ export class NotificationGroups {
    * group as it is then, or null when it already held the token (the change was applied before a
    * crash) or, leaving, there is no such group.
    */
-  private async countOnce(groupKey: string, token: string, joining: { at: Date; recipient: string; postId: ObjectId | null } | null): Promise<GroupState | null> {
-    const start = joining && { $max: { at: joining.at }, $setOnInsert: { r: joining.recipient, k: groupKind[groupKey[0]!]!, a: [], ...(joining.postId ? { p: joining.postId } : {}) } };
+  private async countOnce(groupKey: string, token: string, joining: Joining | null): Promise<GroupState | null> {
+    const { filter, update, upsert } = countWrite(groupKey, token, joining);
     try {
-      return await this.groups.findOneAndUpdate(
-        { _id: groupKey, tk: { $ne: token } },
-        { $inc: { n: joining ? 1 : -1, v: 1 }, $push: { tk: token }, ...start },
-        { upsert: joining !== null, returnDocument: 'after', projection: groupState },
-      );
+      return await this.groups.findOneAndUpdate(filter, update, { upsert, returnDocument: 'after', projection: groupState });
     } catch (error) {
       // The group holds the token already: this change was applied before a crash.
       if (!isDuplicateKeyError(error)) throw error;
       return null;
     }
   }
+
 
   /**
    * Rewrites the newest actors from the settled members, unless the group changed meanwhile, in
@@ -365,8 +356,7 @@ export class NotificationGroups {
   }
 
   private async release(member: MemberDocument, owner: string): Promise<void> {
-    if (member.g === null) await this.members.deleteOne({ _id: member._id, 'lease.owner': owner });
-    else await this.members.updateOne({ _id: member._id, 'lease.owner': owner }, { $set: { lease: null } });
+    await this.members.bulkWrite([releaseWrite(member, owner)]);
   }
 
   /**
@@ -382,6 +372,33 @@ export class NotificationGroups {
 }
 
 const groupKind: Record<string, GroupedKind> = { l: 'LIKE', r: 'REPOST', f: 'FOLLOW' };
+
+/** The member's change towards `wanted` with its token, as recorded before any group moves (joining, the actor's place in the group too). */
+function recordedChange(member: MemberDocument, wanted: string | null, target: GroupTarget | null, at: Date): Pick<MemberDocument, 'change'> & { at?: Date } {
+  const change = { token: `${member._id}#${new ObjectId().toHexString()}`, from: member.g, to: wanted, at, r: target?.recipient ?? member.r!, p: target?.postId ?? member.p ?? null };
+  return { change, ...(wanted ? { at } : {}) };
+}
+
+/** Gives a member in line back: one that counts nowhere goes. */
+function releaseWrite(member: MemberDocument, owner: string): AnyBulkWriteOperation<MemberDocument> {
+  const mine = { _id: member._id, 'lease.owner': owner };
+  return member.g === null ? { deleteOne: { filter: mine } } : { updateOne: { filter: mine, update: { $set: { lease: null } } } };
+}
+
+/** The member counts in the change's `to` now, and records it no longer; `release` gives the lease back too. */
+function settledUpdate({ to, r, p }: NonNullable<MemberDocument['change']>, release: boolean) {
+  return { $set: { g: to, r, ...(p ? { p } : {}), ...(release ? { lease: null } : {}) }, $unset: { change: '' as const } };
+}
+
+/** The group's count moved once for `token` (guarded by it); joining, a new group starts here. */
+function countWrite(groupKey: string, token: string, joining: Joining | null) {
+  const start = joining && { $max: { at: joining.at }, $setOnInsert: { r: joining.recipient, k: groupKind[groupKey[0]!]!, a: [], ...(joining.postId ? { p: joining.postId } : {}) } };
+  return {
+    filter: { _id: groupKey, tk: { $ne: token } },
+    update: { $inc: { n: joining ? 1 : -1, v: 1 }, $push: { tk: token }, ...start },
+    upsert: joining !== null,
+  };
+}
 
 /** A bulk write whose every failed operation met an existing `_id` (the rest were applied). */
 function onlyDuplicateKeys(error: unknown): boolean {

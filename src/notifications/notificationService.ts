@@ -254,26 +254,19 @@ export class NotificationService {
 
   /** `truth` for many actors: the follows among them read in one query. */
   private async truths(requests: readonly { subject: GroupSubject; actor: string }[]): Promise<(GroupTarget | null)[]> {
-    const followPairIds = requests.filter(({ subject }) => subject.kind === 'FOLLOW').map(({ subject, actor }) => `${actor} ${subject.key}`);
-    const followed = new Set(
-      followPairIds.length === 0
-        ? []
-        : (await this.deps.graph.pairs.pairs.find({ _id: { $in: followPairIds }, want: true }, { projection: { _id: 1 } }).toArray()).map((pair) => pair._id),
-    );
-    return Promise.all(
-      requests.map(async ({ subject, actor }) => {
-        if (subject.kind !== 'FOLLOW') return this.truth(subject, actor);
-        if (!followed.has(`${actor} ${subject.key}`) || !(await this.tells(subject.key, actor))) return null;
-        return { recipient: subject.key, postId: null };
-      }),
-    );
+    const follows = requests.filter(({ subject }) => subject.kind === 'FOLLOW').map(({ subject, actor }) => [actor, subject.key] as const);
+    const followed = await this.deps.graph.pairs.wanted(follows);
+    return Promise.all(requests.map(({ subject, actor }) => this.truth(subject, actor, followed)));
   }
 
-  /** Whom the actor's like, repost or follow tells now: null when it does not exist or may not tell. */
-  private async truth(subject: GroupSubject, actor: string): Promise<GroupTarget | null> {
+  /**
+   * Whom the actor's like, repost or follow tells now: null when it does not exist or may not tell.
+   * `followed`: the wanted follows among many, read together (FollowPairs.wanted); read here otherwise.
+   */
+  private async truth(subject: GroupSubject, actor: string, followed?: (followerId: string, followeeId: string) => boolean): Promise<GroupTarget | null> {
     if (subject.kind === 'FOLLOW') {
-      const pair = await this.deps.graph.pairs.pairs.findOne({ _id: `${actor} ${subject.key}` }, { projection: { want: 1 } });
-      if (!pair?.want || !(await this.tells(subject.key, actor))) return null;
+      const follows = followed ?? (await this.deps.graph.pairs.wanted([[actor, subject.key]]));
+      if (!follows(actor, subject.key) || !(await this.tells(subject.key, actor))) return null;
       return { recipient: subject.key, postId: null };
     }
     const post = await this.deps.content.lookups.getPost(new ObjectId(subject.key));
