@@ -1,6 +1,6 @@
-import { LRUCache } from 'lru-cache';
 import type { Collection, ObjectId } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
+import { RecentRemovals } from '../cache/recentRemovals.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
 import { byAuthors, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 import { heldCaches } from '../config.js';
@@ -45,8 +45,8 @@ export class Outboxes {
     sized: { maxSize: heldCaches.outboxes.maxPosts, sizeOf: (outbox) => outbox.posts.length + 1 },
   });
 
-  /** `author|post id` of posts removed lately, so their late announcements are not taken in. */
-  private readonly removed = new LRUCache<string, true>({ max: 10_000, ttl: heldCaches.outboxes.ttlMs });
+  /** Posts removed lately, by author: their late announcements are not taken in. */
+  private readonly removed = new RecentRemovals(heldCaches.outboxes.ttlMs);
 
   constructor(private readonly content: Collection<ContentDocument>) {}
 
@@ -71,14 +71,13 @@ export class Outboxes {
   /** A stored post, into its author's outbox where one is held (only public posts enter one). */
   take(post: PostRecord): void {
     if (post.visibility !== 'PUBLIC') return;
-    const ids = post.repostOf ? [post.id, post.repostOf.id] : [post.id];
-    if (ids.some((id) => this.removed.has(removalKey(post.authorId, id)))) return this.forget([post.authorId]);
+    if (this.removed.includes(post, post.authorId)) return this.forget([post.authorId]);
     this.cache.update(post.authorId, (outbox) => withPost(outbox, { ...post, counts: null }));
   }
 
   /** A removed post or repost (by its own id or, for a repost, its original's) out of its author's outbox. */
   drop(authorId: string, postId: ObjectId): void {
-    this.removed.set(removalKey(authorId, postId), true);
+    this.removed.remember(postId, authorId);
     this.cache.update(authorId, (outbox) => ({
       ...outbox,
       posts: outbox.posts.filter((post) => !post.id.equals(postId) && !post.repostOf?.id.equals(postId)),
@@ -112,8 +111,6 @@ export class Outboxes {
     return outboxes;
   }
 }
-
-const removalKey = (authorId: string, postId: ObjectId) => `${authorId}|${postId.toHexString()}`;
 
 /**
  * The outbox with `post` in its place, newest first; the oldest held post goes when it is full,

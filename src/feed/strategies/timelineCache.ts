@@ -1,6 +1,6 @@
-import { LRUCache } from 'lru-cache';
 import type { Db, Filter } from 'mongodb';
 import { ReadThroughCache } from '../../cache/readThrough.js';
+import { RecentRemovals } from '../../cache/recentRemovals.js';
 import type { TimelineEdits } from '../../changes/events.js';
 import type { TimelineCacheOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
@@ -52,7 +52,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    */
   private readonly held = new ReadThroughCache<string, HeldCache>('timeline caches', {
     max: 100_000,
-    ttlMs: 10_000,
+    ttlMs: heldCacheTtlMs,
     // Entries of embedded posts are the largest: at most about 100 MB at the longest texts.
     sized: { maxSize: 200_000, sizeOf: (held) => held.entries.length + 1 },
   });
@@ -60,7 +60,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * Posts taken out of timelines lately: a delivery of one announced after its removal (the two
    * announcements raced) makes the copies go instead of bringing the post back.
    */
-  private readonly removedLately = new LRUCache<string, true>({ max: 10_000, ttl: 10_000 });
+  private readonly removedLately = new RecentRemovals(heldCacheTtlMs);
 
   constructor(
     db: Db,
@@ -73,11 +73,11 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   }
 
   override forgetHeld(userIds: readonly string[], edits?: TimelineEdits): void {
-    for (const postId of edits?.removed ?? []) this.removedLately.set(postId.toHexString(), true);
+    for (const postId of edits?.removed ?? []) this.removedLately.remember(postId);
     const delivered = edits?.delivered ?? [];
     const inPlace = new Set<string>();
     for (const { recipients, posts } of delivered) {
-      if (posts.some((post) => this.removedLately.has(post.id.toHexString()) || (post.repostOf && this.removedLately.has(post.repostOf.id.toHexString())))) continue;
+      if (posts.some((post) => this.removedLately.includes(post))) continue;
       const entries = posts.map((post) => toEntryDocument(post, this.options.content));
       for (const userId of recipients) {
         this.held.update(userId, (held) => withDelivered(held, entries, this.options.cacheSize));
@@ -342,5 +342,8 @@ export function withDelivered(held: HeldCache, delivered: readonly EntryDocument
 }
 
 const entryPosition = (entry: EntryDocument): PostPosition => ({ createdAt: entry._d, id: entry._id });
+
+/** How long a held cache is trusted without an announcement. */
+const heldCacheTtlMs = 10_000;
 
 type FanoutReader = (request: PageRequest) => Promise<Page<PostRecord>>;
