@@ -64,6 +64,23 @@ describe('a unique partial index over an array field', () => {
     expect(await buckets.countDocuments({ '_c._id': 1 })).toBe(2);
   });
 
+  it('moves elements between documents: an element pulled is free for another, one pushed is held, and a refused update changes nothing', async () => {
+    await buckets.insertMany([
+      { _u: 'd', _c: [{ _id: 1 }, { _id: 2 }] },
+      { _u: 'd', _c: [{ _id: 3 }] },
+    ]);
+    await buckets.updateOne({ _u: 'd', '_c._id': 1 }, { $pull: { _c: { _id: 2 } } });
+    await buckets.updateOne({ _u: 'd', '_c._id': 3 }, { $push: { _c: { _id: 2 } } });
+    await expect(buckets.updateOne({ _u: 'd', '_c._id': 3 }, { $push: { _c: { _id: 1 } } })).rejects.toMatchObject({ code: 11000 });
+    expect((await buckets.findOne({ _u: 'd', '_c._id': 3 }, { projection: { _id: 0 } }))?._c).toEqual([{ _id: 3 }, { _id: 2 }]);
+
+    await buckets.updateOne({ _u: 'd', '_c._id': 1 }, { $push: { _c: { _id: 4 } } });
+    await expect(buckets.insertOne({ _u: 'd', _c: [{ _id: 4 }] })).rejects.toMatchObject({ code: 11000 });
+    await buckets.updateOne({ _u: 'd', '_c._id': 1 }, { $set: { _c: [] } });
+    await buckets.insertOne({ _u: 'd', _c: [{ _id: 1 }, { _id: 4 }] });
+    expect(await buckets.countDocuments({ _u: 'd', '_c._id': { $in: [1, 4] } })).toBe(1);
+  });
+
   it('deletes documents whose array is empty, and keeps the index right for what comes after', async () => {
     await buckets.insertMany([
       { _u: 'c', _c: [] },
