@@ -14,25 +14,34 @@ export interface CacheStats {
   invalidations: number;
 }
 
+/** A load under way (see ReadThroughCache.loading). */
+interface Load<V> {
+  value: Promise<V | undefined>;
+  stale: boolean;
+}
+
 /**
  * One kind of record held in this process in front of MongoDB (the in-process L1 tier of a
  * multi-tier feed cache, as Weibo's feed architecture layers it): bounded by count, each entry
  * trusted for at most `ttlMs` as a backstop, and dropped at once by `invalidate`, which every
  * change of the record triggers in this process and, through the live event stream, in every other.
  *
- * A load that overlaps an invalidation of any key is returned but not kept: it may have read the
+ * A load that overlaps an invalidation of its key is returned but not kept: it may have read the
  * document before the change that the invalidation announced. Calls that miss a key while it is
- * being loaded share that load, unless a change came between (it may predate the change).
+ * being loaded share that load, unless a change of the key came between (it may predate the
+ * change). Changes of other keys leave a load alone: under a steady stream of changes (deliveries,
+ * follows) a load would otherwise seldom be kept, and every page after it would read again.
  */
 export class ReadThroughCache<K extends string, V extends object> {
   private readonly entries: LRUCache<K, V>;
   private hits = 0;
   private misses = 0;
   private invalidations = 0;
-  /** Bumped by every invalidation; a load started under an older generation is not kept. */
-  private generation = 0;
-  /** Loads under way, by key: a call missing the same key meanwhile waits for it instead of loading again. */
-  private readonly loading = new Map<K, { generation: number; value: Promise<V | undefined> }>();
+  /**
+   * Loads under way, by key: a call missing the same key meanwhile waits for it instead of loading
+   * again. A change of the key marks its load stale, and a stale load is not kept.
+   */
+  private readonly loading = new Map<K, Load<V>>();
 
   constructor(
     readonly name: string,
@@ -61,32 +70,33 @@ export class ReadThroughCache<K extends string, V extends object> {
         found.set(key, value);
         continue;
       }
-      // A load of this key already under way since the last change answers this call too.
+      // A load of this key already under way since its last change answers this call too.
       const loading = this.loading.get(key);
-      if (loading && loading.generation === this.generation && !usable) joined.push([key, loading.value]);
+      if (loading && !loading.stale && !usable) joined.push([key, loading.value]);
       else missing.push(key);
     }
     this.hits += found.size;
     this.misses += missing.length + joined.length;
     if (missing.length > 0) {
-      const generation = this.generation;
       const loaded = load(missing);
-      const values = missing.map((key) => {
+      const loads = new Map<K, Load<V>>();
+      for (const key of missing) {
         const value = loaded.then((map) => map.get(key));
         // Its failure is this call's to throw; a call that joined it sees it too.
         value.catch(() => undefined);
-        this.loading.set(key, { generation, value });
-        return [key, value] as const;
-      });
+        const started = { value, stale: false };
+        loads.set(key, started);
+        this.loading.set(key, started);
+      }
       try {
         const map = await loaded;
-        const keep = generation === this.generation;
         for (const [key, value] of map) {
           found.set(key, value);
-          if (keep) this.entries.set(key, value);
+          const started = loads.get(key);
+          if (started && !started.stale) this.entries.set(key, value);
         }
       } finally {
-        for (const [key, value] of values) if (this.loading.get(key)?.value === value) this.loading.delete(key);
+        for (const [key, started] of loads) if (this.loading.get(key) === started) this.loading.delete(key);
       }
     }
     for (const [key, value] of joined) {
@@ -120,26 +130,31 @@ export class ReadThroughCache<K extends string, V extends object> {
    * with the invalidations: either way the cache was told of a change.
    */
   update(key: K, change: (value: V) => V): void {
-    this.generation++;
+    this.markStale(key);
     this.invalidations++;
     const held = this.entries.get(key);
     if (held !== undefined) this.entries.set(key, change(held));
   }
 
-  /** Nothing to forget is a no-op: loads in flight are discarded only when some key goes. */
   invalidate(keys: Iterable<K>): void {
-    let forgot = false;
     for (const key of keys) {
       this.invalidations++;
       this.entries.delete(key);
-      forgot = true;
+      this.markStale(key);
     }
-    if (forgot) this.generation++;
   }
 
   clear(): void {
-    this.generation++;
+    for (const key of [...this.loading.keys()]) this.markStale(key);
     this.entries.clear();
+  }
+
+  /** The load of `key` under way, if any, may predate a change: it is not kept, and no call joins it. */
+  private markStale(key: K): void {
+    const started = this.loading.get(key);
+    if (started === undefined) return;
+    started.stale = true;
+    this.loading.delete(key);
   }
 
   stats(): CacheStats {

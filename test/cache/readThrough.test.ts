@@ -46,6 +46,20 @@ describe('a read-through cache under concurrent misses', () => {
     expect(await cache.get('a', async (key) => (await again.load([key])).get(key) ?? null)).toEqual({ v: 2 });
   });
 
+  it('keeps a load that only changes of other keys overlapped, and answers the next call from it', async () => {
+    const cache = new ReadThroughCache<string, { v: number }>('test', { max: 10, ttlMs: 60_000 });
+    const store = slowStore(new Map([['a', { v: 1 }]]));
+    const loading = cache.get('a', async (key) => (await store.load([key])).get(key) ?? null);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    cache.invalidate(['b']);
+    cache.update('c', (value) => value);
+    store.release();
+    expect(await loading).toEqual({ v: 1 });
+    let loadsAfter = 0;
+    expect(await cache.get('a', async () => ({ v: ++loadsAfter }))).toEqual({ v: 1 });
+    expect(loadsAfter).toBe(0);
+  });
+
   it('fails every caller sharing a load that failed, and loads afresh for the next', async () => {
     const cache = new ReadThroughCache<string, { v: number }>('test', { max: 10, ttlMs: 60_000 });
     let fail!: (error: Error) => void;
