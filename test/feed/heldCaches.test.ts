@@ -67,4 +67,16 @@ describe('the caches a process holds', () => {
     // The whole cache holds it, and knows nothing is below: one read of the cache, none of `content`.
     expect(requestCommandNames(commands)).toEqual(['find timeline_cache']);
   });
+
+  it('holds the cache a read rebuilt for other authors, so the next page reads nothing', async () => {
+    const followedMore = [...authors, 'newcomer'];
+    const page = async () => (await backend.timeline('keeper', { direction: 'older', from: null, limit: 2 }, followedMore)).items.map((entry) => entry.text);
+    // Rebuilt from `content`, where 'four' is still stored (only the cache lost it above).
+    expect(await page()).toEqual(['five', 'four']);
+    const next = await app.commandsDuring(async () => expect(await page()).toEqual(['five', 'four']));
+    expect(requestCommandNames(next).filter((command) => command.endsWith('timeline_cache'))).toEqual([]);
+    const six = await post('six');
+    await backend.deliverTo(['keeper'], [six]);
+    expect(await page()).toEqual(['six', 'five']);
+  });
 });

@@ -165,13 +165,16 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
     // is the whole cache, so the edge and refill logic below sees the same document either way.
     const newest = request.direction === 'older' && request.from === null ? request.limit + 1 : null;
-    const stored = await this.held.get(
+    // A cache built for other authors, or none, is rebuilt inside the load, so the next page is
+    // answered by the copy this one built (kept unless the cache changed meanwhile).
+    const { cache, entries: cached } = (await this.held.get(
       userId,
-      () => this.cacheReads.load(userId, newest).then((cache) => cache && holding(cache, newest)),
+      async () => {
+        const found = await this.cacheReads.load(userId, newest);
+        return found?._h === authors ? holding(found, newest) : holding(await this.build(userId, fanoutOnRead, authors, found), null);
+      },
       (held) => held.cache._h === authors && (held.whole || (newest !== null && held.entries.length >= newest)),
-    );
-    const { cache, entries: cached } =
-      stored?.cache._h === authors ? stored : holding(await this.build(userId, fanoutOnRead, authors, stored?.cache ?? null), null);
+    ))!;
     const oldest = cached[0];
 
     if (request.direction === 'newer') {
@@ -241,7 +244,11 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     };
     if (!snapshot.hasMore) cache._e = wholeMark(cache._c[0]?._id);
     const stored = replaced ? await this.replace(replaced, cache) : await this.insert(cache);
-    if (!stored) return cache;
+    if (!stored) {
+      // Another read stored its cache first: this snapshot answers this read, and is not held.
+      this.held.invalidate([userId]);
+      return cache;
+    }
     const newest = snapshot.items[0];
     const missed = await fanoutOnRead(newest ? { direction: 'newer', from: newest, limit } : { direction: 'older', from: null, limit });
     if (missed.items.length === 0) return cache;
@@ -259,10 +266,12 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     }
   }
 
-  /** Replaces the cache this read found, unless another read replaced it first; copies held of it go. */
+  /**
+   * Replaces the cache this read found, unless another read replaced it first. The read's load
+   * holds what it stored in place of the copy held before (see timeline).
+   */
   private async replace(found: CacheDocument, cache: CacheDocument): Promise<boolean> {
     const { matchedCount } = await this.timelines.replaceOne({ _id: cache._id, _h: found._h ?? { $exists: false } }, cache);
-    this.held.invalidate([cache._id]);
     return matchedCount === 1;
   }
 
