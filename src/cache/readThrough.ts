@@ -38,10 +38,11 @@ export class ReadThroughCache<K extends string, V extends object> {
   private misses = 0;
   private invalidations = 0;
   /**
-   * Loads under way, by key: a call missing the same key meanwhile waits for it instead of loading
-   * again. A change of the key marks its load stale, and a stale load is not kept.
+   * Loads under way, by key: a call missing the same key meanwhile waits for the newest instead of
+   * loading again (one that asks more than a held value gives loads beside it, so a key can have
+   * several). A change of the key marks all of them stale, and a stale load is not kept.
    */
-  private readonly loading = new Map<K, Load<V>>();
+  private readonly loading = new Map<K, Set<Load<V>>>();
 
   constructor(
     readonly name: string,
@@ -71,8 +72,8 @@ export class ReadThroughCache<K extends string, V extends object> {
         continue;
       }
       // A load of this key already under way since its last change answers this call too.
-      const loading = this.loading.get(key);
-      if (loading && !loading.stale && !usable) joined.push([key, loading.value]);
+      const newest = usable ? undefined : [...(this.loading.get(key) ?? [])].at(-1);
+      if (newest) joined.push([key, newest.value]);
       else missing.push(key);
     }
     this.hits += found.size;
@@ -86,7 +87,7 @@ export class ReadThroughCache<K extends string, V extends object> {
         value.catch(() => undefined);
         const started = { value, stale: false };
         loads.set(key, started);
-        this.loading.set(key, started);
+        this.loading.set(key, (this.loading.get(key) ?? new Set()).add(started));
       }
       try {
         const map = await loaded;
@@ -96,7 +97,11 @@ export class ReadThroughCache<K extends string, V extends object> {
           if (started && !started.stale) this.entries.set(key, value);
         }
       } finally {
-        for (const [key, started] of loads) if (this.loading.get(key) === started) this.loading.delete(key);
+        for (const [key, started] of loads) {
+          const under = this.loading.get(key);
+          under?.delete(started);
+          if (under?.size === 0) this.loading.delete(key);
+        }
       }
     }
     for (const [key, value] of joined) {
@@ -149,15 +154,13 @@ export class ReadThroughCache<K extends string, V extends object> {
     this.entries.clear();
   }
 
-  /** The load of `key` under way, if any, may predate a change: it is not kept, and no call joins it. */
-  private markStale(key: K): void {
-    const started = this.loading.get(key);
-    if (started === undefined) return;
-    started.stale = true;
-    this.loading.delete(key);
-  }
-
   stats(): CacheStats {
     return { name: this.name, size: this.entries.size, hits: this.hits, misses: this.misses, invalidations: this.invalidations };
+  }
+
+  /** The loads of `key` under way may predate a change: none is kept, and no call joins them. */
+  private markStale(key: K): void {
+    for (const started of this.loading.get(key) ?? []) started.stale = true;
+    this.loading.delete(key);
   }
 }

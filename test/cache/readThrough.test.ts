@@ -60,6 +60,23 @@ describe('a read-through cache under concurrent misses', () => {
     expect(loadsAfter).toBe(0);
   });
 
+  it('keeps neither of two loads of one key run side by side when the key changes meanwhile', async () => {
+    const cache = new ReadThroughCache<string, { v: number }>('test', { max: 10, ttlMs: 60_000 });
+    const first = slowStore(new Map([['a', { v: 1 }]]));
+    const second = slowStore(new Map([['a', { v: 1 }]]));
+    const asksMore = () => false; // as a call that needs more than any held value: it never joins a load
+    const one = cache.get('a', async (key) => (await first.load([key])).get(key) ?? null, asksMore);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const two = cache.get('a', async (key) => (await second.load([key])).get(key) ?? null, asksMore);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    cache.invalidate(['a']);
+    second.release();
+    first.release();
+    await Promise.all([one, two]);
+    let loadsAfter = 0;
+    expect(await cache.get('a', async () => ({ v: 10 + ++loadsAfter }))).toEqual({ v: 11 });
+  });
+
   it('fails every caller sharing a load that failed, and loads afresh for the next', async () => {
     const cache = new ReadThroughCache<string, { v: number }>('test', { max: 10, ttlMs: 60_000 });
     let fail!: (error: Error) => void;
