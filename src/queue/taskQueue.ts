@@ -119,22 +119,30 @@ export class TaskQueue {
   }
 
   /**
-   * Up to `limit` of the oldest claimable tasks, leased to the caller under one claim, in three
-   * round trips however many there are: their ids, the claim of those still claimable, then the
-   * tasks this claim won (a racing worker may have won some). Tasks out of attempts are parked.
+   * Up to `limit` of the oldest claimable tasks, leased to the caller under one claim: the tasks,
+   * then the claim of those still claimable. When the claim won all of them, they are what was
+   * read with the claim's own fields; when a racing worker won some, a third round trip reads the
+   * tasks this claim won. Tasks out of attempts are parked.
    */
   async claimBatch(limit: number): Promise<TaskDocument[]> {
     const now = new Date();
-    const candidates = await this.tasks.find(claimable(now), { projection: { _id: 1 } }).sort({ runAt: 1 }).limit(limit).toArray();
+    const candidates = await this.tasks.find(claimable(now)).sort({ runAt: 1 }).limit(limit).toArray();
     if (candidates.length === 0) return [];
     const ids = candidates.map((task) => task._id);
     const claim = new ObjectId().toHexString();
+    const leaseEnd = new Date(now.getTime() + this.options.leaseMs);
     const { modifiedCount } = await this.tasks.updateMany(
       { _id: { $in: ids }, ...claimable(now) },
-      { $set: { claim, runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 } },
+      { $set: { claim, runAt: leaseEnd }, $inc: { attempts: 1 } },
     );
     if (modifiedCount === 0) return [];
-    const claimed = await this.tasks.find({ _id: { $in: ids }, claim }).sort({ createdAt: 1 }).toArray();
+    // Won by this claim means nobody else claimed, completed or removed it in between; payloads
+    // never change. (A holder whose lease ran out may still record its own outcome in that instant:
+    // then only the attempt count and last error read here can be one behind.)
+    const claimed =
+      modifiedCount === candidates.length
+        ? candidates.map((task) => ({ ...task, claim, runAt: leaseEnd, attempts: task.attempts + 1 })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+        : await this.tasks.find({ _id: { $in: ids }, claim }).sort({ createdAt: 1 }).toArray();
     const usable: TaskDocument[] = [];
     for (const task of claimed) {
       if (task.attempts <= this.options.maxAttempts) usable.push(task);

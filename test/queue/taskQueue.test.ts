@@ -18,7 +18,7 @@ describe('the durable task queue', () => {
   };
 
   beforeAll(async () => {
-    database = await connectDatabase(testDatabaseUri());
+    database = await connectDatabase(testDatabaseUri(), { monitorCommands: true });
   });
   afterAll(async () => {
     await database?.db.dropDatabase();
@@ -61,6 +61,25 @@ describe('the durable task queue', () => {
     await queue.completeBatch(first!);
     expect(await queue.tasks.countDocuments({ _id: { $in: first!.map((task) => task._id) } })).toBe(0);
     expect(await queue.tasks.countDocuments()).toBe(30 - first!.length);
+  });
+
+  it('claims a batch nobody races for in two round trips, and hands over each task as stored under the claim', async () => {
+    const queue = newQueue();
+    // Queued in this order, due in another: the batch comes in the order they were queued.
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+    await queue.enqueue([{ _id: 'a', kind: 'k', payload: { n: 1 }, runAt: new Date(Date.now() - 10) }]);
+    await pause();
+    await queue.enqueue([{ _id: 'b', kind: 'k', payload: { n: 2 }, runAt: new Date(Date.now() - 60_000) }]);
+    await pause();
+    await queue.enqueue([{ _id: 'c', kind: 'k', payload: { n: 3 } }]);
+    const commands: string[] = [];
+    const count = (event: { commandName: string }) => commands.push(event.commandName);
+    database.client.on('commandStarted', count);
+    const batch = await queue.claimBatch(10).finally(() => database.client.off('commandStarted', count));
+    expect(commands).toEqual(['find', 'update']);
+    expect(batch.map((task) => task._id)).toEqual(['a', 'b', 'c']);
+    expect(batch).toEqual(await Promise.all(['a', 'b', 'c'].map((id) => queue.tasks.findOne({ _id: id }))));
+    expect(batch.every((task) => task.attempts === 1 && task.claim === batch[0]!.claim)).toBe(true);
   });
 
   it('lets another worker take a task over once its holder stops renewing the lease, and fences the old holder', async () => {
