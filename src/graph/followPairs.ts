@@ -32,8 +32,14 @@ export interface FollowPairDocument {
 
 /** Timeline work that belongs to a follow or unfollow; runs under the pair's lease. */
 export interface FollowEffects {
+  /** After the edges are written: a backfill must see the edge a concurrent post's fanout missed. */
   followed(followerId: string, followeeId: string): Promise<void>;
   unfollowed(followerId: string, followeeId: string): Promise<void>;
+  /**
+   * Work that needs only the recorded wish, not the edges (a notification task, which checks the
+   * pair's wish when it runs): sent beside the edge and count writes, saving the request a round trip.
+   */
+  besideEdges?(followerId: string, followeeId: string, want: boolean): Promise<void>;
 }
 
 /** Long enough for a reconcile's dozen writes; a crashed holder delays its pair this long. */
@@ -240,7 +246,7 @@ export class FollowPairs {
       if (pair.countChange && !ownChange) {
         // A change begun by a request that died (a later round finds none: the round before it
         // removed it), finished the careful way, one step at a time.
-        await this.writeEdges(pair.f, pair.t, want);
+        await Promise.all([this.writeEdges(pair.f, pair.t, want), effects.besideEdges?.(pair.f, pair.t, want)]);
         pair = await this.settleCounts(pair, held, want);
         await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
       } else {
@@ -285,7 +291,7 @@ export class FollowPairs {
     if (pair.counted === want) {
       // The counts already include the pair exactly when `want` says; the finishing write drops
       // the recorded change, and a replay finds it needless too.
-      await this.writeEdges(pair.f, pair.t, want);
+      await Promise.all([this.writeEdges(pair.f, pair.t, want), effects.besideEdges?.(pair.f, pair.t, want)]);
     } else {
       let change = pair.countChange;
       if (change?.delta !== (want ? 1 : -1)) {
@@ -306,6 +312,7 @@ export class FollowPairs {
           { returnDocument: 'after', projection: { passwordHash: 0, pendingCounts: 0 } },
         ),
         this.writeEdges(pair.f, pair.t, want),
+        effects.besideEdges?.(pair.f, pair.t, want),
       ]);
     }
     await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));

@@ -143,16 +143,14 @@ export class NotificationService {
     removing: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!, edge.d),
   };
 
-  /** `effects` plus the follow's notification task, queued under the pair's lease beside them. */
+  /** `effects` plus the follow's notification task, queued under the pair's lease beside its edge writes. */
   withFollowNotifications(effects: FollowEffects): FollowEffects {
-    const notify = (followerId: string, followeeId: string) =>
-      this.enqueueMember('FOLLOW', followeeId, followerId, new ObjectId().toHexString());
     return {
-      followed: async (followerId, followeeId) => {
-        await Promise.all([effects.followed(followerId, followeeId), notify(followerId, followeeId)]);
-      },
-      unfollowed: async (followerId, followeeId) => {
-        await Promise.all([effects.unfollowed(followerId, followeeId), notify(followerId, followeeId)]);
+      followed: (followerId, followeeId) => effects.followed(followerId, followeeId),
+      unfollowed: (followerId, followeeId) => effects.unfollowed(followerId, followeeId),
+      // Its task reads the pair's wish, recorded before the edges are written.
+      besideEdges: async (followerId, followeeId, want) => {
+        await Promise.all([effects.besideEdges?.(followerId, followeeId, want), this.enqueueMember('FOLLOW', followeeId, followerId, new ObjectId().toHexString())]);
       },
     };
   }
