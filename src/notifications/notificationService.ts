@@ -244,9 +244,10 @@ export class NotificationService {
     let targets: (GroupTarget | null)[] = [];
     const left = await this.groups.reconcileMany(requests, async (held) => (targets = await this.truths(held)));
     // Written, then checked: a post deleted meanwhile had its notifications removed before this wrote.
-    const postIds = [...new Map(targets.flatMap((target) => (target?.postId ? [[target.postId.toHexString(), target.postId] as const] : []))).values()];
-    const stored = await Promise.all(postIds.map((postId) => this.deps.content.lookups.exists(postId)));
-    await Promise.all(postIds.filter((_, index) => !stored[index]).map((postId) => this.groups.forgetPost(postId)));
+    const postIds = targets.flatMap((target) => (target?.postId ? [target.postId] : []));
+    const stored = await this.deps.content.lookups.existing(postIds);
+    const gone = new Map(postIds.filter((postId) => !stored.has(postId.toHexString())).map((postId) => [postId.toHexString(), postId]));
+    await Promise.all([...gone.values()].map((postId) => this.groups.forgetPost(postId)));
     return left.map(({ task }) => task);
   }
 
