@@ -1,3 +1,5 @@
+import { MongoBulkWriteError } from 'mongodb';
+
 /**
  * Error codes a client can rely on. They travel as `extensions.code` in GraphQL errors,
  * so the services can reject input without knowing about GraphQL.
@@ -49,4 +51,14 @@ export class UnreachableCaseError extends Error {
 /** MongoDB's duplicate-key error, raised by unique indexes (including `_id`). */
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}
+
+/**
+ * The failed operations of a write (a bulk write's write errors, each with its `index`, or the error
+ * itself) when every one of them met an existing key, and null when any failed otherwise or the
+ * error names none (a write concern error). An unordered bulk write applied all the others.
+ */
+export function duplicateKeyFailures(error: unknown): unknown[] | null {
+  const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
+  return failures.length > 0 && failures.every(isDuplicateKeyError) ? failures : null;
 }

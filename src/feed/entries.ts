@@ -1,8 +1,8 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
+import { type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
 import { toContentDocument, toRef, toRepostOf, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../records/posts.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest } from '../content/position.js';
-import { isDuplicateKeyError } from '../errors.js';
+import { duplicateKeyFailures } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { TimelineEntry } from './timelineEntry.js';
 
@@ -73,8 +73,8 @@ export async function bulkWriteIgnoringDuplicates<T extends Document>(
       await collection.bulkWrite(pending, { ordered: false });
       return;
     } catch (error) {
-      const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
-      if (!failures.every((failure) => isDuplicateKeyError(failure))) throw error;
+      const failures = duplicateKeyFailures(error);
+      if (!failures) throw error;
       pending = failures.map((failure) => pending[(failure as { index: number }).index]!);
     }
   }

@@ -1,5 +1,5 @@
-import { MongoBulkWriteError, ObjectId, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
-import { isDuplicateKeyError } from '../errors.js';
+import { ObjectId, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
+import { duplicateKeyFailures, isDuplicateKeyError } from '../errors.js';
 import { RetryLater } from '../queue/taskWorkers.js';
 import { maxActorsShown, type NotificationDocument, type NotificationKind } from '../records/notifications.js';
 
@@ -193,7 +193,7 @@ export class NotificationGroups {
       await this.members.bulkWrite(taking, { ordered: false });
     } catch (error) {
       // A member held, or with a change under way: its upsert meets the existing `_id`.
-      if (!onlyDuplicateKeys(error)) throw error;
+      if (!duplicateKeyFailures(error)) throw error;
     }
     const taken = await this.members.find({ _id: { $in: [...requests.keys()] }, 'lease.owner': owner }).toArray();
     return new Map(taken.map((member) => [member._id, member]));
@@ -222,7 +222,7 @@ export class NotificationGroups {
       await this.groups.bulkWrite(counting, { ordered: false });
     } catch (error) {
       // A group that holds the token already: this change was applied before a crash.
-      if (!onlyDuplicateKeys(error)) throw error;
+      if (!duplicateKeyFailures(error)) throw error;
     }
     const touched = [...new Set(changed.flatMap(({ change }) => [change!.from, change!.to].filter((key): key is string => key !== null)))];
     const groups = new Map((await this.groups.find({ _id: { $in: touched } }, { projection: groupState }).toArray()).map((group) => [group._id, group]));
@@ -309,7 +309,6 @@ export class NotificationGroups {
       return null;
     }
   }
-
 
   /**
    * Rewrites the newest actors from the settled members, unless the group changed meanwhile, in
@@ -398,11 +397,4 @@ function countWrite(groupKey: string, token: string, joining: Joining | null) {
     update: { $inc: { n: joining ? 1 : -1, v: 1 }, $push: { tk: token }, ...start },
     upsert: joining !== null,
   };
-}
-
-/** A bulk write whose every failed operation met an existing `_id` (the rest were applied). */
-function onlyDuplicateKeys(error: unknown): boolean {
-  if (!(error instanceof MongoBulkWriteError)) return false;
-  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-  return writeErrors.length > 0 && writeErrors.every(isDuplicateKeyError);
 }

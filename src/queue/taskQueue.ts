@@ -3,8 +3,8 @@
  * tasks (TaskQueue), and the workers that claim and run tasks (TaskWorkers). It knows no kind of
  * task; fanout and account removal register theirs.
  */
-import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Document } from 'mongodb';
-import { isDuplicateKeyError } from '../errors.js';
+import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
+import { duplicateKeyFailures } from '../errors.js';
 
 /**
  * One unit of background work. A task is either `ready` (waiting, retrying, or held by a worker)
@@ -95,8 +95,7 @@ export class TaskQueue {
     try {
       await this.tasks.insertMany(docs, { ordered: false });
     } catch (error) {
-      const failures = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [error];
-      if (!failures.every((failure) => isDuplicateKeyError(failure))) throw error;
+      if (!duplicateKeyFailures(error)) throw error;
     }
   }
 
