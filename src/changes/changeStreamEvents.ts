@@ -1,7 +1,7 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument } from '../records/posts.js';
+import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostRecord } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
@@ -67,7 +67,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
 export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
   switch (doc.kind) {
     case 'postAdded':
-      return { kind: 'postAdded', post: { ...toPostRecord(doc.post), counts: null } };
+      return { kind: 'postAdded', post: announcedPost(doc.post) };
     case 'postRemoved':
       return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null, ...toVisibility(doc) };
     case 'followed':
@@ -76,7 +76,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'changed': {
       const edits = doc.edits && {
         ...(doc.edits.delivered
-          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map((post) => ({ ...toPostRecord(post), counts: null })) })) }
+          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map(announcedPost) })) }
           : {}),
         ...(doc.edits.removed ? { removed: doc.edits.removed } : {}),
       };
@@ -88,6 +88,9 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
       return null;
   }
 }
+
+/** A post as an announcement carries it: stored fields, without counts (they are read apart). */
+const announcedPost = (doc: ContentDocument): PostRecord => ({ ...toPostRecord(doc), counts: null });
 
 /**
  * How long the server holds an empty getMore. Short enough that opening the stream (aggregate, then

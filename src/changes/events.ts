@@ -54,7 +54,7 @@ export interface StoredChange {
  * taken out, which a delivery announced later must not bring back into a held copy.
  */
 export interface TimelineEdits {
-  delivered?: { recipients: readonly string[]; posts: readonly PostRecord[] }[];
+  delivered?: readonly { recipients: readonly string[]; posts: readonly PostRecord[] }[];
   removed?: readonly ObjectId[];
 }
 

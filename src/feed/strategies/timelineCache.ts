@@ -325,8 +325,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     );
     if (operations.length === 0) return;
     const recipients = [...new Set(deliveries.flatMap((delivery) => delivery.recipients))];
-    const delivered = deliveries.map(({ recipients: to, posts }) => ({ recipients: to, posts }));
-    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), options, { delivered });
+    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), options, { delivered: deliveries });
   }
 }
 
