@@ -15,12 +15,13 @@
 import { parseArgs } from 'node:util';
 import { ObjectId, type Db } from 'mongodb';
 import { startApp, type RunningApp } from '../src/app.js';
-import { loadConfig, type FeedStrategyName } from '../src/config.js';
+import { feedStrategies, loadConfig, type FeedStrategyName } from '../src/config.js';
 import { withDatabaseName } from '../src/db/connect.js';
 import { quietLogger } from '../src/logger.js';
 import { publicVisibility, type PostRecord } from '../src/records/posts.js';
 import { startWorkerProcess } from '../test/support/workerProcess.js';
 import { createPostMutation } from './measure.js';
+import { int, list } from './options.js';
 import { benchDatabaseServer, prepareFreshDatabase } from './prepare.js';
 import { describeEnvironment, writeResults } from './report.js';
 import { startServerProcess } from './serverProcess.js';
@@ -51,24 +52,27 @@ interface BurstResult {
   queued: { postingSeconds: number; drainSeconds: number; recipientsPerSecond: number; rawPerSecond: number };
 }
 
+/** The strategies that store timelines, which a burst fills. */
+const fanoutOnWrite = feedStrategies.filter((name) => name !== 'fanout-on-read');
+
 function parseOptions(): Options | 'help' {
   const { values } = parseArgs({
     options: {
-      strategies: { type: 'string', default: 'time-buckets,sized-buckets,cache' },
-      users: { type: 'string', default: '2000' },
-      followers: { type: 'string', default: '10' },
-      posts: { type: 'string', default: '5' },
-      concurrency: { type: 'string', default: '16' },
+      strategies: { type: 'string' },
+      users: { type: 'string' },
+      followers: { type: 'string' },
+      posts: { type: 'string' },
+      concurrency: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return 'help';
   return {
-    strategies: values.strategies.split(',').map((name) => name.trim() as FeedStrategyName),
-    users: Number(values.users),
-    followers: Number(values.followers),
-    posts: Number(values.posts),
-    concurrency: Number(values.concurrency),
+    strategies: list('strategies', values.strategies, fanoutOnWrite),
+    users: int('users', values.users, 2000, 2),
+    followers: int('followers', values.followers, 10, 1),
+    posts: int('posts', values.posts, 5, 1),
+    concurrency: int('concurrency', values.concurrency, 16, 1),
   };
 }
 
