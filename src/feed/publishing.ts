@@ -58,14 +58,19 @@ export class Publishing implements PostPublishing {
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
   async post(authorId: string, text: string, replyToId: string | null = null, visibility: Visibility = 'PUBLIC'): Promise<PostRecord> {
-    await this.deps.rateLimits.post(authorId);
-    const replyTo = replyToId === null ? null : await this.existingPost(authorId, replyToId);
+    // What the post needs to read (its author, the post it answers) is read beside the rate
+    // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
+    const [, authorPulled, replyTo] = await Promise.all([
+      this.deps.rateLimits.post(authorId),
+      this.delivery.isPulled(authorId),
+      replyToId === null ? null : this.existingPost(authorId, replyToId),
+    ]);
     if (replyTo) await this.deps.readerFilters.assertNotBlocked(authorId, replyTo.authorId, 'reply to');
     // A reply is never seen by more people than its parent: a wider reply is narrowed to the parent's.
     const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.visibility) : visibility;
     const audience = shownTo === 'MENTIONED' ? await this.audienceOf(authorId, text, replyTo) : [];
     // Limited posts are never pulled: readers' inbox queries find them instead.
-    const pulled = shownTo === 'PUBLIC' && (await this.delivery.isPulled(authorId));
+    const pulled = shownTo === 'PUBLIC' && authorPulled;
     const post = this.content.preparePost(authorId, text, { pulled, replyTo, visibility: shownTo, audience });
     await this.delivery.publish(post);
     return post;

@@ -1,4 +1,4 @@
-import type { CommandStartedEvent } from 'mongodb';
+import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies } from '../../src/config.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
@@ -61,5 +61,34 @@ describe.each(feedStrategies)('commands per write: %s', (strategy) => {
     counts.unfollow = (await during('mutation { unfollow(handle: "wrt_author") { followerCount } }', 'wrt_reader')).commands.length;
     counts.delete = (await during(`mutation { deletePost(id: "${answer.createPost.id}") }`, 'wrt_author')).commands.length;
     for (const [write, count] of Object.entries(counts)) expect({ write, count }).toEqual({ write, count: Math.min(count, budgets[write]![strategy]) });
+  });
+});
+
+describe('what a reply waits on before it is stored', () => {
+  let app: TestApp;
+  afterAll(() => app?.stop());
+
+  it('reads the post it answers beside the rate limit, not after it', async () => {
+    app = await startTestApp({ FANOUT_WORKERS: '0' });
+    const token = await app.signUp('wrt_replier');
+    const parent = await app.gql('mutation { createPost(text: "asked") { id } }', {}, token);
+    const steps: string[] = [];
+    const started = (event: CommandStartedEvent) => steps.push(`started ${event.commandName} ${event.command[event.commandName]}`);
+    const answered = (event: CommandSucceededEvent) => steps.push(`answered ${event.commandName}`);
+    app.database.client.on('commandStarted', started);
+    app.database.client.on('commandSucceeded', answered);
+    try {
+      const reply = await app.gql('mutation($to: ID!) { createPost(text: "answered", replyTo: $to) { replyTo { id } } }', { to: parent.data.createPost.id }, token);
+      expect(reply.data?.createPost.replyTo.id).toBe(parent.data.createPost.id);
+    } finally {
+      app.database.client.off('commandStarted', started);
+      app.database.client.off('commandSucceeded', answered);
+    }
+    const parentRead = steps.indexOf('started find content');
+    const rateLimit = steps.indexOf('started findAndModify rate_limits');
+    expect(parentRead).toBeGreaterThanOrEqual(0);
+    expect(rateLimit).toBeGreaterThanOrEqual(0);
+    // No answer came between the two: neither waited on the other.
+    expect(steps.slice(Math.min(parentRead, rateLimit), Math.max(parentRead, rateLimit)).filter((step) => step.startsWith('answered'))).toEqual([]);
   });
 });
