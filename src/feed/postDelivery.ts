@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { PostRecord } from '../records/posts.js';
+import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { NotificationService } from '../notifications/notificationService.js';
@@ -84,14 +85,23 @@ export class PostDelivery {
   async isPulled(authorId: string): Promise<boolean> {
     const author = await this.deps.users.getUser(authorId);
     if (!author) throw new AppError('UNAUTHENTICATED', 'Your account no longer exists');
+    return this.pulls(author);
+  }
+
+  private pulls(author: UserRecord): boolean {
     return this.deps.backend.materialized && author.followerCount > this.deps.pullThreshold;
   }
 
+  /**
+   * Also run by whoever finishes a repost its request left half-made: the sweep, or the removal of
+   * the reposter's account, which must not fail on it.
+   */
   private async repostAdded(edge: InteractionDocument): Promise<void> {
-    const original = await this.deps.content.lookups.getPost(edge.p);
-    if (!original) return; // deleted meanwhile: nothing left to bring
-    const pulled = await this.isPulled(edge.u);
-    await this.publish(this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled }));
+    const [original, reposter] = await Promise.all([this.deps.content.lookups.getPost(edge.p), this.deps.users.getUser(edge.u)]);
+    // The original was deleted meanwhile: nothing left to bring. The reposter's account is going:
+    // the repost gets no entry, and the account's removal takes the repost back.
+    if (!original || !reposter) return;
+    await this.publish(this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled: this.pulls(reposter) }));
   }
 
   private async repostRemoved(edge: InteractionDocument): Promise<void> {

@@ -98,6 +98,24 @@ describe('deleteAccount', () => {
     expect((await ok('bystander', '{ user(handle: "doomed") { viewerHasMuted viewerIsFollowing } }')).user).toEqual({ viewerHasMuted: false, viewerIsFollowing: false });
   });
 
+  it('removes an account whose repost a dead request left half-made', async () => {
+    const db = app.database.db;
+    tokens.halfway = await app.signUp('halfway');
+    const idolPost = await post('idol', 'reposted halfway');
+    // What a repost request killed before the repost's entry was made leaves: its edge, still being added.
+    const past = new Date(Date.now() - 60_000);
+    await db.collection<any>('reposts').insertOne({
+      _id: `${idolPost}:halfway`, p: new ObjectId(idolPost), u: 'halfway', state: 'adding', token: 'died-here', at: past, entry: new ObjectId(), d: past,
+    });
+
+    expect(await ok('halfway', `mutation { deleteAccount(password: "${password}") }`)).toEqual({ deleteAccount: true });
+    await app.settled();
+    expect(await db.collection('users').countDocuments({ _id: 'halfway' as never })).toBe(0);
+    expect(await db.collection('reposts').countDocuments({ u: 'halfway' })).toBe(0);
+    expect(await db.collection('content').countDocuments({ '_o._a': 'idol', _a: 'halfway' })).toBe(0);
+    expect(await counts(idolPost)).toMatchObject({ repostCount: 0 });
+  });
+
   it('deletes an account with 5,000 followers through the queue, every follower fixed', async () => {
     const db = app.database.db;
     tokens.famous = await app.signUp('famous');
