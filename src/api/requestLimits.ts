@@ -124,11 +124,11 @@ export function checkOperation(
 ): GraphQLError | null {
   const { limits } = options;
   if (operation.operation === 'mutation') {
-    const roots = operation.selectionSet.selections.filter((selection) => selection.kind === Kind.FIELD);
-    if (roots.length > limits.maxRootMutations) {
+    const roots = rootFields(document, operation);
+    if (roots.size > limits.maxRootMutations) {
       return limitError(`At most ${limits.maxRootMutations} mutations per request`, 'BAD_REQUEST', {});
     }
-    if (roots.filter((field) => field.kind === Kind.FIELD && passwordMutations.has(field.name.value)).length > 1) {
+    if ([...roots.values()].filter((name) => passwordMutations.has(name)).length > 1) {
       return limitError('At most one signUp or logIn per request', 'BAD_REQUEST', {});
     }
   }
@@ -139,6 +139,32 @@ export function checkOperation(
     return limitError(`Query too complex: its cost is ${cost}, the limit is ${limit}${hint}`, 'QUERY_TOO_COMPLEX', { cost, limit });
   }
   return null;
+}
+
+/**
+ * The root fields an operation runs, by response name to field name: fragments at the root (inline
+ * or spread) select root fields too, and fields of one response name are merged and run once.
+ */
+function rootFields(document: DocumentNode, operation: OperationDefinitionNode): Map<string, string> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const fields = new Map<string, string>();
+  const spread = new Set<string>();
+  const collect = (selectionSet: SelectionSetNode) => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) fields.set(selection.alias?.value ?? selection.name.value, selection.name.value);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) collect(selection.selectionSet);
+      else if (!spread.has(selection.name.value)) {
+        spread.add(selection.name.value);
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) collect(fragment.selectionSet);
+      }
+    }
+  };
+  collect(operation.selectionSet);
+  return fields;
 }
 
 function limitError(message: string, code: string, details: Record<string, number>): GraphQLError {

@@ -80,6 +80,23 @@ describe('request limits', () => {
     expect(await app.database.db.collection('content').countDocuments({ _a: 'limits' })).toBe(0);
   });
 
+  it('counts the mutations that fragments select at the root too', async () => {
+    const post = (i: number) => `p${i}: createPost(text: "fragment spam ${i}") { id }`;
+    const inline = `mutation { ... on Mutation { ${post(0)} ${post(1)} ${post(2)} } ... on Mutation { ${post(3)} ${post(4)} ${post(5)} } }`;
+    expect(codeOf(await app.gql(inline, {}, token))).toBe('BAD_REQUEST');
+    const spread = `mutation { ...First ...Second } fragment First on Mutation { ${post(0)} ${post(1)} ${post(2)} } fragment Second on Mutation { ${post(3)} ${post(4)} ${post(5)} }`;
+    expect(codeOf(await app.gql(spread, {}, token))).toBe('BAD_REQUEST');
+    expect(await app.database.db.collection('content').countDocuments({ _a: 'limits' })).toBe(0);
+
+    const logIns = 'mutation { ... on Mutation { a: logIn(handle: "limits", password: "guess one") { token } } ... on Mutation { b: logIn(handle: "limits", password: "guess two") { token } } }';
+    expect(codeOf(await app.gql(logIns))).toBe('BAD_REQUEST');
+
+    // The same field under one response name, however often a fragment repeats it, runs once.
+    const once = await app.gql(`mutation { ...Post ...Post ... on Mutation { ${post(0)} } } fragment Post on Mutation { ${post(0)} }`, {}, token);
+    expect(once.errors).toBeUndefined();
+    expect(await app.database.db.collection('content').countDocuments({ _a: 'limits' })).toBe(1);
+  });
+
   it('applies the same limits to subscriptions over WebSocket', async () => {
     const client = liveClient(app, token);
     try {
