@@ -15,13 +15,34 @@ const controls = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
 const lineBreaks = /[\u0009\u000A\u000D]/u;
 const bidiControls = /[\u202A-\u202E\u2066-\u2069]/u;
 
+// Half of a UTF-16 surrogate pair on its own: no UTF-8 (and so no BSON string) can hold it.
+const loneSurrogate = /\p{Cs}/u;
+
 /**
- * Refuses text that would not show as sent: control characters, and bidirectional overrides. The
- * text is never rewritten to pass.
+ * UTF-16 code units one character may take: the longest emoji sequences (a kiss with two skin
+ * tones, a subdivision flag) take 15, while marks stacked on one letter would let a text within
+ * its character limit grow without bound, in every timeline that embeds it.
+ */
+export const maxCharacterUnits = 32;
+
+/**
+ * Refuses text that would not show or be stored as sent: control characters, bidirectional
+ * overrides, lone surrogates, and characters made of more marks than any script needs. The text
+ * is never rewritten to pass.
  */
 export function assertDisplayableText(text: string, what: string, options: { multiline: boolean }): void {
   if (controls.test(text) || (!options.multiline && lineBreaks.test(text))) {
     throw badInput(`${what} must not contain control characters${options.multiline ? ' (line breaks and tabs are fine)' : ''}`);
   }
   if (bidiControls.test(text)) throw badInput(`${what} must not contain bidirectional override characters`);
+  if (loneSurrogate.test(text)) throw badInput(`${what} must be valid Unicode: it holds half of a surrogate pair`);
+  if (text.length > maxCharacterUnits && longestCharacter(text) > maxCharacterUnits) {
+    throw badInput(`${what} must not stack more than ${maxCharacterUnits} code units of marks on one character`);
+  }
+}
+
+function longestCharacter(text: string): number {
+  let longest = 0;
+  for (const { segment } of graphemes.segment(text)) longest = Math.max(longest, segment.length);
+  return longest;
 }

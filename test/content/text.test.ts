@@ -21,6 +21,12 @@ describe('text people see', () => {
     expect(codeOf(await post('🎉'.repeat(501)))).toBe('BAD_USER_INPUT');
   });
 
+  it('takes the longest emoji sequences, and a few marks on a letter, as one character each', async () => {
+    const kiss = '👩🏻‍❤️‍💋‍👨🏼'; // two people with two skin tones: 15 UTF-16 units
+    expect((await post(kiss.repeat(3))).data.createPost.text).toBe(kiss.repeat(3));
+    expect((await post('Z̤͔ͧ̑a̴͔l̼g͓o')).data.createPost.text).toBe('Z̤͔ͧ̑a̴͔l̼g͓o');
+  });
+
   it('keeps line breaks and tabs in posts and stores them as sent', async () => {
     expect((await post('two\nlines\tand a tab')).data.createPost.text).toBe('two\nlines\tand a tab');
   });
@@ -30,9 +36,16 @@ describe('text people see', () => {
     ['an escape character', 'colour \u001b[31mred'],
     ['a right-to-left override', 'invoice\u202Efdp.exe'],
     ['a bidi isolate', 'abc\u2066def'],
+    ['half of a surrogate pair', 'broken \ud800 pair'],
+    ['forty marks stacked on one letter', `ze${'\u0301'.repeat(40)}lgo`],
   ])('refuses a post with %s, storing nothing', async (_case, text) => {
     expect(codeOf(await post(text))).toBe('BAD_USER_INPUT');
     expect(await app.database.db.collection('content').countDocuments({ _m: text })).toBe(0);
+  });
+
+  it('refuses half of a surrogate pair in a display name, which no stored string could hold', async () => {
+    const named = await app.gql('mutation($d: String!) { updateProfile(displayName: $d) { displayName } }', { d: 'Ada \udc00' }, token);
+    expect(codeOf(named)).toBe('BAD_USER_INPUT');
   });
 
   it('refuses control characters and overrides in display names, and counts names in characters', async () => {
