@@ -97,4 +97,6 @@ export function assertPassword(password: string): void {
   if (password.length < minPasswordLength || password.length > maxPasswordLength) {
     throw badInput(`Password must be ${minPasswordLength} to ${maxPasswordLength} characters`);
   }
+  // Hashed as UTF-8, where every lone half becomes U+FFFD: any other half would match it.
+  if (/\p{Cs}/u.test(password)) throw badInput('Password must be valid Unicode: it holds half of a surrogate pair');
 }

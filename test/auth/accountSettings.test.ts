@@ -103,6 +103,9 @@ describe('token revocation across two instances', () => {
     expect(code(wrong)).toBe('FORBIDDEN');
     const short = await a.gql(changePassword, { c: password, n: 'short' }, token);
     expect(code(short)).toBe('BAD_USER_INPUT');
+    // Half of a surrogate pair hashes as U+FFFD: any other half would then open the account too.
+    const broken = await a.gql(changePassword, { c: password, n: 'long enough \ud800' }, token);
+    expect(code(broken)).toBe('BAD_USER_INPUT');
     expect(code(await a.gql(changePassword, { c: password, n: 'another good secret' }))).toBe('UNAUTHENTICATED');
     expect(code(await a.gql('mutation { logOutEverywhere }'))).toBe('UNAUTHENTICATED');
     // Nothing changed: the token still works, and so does the old password.
