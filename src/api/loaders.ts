@@ -46,15 +46,16 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     const byId = new Map(found.map((post) => [post.id.toHexString(), post]));
     return ids.map((id) => byId.get(id) ?? null);
   });
+  const users = new DataLoader<string, UserRecord | null>(async (handles) => {
+    const byHandle = new Map((await services.users.getUsers(handles)).map((user) => [user.handle, user]));
+    return handles.map((handle) => {
+      const user = byHandle.get(handle) ?? null;
+      loadedUsers.set(handle, user);
+      return user;
+    });
+  });
   return {
-    users: new DataLoader(async (handles) => {
-      const byHandle = new Map((await services.users.getUsers(handles)).map((user) => [user.handle, user]));
-      return handles.map((handle) => {
-        const user = byHandle.get(handle) ?? null;
-        loadedUsers.set(handle, user);
-        return user;
-      });
-    }),
+    users,
     loadedUsers,
     posts,
     visiblePosts: new DataLoader(async (ids) => {
@@ -63,8 +64,9 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
         return post;
       });
       const present = found.filter((post): post is PostRecord => post !== null);
-      const seen = await services.visibility.canSee(viewerId, present);
-      const hidden = new Set(present.filter((_, index) => !seen[index]));
+      // A post whose author's account is being removed is gone for everyone already, as in pages.
+      const [seen, authors] = await Promise.all([services.visibility.canSee(viewerId, present), users.loadMany(present.map((post) => post.authorId))]);
+      const hidden = new Set(present.filter((_, index) => !seen[index] || authors[index] === null || authors[index] instanceof Error));
       return found.map((post) => (post && !hidden.has(post) ? post : null));
     }),
     postCounts: new DataLoader(async (ids) => {

@@ -204,7 +204,7 @@ export const resolvers: Resolvers = {
     replyTo: (post, _args, context) => (post.replyTo ? loadPost(post.replyTo.id.toHexString(), context) : null),
     replies: async (post, args, context) => {
       const request = replyPageRequest(args);
-      return toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request), request.from !== null);
+      return toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request.from !== null);
     },
     mentions: async (post, _args, context) => {
       const handles = mentionedHandles(post.text);

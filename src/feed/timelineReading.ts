@@ -27,7 +27,7 @@ export interface LiveRemoval {
 export interface TimelineReader {
   timeline(userId: string, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>>;
   postsOf(viewerId: string | null, handle: string, request: PageRequest): Promise<Page<PostRecord>>;
-  repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>>;
+  repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }, loads: Pick<PageLoads, 'users'>): Promise<Page<PostRecord>>;
   showsLive(viewerId: string, post: PostRecord): Promise<boolean>;
   showsLiveRemoval(viewerId: string, removal: LiveRemoval): Promise<boolean>;
   viewerLikes(userId: string, postIds: readonly PostRecord['id'][]): Promise<Set<string>>;
@@ -218,8 +218,21 @@ export class TimelineReading implements TimelineReader {
     return follows || addressed ? { id: viewerId, follows, addressed } : null;
   }
 
-  /** Replies to a post that the viewer may see, oldest first. */
-  async repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }): Promise<Page<PostRecord>> {
-    return this.content.scans.replies(parentId, request, await this.deps.visibility.filterFor(viewerId));
+  /**
+   * Replies to a post that the viewer may see, oldest first. Replies whose author's account is
+   * being removed are gone already, as in timelines; the page reads on past them instead of
+   * coming back short.
+   */
+  async repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }, loads: Pick<PageLoads, 'users'>): Promise<Page<PostRecord>> {
+    const visible = await this.deps.visibility.filterFor(viewerId);
+    const kept: PostRecord[] = [];
+    for (let from = request.from; ; ) {
+      const page = await this.content.scans.replies(parentId, { from, limit: request.limit - kept.length }, visible);
+      const authors = await loads.users([...new Set(page.items.map((reply) => reply.authorId))]);
+      kept.push(...page.items.filter((reply) => authors.has(reply.authorId)));
+      const last = page.items.at(-1);
+      if (kept.length === request.limit || !page.hasMore || !last) return { items: kept, hasMore: page.hasMore };
+      from = last;
+    }
   }
 }

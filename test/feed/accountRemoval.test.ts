@@ -135,3 +135,40 @@ describe('deleteAccount', () => {
     expect(await db.collection('content').countDocuments({ _a: 'famous' })).toBe(0);
   }, 180_000);
 });
+
+describe('an account while it is being removed', () => {
+  let app: TestApp;
+  // No workers: the removal stays where the request leaves it, the account marked and its posts still stored.
+  beforeAll(async () => {
+    app = await startTestApp({ FANOUT_WORKERS: '0' });
+  });
+  afterAll(() => app?.stop());
+
+  it('is gone from replies, post(id) and replyTo already, and reply pages stay whole', async () => {
+    const fan = await app.signUp('mid_fan');
+    const going = await app.signUp('mid_going');
+    const postedBy = async (token: string, text: string, replyTo?: string) =>
+      (await app.gql('mutation($t: String!, $r: ID) { createPost(text: $t, replyTo: $r) { id } }', { t: text, r: replyTo ?? null }, token)).data.createPost.id as string;
+    const question = await postedBy(fan, 'a question');
+    const goingPost = await postedBy(going, 'soon gone');
+    await postedBy(going, 'a first answer', question);
+    await postedBy(going, 'a second answer', question);
+    const kept = [await postedBy(fan, 'my own answer', question), await postedBy(fan, 'and another', question)];
+    const fanReply = await postedBy(fan, 'answering the one going', goingPost);
+
+    expect((await app.gql(`mutation { deleteAccount(password: "${password}") }`, {}, going)).data).toEqual({ deleteAccount: true });
+    expect(await app.database.db.collection('content').countDocuments({ _a: 'mid_going' })).toBe(3);
+
+    const replies = await app.gql(`{ post(id: "${question}") { replies(first: 2) { edges { node { id author { handle } } } pageInfo { hasNextPage } } } }`, {}, fan);
+    expect(replies.errors).toBeUndefined();
+    expect(replies.data.post.replies.edges.map((edge: any) => edge.node.id)).toEqual(kept);
+    expect(replies.data.post.replies.pageInfo.hasNextPage).toBe(false);
+    const gone = await app.gql(`{ post(id: "${goingPost}") { id author { handle } } }`, {}, fan);
+    expect(gone).toMatchObject({ data: { post: null } });
+    expect(gone.errors).toBeUndefined();
+    const answer = await app.gql(`{ post(id: "${fanReply}") { text replyTo { id } } }`, {}, fan);
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data.post).toEqual({ text: 'answering the one going', replyTo: null });
+  });
+});
+
