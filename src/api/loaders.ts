@@ -54,6 +54,7 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
       return user;
     });
   });
+  const viewerFilters = new DataLoader<string, ReaderView>(async (handles) => Promise.all(handles.map((handle) => services.relations.filtersOf(handle))));
   return {
     users,
     loadedUsers,
@@ -64,9 +65,16 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
         return post;
       });
       const present = found.filter((post): post is PostRecord => post !== null);
-      // A post whose author's account is being removed is gone for everyone already, as in pages.
-      const [seen, authors] = await Promise.all([services.visibility.canSee(viewerId, present), users.loadMany(present.map((post) => post.authorId))]);
-      const hidden = new Set(present.filter((_, index) => !seen[index] || authors[index] === null || authors[index] instanceof Error));
+      // Gone as in pages and an author's posts: a post whose author's account is being removed, and
+      // across a block, either way.
+      const [seen, authors, view] = await Promise.all([
+        services.visibility.canSee(viewerId, present),
+        users.loadMany(present.map((post) => post.authorId)),
+        viewerId === null || present.every((post) => post.authorId === viewerId) ? null : viewerFilters.load(viewerId),
+      ]);
+      const hidden = new Set(
+        present.filter((post, index) => !seen[index] || authors[index] === null || authors[index] instanceof Error || view?.isBlockedEitherWay(post.authorId)),
+      );
       return found.map((post) => (post && !hidden.has(post) ? post : null));
     }),
     postCounts: new DataLoader(async (ids) => {
@@ -77,7 +85,7 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerLikes(viewer, ids)),
     viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerReposts(viewer, ids)),
     viewerBookmarks: viewerStateLoader(viewerId, (viewer, ids) => services.bookmarks.among(viewer, ids)),
-    viewerFilters: new DataLoader(async (handles) => Promise.all(handles.map((handle) => services.relations.filtersOf(handle)))),
+    viewerFilters,
     listMemberCounts: new DataLoader(async (ids) => {
       if (!viewerId) return ids.map(() => 0);
       const counts = await services.lists.memberCounts(viewerId, ids.map((id) => new ObjectId(id)));

@@ -219,19 +219,20 @@ export class TimelineReading implements TimelineReader {
   }
 
   /**
-   * Replies to a post that the viewer may see, oldest first. Replies whose author's account is
-   * being removed are gone already, as in timelines; the page reads on past them instead of
-   * coming back short.
+   * Replies to a post that the viewer may see, oldest first. Replies across a block, either way,
+   * and those whose author's account is being removed are left out, as in timelines; the page
+   * reads on past them instead of coming back short.
    */
   async repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }, loads: Pick<PageLoads, 'users'>): Promise<Page<PostRecord>> {
-    const visible = await this.deps.visibility.filterFor(viewerId);
+    const [visible, view] = await Promise.all([this.deps.visibility.filterFor(viewerId), viewerId === null ? null : this.readerFilters.of(viewerId)]);
+    // One reply more than the page, so that `hasMore` says whether one the viewer may see follows.
     const kept: PostRecord[] = [];
     for (let from = request.from; ; ) {
-      const page = await this.content.scans.replies(parentId, { from, limit: request.limit - kept.length }, visible);
+      const page = await this.content.scans.replies(parentId, { from, limit: request.limit + 1 - kept.length }, visible);
       const authors = await loads.users([...new Set(page.items.map((reply) => reply.authorId))]);
-      kept.push(...page.items.filter((reply) => authors.has(reply.authorId)));
+      kept.push(...page.items.filter((reply) => authors.has(reply.authorId) && !(reply.authorId !== viewerId && view?.isBlockedEitherWay(reply.authorId))));
       const last = page.items.at(-1);
-      if (kept.length === request.limit || !page.hasMore || !last) return { items: kept, hasMore: page.hasMore };
+      if (kept.length > request.limit || !page.hasMore || !last) return { items: kept.slice(0, request.limit), hasMore: kept.length > request.limit };
       from = last;
     }
   }

@@ -119,6 +119,31 @@ describe('mute, block and keyword filters through the API', () => {
     expect((await ok('nat', 'mutation { follow(handle: "kim") { viewerIsFollowing followerCount } }')).follow).toEqual({ viewerIsFollowing: true, followerCount: 1 });
   });
 
+  it('hides posts across a block by id and among replies too, and reply pages stay whole', async () => {
+    for (const handle of ['ola', 'pia', 'quinn']) tokens[handle] = await app.signUp(handle);
+    const olaPost = (await ok('ola', 'mutation { createPost(text: "ola speaks") { id } }')).createPost.id;
+    const piaPost = (await ok('pia', 'mutation { createPost(text: "pia speaks") { id } }')).createPost.id;
+    const question = (await ok('quinn', 'mutation { createPost(text: "quinn asks") { id } }')).createPost.id;
+    await ok('ola', `mutation { createPost(text: "ola answers", replyTo: "${question}") { id } }`);
+    await ok('pia', `mutation { createPost(text: "pia answers", replyTo: "${question}") { id } }`);
+    await ok('pia', 'mutation { block(handle: "ola") { handle } }');
+
+    const byId = async (viewer: string, id: string) => (await ok(viewer, `{ post(id: "${id}") { id } }`)).post;
+    expect(await byId('pia', olaPost)).toBeNull();
+    expect(await byId('ola', piaPost)).toBeNull();
+    expect(await byId('quinn', olaPost)).toEqual({ id: olaPost });
+    const firstReply = async (viewer: string) =>
+      (await ok(viewer, `{ post(id: "${question}") { replies(first: 1) { edges { node { author { handle } } } pageInfo { hasNextPage } } } }`)).post.replies;
+    const only = (handle: string, hasNextPage: boolean) => ({ edges: [{ node: { author: { handle } } }], pageInfo: { hasNextPage } });
+    expect(await firstReply('pia')).toEqual(only('pia', false));
+    expect(await firstReply('ola')).toEqual(only('ola', false));
+    expect(await firstReply('quinn')).toEqual(only('ola', true));
+
+    await ok('pia', 'mutation { unblock(handle: "ola") { handle } }');
+    expect(await byId('pia', olaPost)).toEqual({ id: olaPost });
+    expect(await firstReply('pia')).toEqual(only('ola', true));
+  });
+
   it('lets no follow slip past a block that races it', async () => {
     await Promise.all([
       ...Array.from({ length: 5 }, () => gql('lee', 'mutation { follow(handle: "kim") { handle } }')),
