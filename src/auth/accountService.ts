@@ -29,10 +29,11 @@ export class AccountService {
   ) {}
 
   async signUp(input: { handle: string; password: string; displayName?: string | null }, clientAddress: string): Promise<Session> {
-    await this.rateLimits.signUp(clientAddress);
+    // Bad input is refused before it counts against the address's sign-ups.
     assertHandle(input.handle);
     assertPassword(input.password);
     const displayName = displayNameOrNull(input.displayName ?? '');
+    await this.rateLimits.signUp(clientAddress);
     const user = await this.graph.createUser({
       handle: input.handle,
       displayName,

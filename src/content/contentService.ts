@@ -26,7 +26,7 @@ import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
-import { assertDisplayableText, graphemeLength } from './text.js';
+import { postText } from './text.js';
 
 /**
  * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
@@ -92,12 +92,7 @@ export class ContentService {
     text: string,
     options: { pulled: boolean; replyTo?: PostRecord | null; visibility?: Visibility; audience?: readonly string[] },
   ): PostRecord {
-    const message = text.trim();
-    const length = graphemeLength(message);
-    if (length < 1 || length > maxPostLength) {
-      throw badInput(`Post text must be 1 to ${maxPostLength} characters after trimming`);
-    }
-    assertDisplayableText(message, 'Post text', { multiline: true });
+    const message = postText(text, maxPostLength);
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
     const visibility = options.visibility ?? 'PUBLIC';
     const audience = visibility === 'MENTIONED' ? [...(options.audience ?? [])] : [];

@@ -46,3 +46,21 @@ function longestCharacter(text: string): number {
   for (const { segment } of graphemes.segment(text)) longest = Math.max(longest, segment.length);
   return longest;
 }
+
+// Spaces and characters that show nothing (zero-width spaces, fillers): a text of only these is blank.
+const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * The text a post stores: trimmed, 1 to `maxLength` characters of which at least one shows, and
+ * displayable. Checked before anything is written or counted against a limit.
+ */
+export function postText(text: string, maxLength: number): string {
+  const message = text.trim();
+  const length = graphemeLength(message);
+  if (length < 1 || length > maxLength || !visibleCharacter.test(message)) {
+    throw badInput(`Post text must be 1 to ${maxLength} characters after trimming, not all of them blank`);
+  }
+  assertDisplayableText(message, 'Post text', { multiline: true });
+  return message;
+}
+

@@ -3,10 +3,11 @@ import type { Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
 import { mentionedHandles } from '../content/mentions.js';
+import { postText } from '../content/text.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import { narrowerVisibility, parsePostId, type PostRecord, type Visibility } from '../records/posts.js';
+import { maxPostLength, narrowerVisibility, parsePostId, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
 
@@ -58,6 +59,7 @@ export class Publishing implements PostPublishing {
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
   async post(authorId: string, text: string, replyToId: string | null = null, visibility: Visibility = 'PUBLIC'): Promise<PostRecord> {
+    postText(text, maxPostLength); // bad text costs nothing against the rate limit
     // What the post needs to read (its author, the post it answers) is read beside the rate
     // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
     const [, authorPulled, replyTo] = await Promise.all([

@@ -45,6 +45,23 @@ describe('rate limits', () => {
     expect((await logIn('victim', 'one more typo')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 
+  it('counts no refused input against the sign-up and post limits', async () => {
+    const limits = app.database.db.collection<any>('rate_limits');
+    const consumed = async () => (await limits.find({ key: { $regex: '^(signup-address|post-account):' } }).toArray()).map((doc) => [doc.key, doc.points]);
+    const before = await consumed();
+    const signUp = (handle: string, password: string) => app.gql('mutation($h: String!, $p: String!) { signUp(handle: $h, password: $p) { token } }', { h: handle, p: password });
+    for (const [handle, password] of [['No Spaces', 'long enough'], ['ok_handle', 'short'], ['ok_handle', 'long enough \ud800']]) {
+      expect((await signUp(handle!, password!)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
+    // Log-ins of this handle are throttled by the test before: a token is minted instead.
+    const token = await app.services.accounts.tokenFor('victim');
+    for (const text of ['', '   ', '\u200b\u200b', '\u3164', 'x'.repeat(501)]) {
+      expect((await app.gql('mutation($t: String!) { createPost(text: $t) { id } }', { t: text }, token)).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
+    expect(await consumed()).toEqual(before);
+    expect(await app.database.db.collection('content').countDocuments({ _a: 'victim' })).toBe(0);
+  });
+
   it('limits sign-ups per address and posts per account, counted across instances', async () => {
     const second = await startTestApp({ ...realLimits, MONGODB_URI: app.mongodbUri });
     try {
