@@ -12,6 +12,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
+import { parseOptions } from './requestLimits.js';
 
 export type ErrorFormatter = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 
@@ -39,7 +40,7 @@ export function prepareOperation(
 ): ExecutionArgs | GraphQLError[] {
   let document: DocumentNode;
   try {
-    document = parse(payload.query);
+    document = parse(payload.query, parseOptions);
   } catch (error) {
     if (error instanceof GraphQLError) return [withCode(error, 'GRAPHQL_PARSE_FAILED')];
     throw error;

@@ -23,6 +23,12 @@ import { defaultPageSize, maxPageSize } from './connections.js';
 /** Lists without page arguments whose length is bounded otherwise: they multiply like a page of that size. */
 const unpagedListSizes = new Map([['Query.lists', maxListsPerOwner]]);
 
+/**
+ * The parser's own limit: a query nested thousands deep would exhaust the parser's stack before the
+ * depth rule could see it. The largest query a client here sends is under a hundred tokens.
+ */
+export const parseOptions = { maxTokens: 2000 } as const;
+
 /** Mutations that hash a password: one per request, so a body cannot carry a thousand sign-ups. */
 const passwordMutations = new Set(['signUp', 'logIn']);
 

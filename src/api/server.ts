@@ -23,7 +23,7 @@ import { createErrorFormatter, type ErrorLogger } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
 import { graphqlPostHandler, transportError, type PlainRequest } from './graphqlPost.js';
 import { originPolicy } from './origins.js';
-import { checkOperation, limitRules } from './requestLimits.js';
+import { checkOperation, limitRules, parseOptions } from './requestLimits.js';
 import { buildSchema } from './schema.js';
 import { serveLiveUpdates } from './webSocketTransport.js';
 
@@ -135,6 +135,7 @@ function createApollo(options: {
     // No "Did you mean …?" in production: error messages must not describe the schema.
     hideSchemaDetailsFromClientErrors: config.isProduction,
     validationRules,
+    parseOptions,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       ApolloServerPluginLandingPageDisabled(),

@@ -110,4 +110,20 @@ describe('request limits', () => {
       await client.dispose();
     }
   });
+
+  it('refuses a query nested thousands deep as a parse failure, over HTTP and WebSocket alike', async () => {
+    const nested = `{ ${'viewer { '.repeat(5000)}handle${' }'.repeat(5000)} }`;
+    const overHttp = await app.gql(nested, {}, token);
+    expect(overHttp.status).toBe(400);
+    expect(codeOf(overHttp)).toBe('GRAPHQL_PARSE_FAILED');
+    expect(overHttp.errors?.[0]?.message).toMatch(/tokens/);
+    const client = liveClient(app, token);
+    try {
+      const { errors } = await runOverWebSocket(client, `subscription ${nested}`);
+      expect(errors[0]?.extensions).toMatchObject({ code: 'GRAPHQL_PARSE_FAILED' });
+      expect(errors[0]?.message).toMatch(/tokens/);
+    } finally {
+      await client.dispose();
+    }
+  });
 });
