@@ -54,7 +54,8 @@ export function prepareOperation(
   const operationName = payload.operationName ?? undefined;
   const operation = getOperationAST(document, operationName);
   if (!operation) {
-    return [new GraphQLError('Could not identify the operation to run: give operationName', { extensions: { code: 'BAD_REQUEST' } })];
+    const problem = operationName ? `Unknown operation named "${operationName}".` : 'Must provide operation name if query contains multiple operations.';
+    return [new GraphQLError(problem, { extensions: { code: 'OPERATION_RESOLUTION_FAILURE' } })];
   }
   const variables = payload.variables ?? {};
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);

@@ -153,6 +153,10 @@ describe('operation errors over WebSocket', () => {
     const own = liveClient(app, token, { on: { opened: () => void (opened += 1), closed: () => void (closed += 1) } });
     try {
       expect(codesOf((await runOverWebSocket(own, 'subscription {')).errors)).toEqual(['GRAPHQL_PARSE_FAILED']);
+      // The codes HTTP gives the same mistakes.
+      const two = 'query Mine { viewer { handle } } query Theirs { viewer { handle } }';
+      expect(codesOf((await runOverWebSocket(own, two, 'Nobody')).errors)).toEqual(['OPERATION_RESOLUTION_FAILURE']);
+      expect(codesOf((await runOverWebSocket(own, two)).errors)).toEqual(['OPERATION_RESOLUTION_FAILURE']);
       const result = await runOverWebSocket(own, '{ viewer { handle } }');
       expect(result.results).toEqual([{ data: { viewer: { handle: 'wanda' } } }]);
       expect({ opened, closed }).toEqual({ opened: 1, closed: 0 });

@@ -166,11 +166,15 @@ export async function closeEventFor(app: TestApp, connectionParams: Record<strin
 }
 
 /** One operation over graphql-ws: what came as results, and what came as an `error` message. */
-export function runOverWebSocket(client: Client, query: string): Promise<{ results: FormattedExecutionResult<Record<string, unknown>, unknown>[]; errors: any[] }> {
+export function runOverWebSocket(
+  client: Client,
+  query: string,
+  operationName?: string,
+): Promise<{ results: FormattedExecutionResult<Record<string, unknown>, unknown>[]; errors: any[] }> {
   return new Promise((resolve) => {
     const results: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
     client.subscribe(
-      { query },
+      { query, ...(operationName === undefined ? {} : { operationName }) },
       {
         next: (result) => void results.push(result),
         error: (errors) => resolve({ results, errors: errors as any[] }),
