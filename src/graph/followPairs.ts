@@ -206,16 +206,15 @@ export class FollowPairs {
     for (;;) {
       const owner = new ObjectId().toHexString();
       const now = new Date();
+      // Only a pair that still lacks this version is leased: a lease taken to find it applied would
+      // have to be given back, and a crash in between would hold the settled pair for a lease's length.
       const leased = await this.pairs.findOneAndUpdate(
-        { _id: id, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        { _id: id, applied: { $lt: version }, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
         { $set: { lease: { owner, until: new Date(now.getTime() + pairLeaseMs) } } },
         { returnDocument: 'after' },
       );
-      if (leased) {
-        if (leased.applied >= version) return this.release(leased, owner);
-        return (await this.applyUnderLease(leased, owner, effects, false)).pair;
-      }
-      // Someone else is applying; their loop takes our wish too unless they die.
+      if (leased) return (await this.applyUnderLease(leased, owner, effects, false)).pair;
+      // Applied already, or someone else is applying: their loop takes our wish too unless they die.
       const current = await this.pairs.findOne({ _id: id });
       if (!current || current.applied >= version) return current!;
       await backoff.wait();
@@ -374,10 +373,5 @@ export class FollowPairs {
     const pair = await this.pairs.findOneAndUpdate(held, update, { returnDocument: 'after' });
     if (!pair) throw new Error(`lost the lease on follow pair "${String(held._id)}"`);
     return pair;
-  }
-
-  private async release(pair: FollowPairDocument, owner: string): Promise<FollowPairDocument> {
-    await this.pairs.updateOne({ _id: pair._id, 'lease.owner': owner }, { $set: { lease: null } });
-    return { ...pair, lease: null };
   }
 }

@@ -1,3 +1,4 @@
+import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -115,6 +116,31 @@ describe('the follow graph', () => {
     expect(await counts('hank')).toMatchObject({ followerCount: expected });
     expect(await counts('jane')).toMatchObject({ followingCount: expected });
     await app.gql('mutation { unfollow(handle: "hank") { handle } }', {}, tokens.jane);
+  });
+
+  it('leaves a pair it finds settled untouched: no lease that a crash could leave holding it', async () => {
+    const pairId = 'gina jane';
+    await app.gql('mutation { follow(handle: "jane") { handle } }', {}, tokens.gina);
+    const before = (await pairs().findOne({ _id: pairId }))!;
+    // Another request holds the pair: this follow records its wish and waits for it.
+    await pairs().updateOne({ _id: pairId }, { $set: { lease: { owner: 'a-slow-request', until: new Date(Date.now() + 60_000) } } });
+    const waiting = app.gql('mutation { follow(handle: "jane") { handle } }', {}, tokens.gina);
+    while ((await pairs().findOne({ _id: pairId }))!.v < before.v + 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The holder applies the wish and lets go, as its loop does; what the waiting request sends from here is counted.
+    await pairs().updateOne({ _id: pairId }, { $set: { applied: before.v + 1, dirty: false, lease: null } });
+    const leases: unknown[] = [];
+    const sent = (event: CommandStartedEvent) => {
+      const update = event.commandName === 'findAndModify' && event.command.findAndModify === 'follow_pairs' ? event.command.update : null;
+      if (update?.$set?.lease) leases.push(update.$set.lease);
+    };
+    app.database.client.on('commandStarted', sent);
+    try {
+      expect((await waiting).errors).toBeUndefined();
+    } finally {
+      app.database.client.off('commandStarted', sent);
+    }
+    expect(leases).toEqual([]);
+    expect(await pairs().findOne({ _id: pairId })).toMatchObject({ v: before.v + 1, applied: before.v + 1, dirty: false, lease: null });
   });
 
   it('answers edge lists from the covered { _f, _t } index', async () => {
