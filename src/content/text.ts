@@ -23,7 +23,7 @@ const loneSurrogate = /\p{Cs}/u;
  * tones, a subdivision flag) take 15, while marks stacked on one letter would let a text within
  * its character limit grow without bound, in every timeline that embeds it.
  */
-export const maxCharacterUnits = 32;
+const maxCharacterUnits = 32;
 
 /**
  * Refuses text that would not show or be stored as sent: control characters, bidirectional
@@ -63,4 +63,3 @@ export function postText(text: string, maxLength: number): string {
   assertDisplayableText(message, 'Post text', { multiline: true });
   return message;
 }
-
