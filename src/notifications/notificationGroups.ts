@@ -311,7 +311,8 @@ export class NotificationGroups {
   }
 
   /**
-   * Rewrites the newest actors from the settled members, unless the group changed meanwhile, in
+   * Rewrites the newest actors, and the group's time with them, from the settled members (an actor
+   * still joining raised the time itself and rewrites it again once settled), unless the group changed meanwhile, in
    * which case it reads again. `known` is the group as the caller's own write left it (saving a
    * read), and `settled` tokens the caller knows are finished. Returns the group as written
    * (null when it is gone).
@@ -333,7 +334,13 @@ export class NotificationGroups {
       settledTokens.push(...tokens.filter((token) => settled.has(token)));
       const written = await this.groups.findOneAndUpdate(
         { _id: groupKey, v: group.v },
-        { $set: { a: newest.map(({ u, at }) => ({ u, at })) }, $inc: { v: 1 }, ...(settledTokens.length ? { $pull: { tk: { $in: settledTokens } } } : {}) },
+        {
+          // The group is as new as its newest actor: one who left takes their time with them, so
+          // the group sinks back to its place and reads as read again when the rest was read.
+          $set: { a: newest.map(({ u, at }) => ({ u, at })), ...(newest[0] ? { at: newest[0].at } : {}) },
+          $inc: { v: 1 },
+          ...(settledTokens.length ? { $pull: { tk: { $in: settledTokens } } } : {}),
+        },
         { returnDocument: 'after', projection: { tk: 0 } },
       );
       if (written) return written;

@@ -1,7 +1,7 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
-import { createPost, like, notificationsOf } from './support.js';
+import { createPost, like, notificationsOf, unlike } from './support.js';
 
 const markRead = 'mutation($upTo: String!) { markNotificationsRead(upTo: $upTo) }';
 
@@ -39,6 +39,25 @@ describe('unread notifications and the read marker', () => {
     page = await notificationsOf(app, tokens.vic!);
     expect(page.items.map((item) => `${item.post === first ? 'first' : 'second'} ${item.unread}`)).toEqual(['first true', 'second false']);
     expect(page.unreadCount).toBe(1);
+  });
+
+  it('sinks a group back to its newest remaining event when its newest actor leaves, read again if that was read', async () => {
+    const asked = await createPost(app, tokens.xia!, 'asked');
+    const later = await createPost(app, tokens.xia!, 'later');
+    await like(app, tokens.vic!, asked);
+    const before = (await notificationsOf(app, tokens.xia!)).items.find((item) => item.post === asked)!;
+    await like(app, tokens.vic!, later);
+    let page = await notificationsOf(app, tokens.xia!);
+    expect((await app.gql(markRead, { upTo: page.items[0]!.cursor }, tokens.xia)).errors).toBeUndefined();
+
+    await like(app, tokens.wes!, asked);
+    page = await notificationsOf(app, tokens.xia!);
+    expect(page.items.map((item) => [item.post, item.unread])).toEqual([[asked, true], [later, false]]);
+    await unlike(app, tokens.wes!, asked);
+    page = await notificationsOf(app, tokens.xia!);
+    expect(page.items.map((item) => [item.post, item.actors, item.unread])).toEqual([[later, ['vic'], false], [asked, ['vic'], false]]);
+    expect(page.items[1]!.createdAt).toBe(before.createdAt);
+    expect(page.unreadCount).toBe(0);
   });
 
   it('counts exactly up to 1,000 and shows 1,000 beyond', async () => {
