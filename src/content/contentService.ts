@@ -6,9 +6,8 @@
  */
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import type { OutboxChange } from '../changes/staleness.js';
-import { badInput, isDuplicateKeyError } from '../errors.js';
+import { isDuplicateKeyError } from '../errors.js';
 import {
-  maxPostLength,
   toContentDocument,
   toPostRecord,
   byAuthors,
@@ -26,7 +25,6 @@ import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
-import { postText } from './text.js';
 
 /**
  * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
@@ -84,19 +82,19 @@ export class ContentService {
   }
 
   /**
-   * Checks the text and builds the post without storing it, so that its fanout can be queued
-   * under the post's id before the post exists (see FeedService.post).
+   * Builds the post without storing it, so that its fanout can be queued under the post's id
+   * before the post exists (see Publishing.post). `text` is as `postText` (content/text.ts) returned
+   * it: checked by the caller before anything else runs.
    */
   preparePost(
     authorId: string,
     text: string,
     options: { pulled: boolean; replyTo?: PostRecord | null; visibility?: Visibility; audience?: readonly string[] },
   ): PostRecord {
-    const message = postText(text, maxPostLength);
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
     const visibility = options.visibility ?? 'PUBLIC';
     const audience = visibility === 'MENTIONED' ? [...(options.audience ?? [])] : [];
-    return { id: new ObjectId(), authorId, text: message, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
+    return { id: new ObjectId(), authorId, text, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */

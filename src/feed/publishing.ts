@@ -7,7 +7,7 @@ import { postText } from '../content/text.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import { maxPostLength, narrowerVisibility, parsePostId, type PostRecord, type Visibility } from '../records/posts.js';
+import { narrowerVisibility, parsePostId, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
 
@@ -59,7 +59,7 @@ export class Publishing implements PostPublishing {
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
   async post(authorId: string, text: string, replyToId: string | null = null, visibility: Visibility = 'PUBLIC'): Promise<PostRecord> {
-    postText(text, maxPostLength); // bad text costs nothing against the rate limit
+    const message = postText(text); // bad text costs nothing against the rate limit
     // What the post needs to read (its author, the post it answers) is read beside the rate
     // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
     const [, authorPulled, replyTo] = await Promise.all([
@@ -73,7 +73,7 @@ export class Publishing implements PostPublishing {
     const audience = shownTo === 'MENTIONED' ? await this.audienceOf(authorId, text, replyTo) : [];
     // Limited posts are never pulled: readers' inbox queries find them instead.
     const pulled = shownTo === 'PUBLIC' && authorPulled;
-    const post = this.content.preparePost(authorId, text, { pulled, replyTo, visibility: shownTo, audience });
+    const post = this.content.preparePost(authorId, message, { pulled, replyTo, visibility: shownTo, audience });
     await this.delivery.publish(post);
     return post;
   }
