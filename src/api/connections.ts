@@ -5,7 +5,7 @@ import { badInput } from '../errors.js';
 import type { PageLoads, TimelineEntry } from '../feed/timelineEntry.js';
 import { handlePattern, type HandlePage, type UserRecord } from '../records/users.js';
 import type { ResolversTypes } from './generated/graphql.js';
-import type { Loaders } from './loaders.js';
+import { existingUsers, type Loaders } from './loaders.js';
 
 export const defaultPageSize = 20;
 export const maxPageSize = 100;
@@ -97,12 +97,6 @@ const asPost = (entry: TimelineEntry, text: string): PostRecord => ({
   visibility: entry.visibility ?? 'PUBLIC',
   audience: entry.audience ?? [],
 });
-
-/** Which of `handles` are users, from the same per-request loader the authors resolve through. */
-async function existingUsers(users: DataLoader<string, UserRecord | null>, handles: readonly string[]): Promise<Set<string>> {
-  const loaded = await users.loadMany(handles);
-  return new Set(handles.filter((_, index) => { const user = loaded[index]; return user !== null && !(user instanceof Error); }));
-}
 
 /** What a timeline page loads, through one request's loaders. */
 export function pageLoads(loaders: Pick<Loaders, 'posts' | 'users'>): PageLoads {

@@ -69,12 +69,10 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
       // across a block, either way.
       const [seen, authors, view] = await Promise.all([
         services.visibility.canSee(viewerId, present),
-        users.loadMany(present.map((post) => post.authorId)),
+        existingUsers(users, present.map((post) => post.authorId)),
         viewerId === null || present.every((post) => post.authorId === viewerId) ? null : viewerFilters.load(viewerId),
       ]);
-      const hidden = new Set(
-        present.filter((post, index) => !seen[index] || authors[index] === null || authors[index] instanceof Error || view?.isBlockedEitherWay(post.authorId)),
-      );
+      const hidden = new Set(present.filter((post, index) => !seen[index] || !authors.has(post.authorId) || view?.isBlockedEitherWay(post.authorId)));
       return found.map((post) => (post && !hidden.has(post) ? post : null));
     }),
     postCounts: new DataLoader(async (ids) => {
@@ -116,4 +114,10 @@ function createViewerFollowsLoader(services: ApiServices, viewerId: string | nul
     const followed = await services.graph.followedAmong(viewerId, handles);
     return handles.map((handle) => followed.has(handle));
   });
+}
+
+/** Which of `handles` are users, from the same per-request loader the authors resolve through. */
+export async function existingUsers(users: DataLoader<string, UserRecord | null>, handles: readonly string[]): Promise<Set<string>> {
+  const loaded = await users.loadMany(handles);
+  return new Set(handles.filter((_, index) => { const user = loaded[index]; return user !== null && !(user instanceof Error); }));
 }
