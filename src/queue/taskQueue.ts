@@ -63,12 +63,21 @@ const claimable = (now: Date) => ({ state: 'ready' as const, runAt: { $lte: now 
 export class TaskQueue {
   readonly tasks: Collection<TaskDocument>;
 
+  /**
+   * `now`: the clock of every lease, back-off and due time this queue writes or compares, epoch ms.
+   * Every such time is this process's, never the database server's.
+   */
   constructor(
     db: Db,
     collectionName: string,
     readonly options: QueueOptions,
+    private readonly now: () => number = Date.now,
   ) {
     this.tasks = db.collection<TaskDocument>(collectionName);
+  }
+
+  private at(delayMs = 0): Date {
+    return new Date(this.now() + delayMs);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -81,7 +90,7 @@ export class TaskQueue {
   /** Adds tasks; one whose `_id` is already queued is left as it is. */
   async enqueue(tasks: readonly NewTask[]): Promise<void> {
     if (tasks.length === 0) return;
-    const now = new Date();
+    const now = this.at();
     const docs: TaskDocument[] = tasks.map((task) => ({
       _id: task._id,
       kind: task.kind,
@@ -105,7 +114,7 @@ export class TaskQueue {
    */
   async claim(): Promise<TaskDocument | null> {
     for (;;) {
-      const now = new Date();
+      const now = this.at();
       const task = await this.tasks.findOneAndUpdate(
         claimable(now),
         { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 } },
@@ -124,7 +133,7 @@ export class TaskQueue {
    * tasks this claim won. Tasks out of attempts are parked.
    */
   async claimBatch(limit: number): Promise<TaskDocument[]> {
-    const now = new Date();
+    const now = this.at();
     const candidates = await this.tasks.find(claimable(now)).sort({ runAt: 1 }).limit(limit).toArray();
     if (candidates.length === 0) return [];
     const ids = candidates.map((task) => task._id);
@@ -158,7 +167,7 @@ export class TaskQueue {
     if (tasks.length === 0) return true;
     const ids = tasks.map((task) => task._id);
     const claim = tasks[0]!.claim;
-    const result = await this.tasks.updateMany({ _id: { $in: ids }, claim }, { $set: { runAt: new Date(Date.now() + this.options.leaseMs) } });
+    const result = await this.tasks.updateMany({ _id: { $in: ids }, claim }, { $set: { runAt: this.at(this.options.leaseMs) } });
     if (result.matchedCount === tasks.length) return true;
     return (await this.tasks.countDocuments({ _id: { $in: ids }, claim: { $ne: claim } }, { limit: 1 })) === 0;
   }
@@ -184,7 +193,7 @@ export class TaskQueue {
     const delay = this.options.retryBaseMs * 2 ** (task.attempts - 1);
     await this.tasks.updateOne(
       { _id: task._id, claim: task.claim },
-      { $set: { claim: null, runAt: new Date(Date.now() + delay), lastError: message } },
+      { $set: { claim: null, runAt: this.at(delay), lastError: message } },
     );
     return 'retry';
   }
@@ -193,7 +202,7 @@ export class TaskQueue {
   async postpone(task: TaskDocument, delayMs: number): Promise<void> {
     await this.tasks.updateOne(
       { _id: task._id, claim: task.claim },
-      { $set: { claim: null, runAt: new Date(Date.now() + delayMs) }, $inc: { attempts: -1 } },
+      { $set: { claim: null, runAt: this.at(delayMs) }, $inc: { attempts: -1 } },
     );
   }
 
@@ -201,13 +210,13 @@ export class TaskQueue {
   async redrive(ids?: readonly string[]): Promise<number> {
     const result = await this.tasks.updateMany(
       { state: 'dead', ...(ids ? { _id: { $in: [...ids] } } : {}) },
-      { $set: { state: 'ready', claim: null, runAt: new Date(), attempts: 0 } },
+      { $set: { state: 'ready', claim: null, runAt: this.at(), attempts: 0 } },
     );
     return result.modifiedCount;
   }
 
   async status(): Promise<QueueStatus> {
-    const now = new Date();
+    const now = this.at();
     const [waiting, running, dead, oldest] = await Promise.all([
       this.tasks.countDocuments(claimable(now)),
       this.tasks.countDocuments({ state: 'ready', runAt: { $gt: now } }),
