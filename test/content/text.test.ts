@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postText } from '../../src/content/text.js';
+import { assertDisplayableText, postText } from '../../src/content/text.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
@@ -30,6 +30,26 @@ describe('post text that shows nothing', () => {
     ['text with a soft hyphen', ' hyphen\u00adated ', 'hyphen\u00adated'],
   ])('keeps %s, only trimmed of blanks at its ends', (_case, text, stored) => {
     expect(postText(text)).toBe(stored);
+  });
+});
+
+/**
+ * Names, bios, list names and keyword filters are checked by the same rules as posts, however
+ * short: a few letters can carry hundreds of stacked marks, which every page that shows them draws.
+ */
+describe('display text with marks stacked on one character', () => {
+  const check = (text: string) => assertDisplayableText(text, 'Display name', { multiline: false });
+
+  it.each([
+    ['one letter with forty marks', `e${'\u0301'.repeat(40)}`],
+    ['a short name ending in a letter with thirty-two marks', `Ada e${'\u0301'.repeat(32)}`],
+  ])('refuses %s', (_case, text) => {
+    expect(() => check(text)).toThrow(/must not stack more than 32 code units/);
+  });
+
+  it('takes a letter with a few marks and the longest emoji sequences', () => {
+    expect(() => check(`Zoe${'\u0301'.repeat(31)}`)).not.toThrow();
+    expect(() => check('👩🏻‍❤️‍💋‍👨🏼 and 👨‍👩‍👧')).not.toThrow();
   });
 });
 
