@@ -43,6 +43,26 @@ describe('the cost of a page asked for with last', () => {
   });
 });
 
+/** Fragments only name what is selected: wrapping a selection in one changes nothing of its cost. */
+describe('the cost of what fragments select', () => {
+  const schema = buildSchema();
+  const costOf = (query: string) => {
+    const document = parse(query);
+    const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
+    return operationCost(schema, document, operation, {});
+  };
+  const followersOfFollowers = 'user(handle: "a") { followers(first: 100) { edges { node { followers(first: 100) { totalCount } } } } }';
+
+  it('prices a selection inside an inline fragment or a named one as it prices the selection itself', () => {
+    const plain = costOf(`{ ${followersOfFollowers} }`);
+    expect(plain).toBeGreaterThan(10_000);
+    expect(costOf(`{ ... on Query { ${followersOfFollowers} } }`)).toBe(plain);
+    expect(costOf(`{ ... { ${followersOfFollowers} } }`)).toBe(plain);
+    expect(costOf(`{ ...F } fragment F on Query { ${followersOfFollowers} }`)).toBe(plain);
+    expect(costOf('{ user(handle: "a") { followers(first: 100) { edges { node { ... on User { followers(first: 100) { totalCount } } } } } } }')).toBe(plain);
+  });
+});
+
 /** What one request may cost, checked before anything runs (see README, "Limits"). */
 describe('request limits', () => {
   let app: TestApp;
@@ -93,6 +113,13 @@ describe('request limits', () => {
       token,
     );
     expect(codeOf(viaVariables)).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('refuses nested lists over the budget when they hide inside inline fragments', async () => {
+    const wrapped = '{ ... on Query { user(handle: "limits") { followers(first: 100) { edges { node { ... on User { followers(first: 100) { totalCount } } } } } } } }';
+    const refused = await app.gql(wrapped, {}, token);
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 5000 });
   });
 
   it('refuses nested pages over the budget when their sizes are given with last', async () => {
