@@ -102,9 +102,13 @@ describe('tokens bound to accounts', () => {
 
   it('refuses a token without an expiry, or for another deployment', async () => {
     const accountId = await accountIdOf('holder');
+    const exp = Math.floor(Date.now() / 1000) + 600;
     for (const token of [
       await forge({ sub: 'holder', aid: accountId }),
-      await forge({ sub: 'holder', aid: accountId, exp: Math.floor(Date.now() / 1000) + 600, iss: 'feed-service/elsewhere', aud: 'feed-service/elsewhere' }),
+      await forge({ sub: 'holder', aid: accountId, exp, iss: 'feed-service/elsewhere', aud: 'feed-service/elsewhere' }),
+      // Issued here for another deployment's audience, or elsewhere for this one: either claim alone refuses it.
+      await forge({ sub: 'holder', aid: accountId, exp, aud: 'feed-service/elsewhere' }),
+      await forge({ sub: 'holder', aid: accountId, exp, iss: 'feed-service/elsewhere' }),
     ]) {
       expect(errorOf(await app.gql('{ timeline { edges { cursor } } }', {}, token))?.extensions?.code).toBe('UNAUTHENTICATED');
     }
