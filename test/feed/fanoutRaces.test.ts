@@ -199,6 +199,21 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await copies('author', id)).toBe(0);
   });
 
+  it('takes a retracted post’s deliveries that no worker has started off the queue', async () => {
+    await gql('reader', 'mutation { follow(handle: "author") { handle } }');
+    const gone = await post('author', 'retracted before anyone delivered it');
+    const { queue } = app.services.fanout;
+    const ofPost = { kind: 'deliver', 'payload.post.id': new ObjectId(gone) };
+    // Every worker is busy elsewhere: the delivery waits while the post is deleted and retracted.
+    await queue.tasks.updateMany(ofPost, { $set: { runAt: new Date(Date.now() + 3_600_000) } });
+    await gql('author', `mutation { deletePost(id: "${gone}") }`);
+    await runQueued();
+    // Nothing of the post is left for a worker to do, or for an operator's queue status to show.
+    expect(await queue.tasks.countDocuments(ofPost)).toBe(0);
+    expect(await queue.isDrained()).toBe(true);
+    expect(await copies('reader', gone)).toBe(0);
+  });
+
   it('finishes at once the delivery of a post deleted before it ran, delivering nothing', async () => {
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const gone = await post('author', 'deleted before its delivery ran');
