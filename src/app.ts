@@ -32,7 +32,7 @@ export async function startApp(
     await services.live.start(options.logger);
     startWorkers(services, options.logger);
     const api = await createApiServer(apiDependencies(services), config, options.logger.error).catch(async (error: unknown) => {
-      await services.fanout.stop();
+      await services.work.stop();
       await services.live.stop();
       throw error;
     });
@@ -51,7 +51,7 @@ export async function startApp(
       database,
       stop: async () => {
         await api.stop();
-        await services.fanout.stop();
+        await services.work.stop();
         await services.live.stop();
         await database.close();
       },

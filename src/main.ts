@@ -120,7 +120,7 @@ async function worker(config: Config): Promise<void> {
   startWorkers(services, logger);
   logger.info(`fanout worker running ${config.fanout.workers} workers for FEED_STRATEGY=${config.feedStrategy}`);
   onShutdown(async () => {
-    await services.fanout.stop();
+    await services.work.stop();
     await database.close();
   });
 }
@@ -137,6 +137,7 @@ async function fanoutStatus(config: Config): Promise<void> {
       [
         `waiting sub-tasks      ${status.waiting}`,
         `running sub-tasks      ${status.running}`,
+        `scheduled for later    ${status.scheduled}`,
         `oldest pending age     ${age}`,
         `recipients per second  ${status.recipientsPerSecond.toFixed(1)} (last minute, ${status.subtasksLastMinute} sub-tasks)`,
         `dead sub-tasks         ${status.dead}${status.dead > 0 ? '  (npm run fanout-status -- --redrive)' : ''}`,

@@ -166,8 +166,9 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.stream = null;
   }
 
-  async publish(event: ChangeEvent): Promise<void> {
-    await this.collection.insertOne(toDocument(event));
+  async publish(events: readonly ChangeEvent[]): Promise<void> {
+    if (events.length === 1) await this.collection.insertOne(toDocument(events[0]!));
+    else await this.collection.insertMany(events.map((event) => toDocument(event)));
   }
 
   listen(listener: ChangeListener): () => void {

@@ -121,7 +121,8 @@ export type ChangeListener = (event: ChangeEvent) => void;
  * is kept already, and a lost event is logged (see ChangeBus.publish).
  */
 export interface ChangePublisher {
-  publish(event: ChangeEvent): Promise<void>;
+  /** Several events of one change go in one write (one insert of several documents). */
+  publish(event: ChangeEvent | readonly ChangeEvent[]): Promise<void>;
 }
 
 /**
@@ -135,7 +136,8 @@ export interface ChangeSource {
   start(logger: Logger): Promise<void>;
   /** Stops delivering; no listener is called once this resolves. */
   stop(): Promise<void>;
-  publish(event: ChangeEvent): Promise<void>;
+  /** In order, in one write. */
+  publish(events: readonly ChangeEvent[]): Promise<void>;
   /** Returns the function that removes the listener. */
   listen(listener: ChangeListener): () => void;
   listenerCount(): number;

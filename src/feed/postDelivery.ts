@@ -1,6 +1,6 @@
 import { changed, postAdded, postRemoved, type ChangePublisher } from '../changes/events.js';
 import type { ContentService } from '../content/contentService.js';
-import type { InteractionDocument, InteractionEffects } from '../content/interactions.js';
+import type { InteractionDocument } from '../content/interactions.js';
 import { AppError } from '../errors.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
@@ -8,7 +8,13 @@ import type { PostRecord } from '../records/posts.js';
 import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
-import type { NotificationService } from '../notifications/notificationService.js';
+import { postNotificationTasks, retractionNotificationTasks } from '../notifications/notificationService.js';
+
+/** What a repost's transition does to timelines: its own entry, made and taken back. */
+export interface RepostTimelineEffects {
+  adding(edge: InteractionDocument): Promise<void>;
+  removing(edge: InteractionDocument): Promise<void>;
+}
 
 export interface PostDeliveryDependencies {
   users: Pick<UserDirectory, 'getUser'>;
@@ -19,8 +25,6 @@ export interface PostDeliveryDependencies {
   changes: ChangePublisher;
   /** Authors with more followers than this are pulled at read time instead of pushed. */
   pullThreshold: number;
-  /** The replies' and mentions' notifications, queued with the post's own tasks. */
-  notifications: Pick<NotificationService, 'postTasks' | 'retractionTasks'>;
 }
 
 /**
@@ -32,7 +36,7 @@ export interface PostDeliveryDependencies {
  */
 export class PostDelivery {
   /** The reposts' transition effects (see Interactions): their own timeline entry. */
-  readonly repostEffects: InteractionEffects = {
+  readonly repostEffects: RepostTimelineEffects = {
     adding: (edge) => this.repostAdded(edge),
     removing: (edge) => this.repostRemoved(edge),
   };
@@ -51,14 +55,14 @@ export class PostDelivery {
       const marked = await feedState.markLimited(post.authorId, post.visibility, post.audience);
       if (marked.length > 0) await changes.publish(changed({ users: marked }));
       // No delivery, but the replied-to and mentioned accounts who may see it are told.
-      await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), false);
+      await fanout.enqueueDelivery(post, postNotificationTasks(post), false);
       await content.storePost(post);
       await changes.publish(postAdded(post));
       return;
     }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
-    await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), backend.materialized && !post.pulled);
+    await fanout.enqueueDelivery(post, postNotificationTasks(post), backend.materialized && !post.pulled);
     await content.storePost(post);
     await backend.deliverTo([post.authorId], [post], { announced: true });
     await changes.publish(postAdded(post));
@@ -73,7 +77,7 @@ export class PostDelivery {
   async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
     const inTimelines = post.visibility === 'PUBLIC';
-    await fanout.enqueueRetraction(post, this.deps.notifications.retractionTasks(post), inTimelines && !post.pulled);
+    await fanout.enqueueRetraction(post, retractionNotificationTasks(post), inTimelines && !post.pulled);
     const removed = await content.deletePost(post);
     // Announced by whichever call removed the post, this one or a racing one.
     if (inTimelines) await backend.removeFrom([post.authorId], post, { announced: true });

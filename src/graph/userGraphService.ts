@@ -11,6 +11,7 @@ import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
 import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
+import type { NotificationRecord } from '../records/notifications.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
 
@@ -31,6 +32,8 @@ export interface FollowResult {
   followee: UserRecord | null;
   /** Both users' counts as this request's change left them; empty when it changed none. */
   counts: UserCounts[];
+  /** The followee's FOLLOW notification group as this follow left it; null when it joined none. */
+  notified: NotificationRecord | null;
 }
 
 /**
@@ -134,9 +137,9 @@ export class UserGraphService {
     checks: Promise<unknown> = Promise.resolve(),
   ): Promise<FollowResult> {
     const allChecks = Promise.all([this.assertUserExists(followeeId), checks]);
-    const { pair, changed, followee, counts } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
+    const { pair, changed, followee, counts, notified } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
     this.settled(followerId, followeeId, counts);
-    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts };
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, notified };
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */

@@ -27,6 +27,11 @@ export interface TaskDocument<P extends Document = Document> {
   attempts: number;
   createdAt: Date;
   lastError?: string;
+  /**
+   * Queued for a later time (`NewTask.runAt`), until first claimed: work planned ahead, such as a
+   * clean-up's second pass, which a queue with nothing else to do counts as drained.
+   */
+  later?: true;
 }
 
 export interface NewTask<P extends Document = Document> {
@@ -46,6 +51,8 @@ export interface QueueOptions {
 export interface QueueStatus {
   /** Ready and not held by a live lease: what workers would claim next. */
   waiting: number;
+  /** Queued for later and not due yet (see TaskDocument.later). */
+  scheduled: number;
   /** Held by a worker whose lease has not run out. */
   running: number;
   dead: number;
@@ -91,6 +98,7 @@ export class TaskQueue {
       claim: null,
       attempts: 0,
       createdAt: now,
+      ...(task.runAt && task.runAt > now ? { later: true as const } : {}),
     }));
     try {
       await this.tasks.insertMany(docs, { ordered: false });
@@ -108,7 +116,7 @@ export class TaskQueue {
       const now = new Date();
       const task = await this.tasks.findOneAndUpdate(
         claimable(now),
-        { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 } },
+        { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 }, $unset: { later: '' } },
         { sort: { runAt: 1 }, returnDocument: 'after' },
       );
       if (!task) return null;
@@ -132,7 +140,7 @@ export class TaskQueue {
     const leaseEnd = new Date(now.getTime() + this.options.leaseMs);
     const { modifiedCount } = await this.tasks.updateMany(
       { _id: { $in: ids }, ...claimable(now) },
-      { $set: { claim, runAt: leaseEnd }, $inc: { attempts: 1 } },
+      { $set: { claim, runAt: leaseEnd }, $inc: { attempts: 1 }, $unset: { later: '' } },
     );
     if (modifiedCount === 0) return [];
     // Won by this claim means nobody else claimed, completed or removed it in between; payloads
@@ -140,7 +148,7 @@ export class TaskQueue {
     // then only the attempt count and last error read here can be one behind.)
     const claimed =
       modifiedCount === candidates.length
-        ? candidates.map((task) => ({ ...task, claim, runAt: leaseEnd, attempts: task.attempts + 1 })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+        ? candidates.map(({ later: _, ...task }) => ({ ...task, claim, runAt: leaseEnd, attempts: task.attempts + 1 })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
         : await this.tasks.find({ _id: { $in: ids }, claim }).sort({ createdAt: 1 }).toArray();
     const usable: TaskDocument[] = [];
     for (const task of claimed) {
@@ -208,25 +216,27 @@ export class TaskQueue {
 
   async status(): Promise<QueueStatus> {
     const now = new Date();
-    const [waiting, running, dead, oldest] = await Promise.all([
+    const notYet = { state: 'ready' as const, runAt: { $gt: now } };
+    const [waiting, running, dead, oldest, scheduled] = await Promise.all([
       this.tasks.countDocuments(claimable(now)),
-      this.tasks.countDocuments({ state: 'ready', runAt: { $gt: now } }),
+      this.tasks.countDocuments(notYet),
       this.tasks.countDocuments({ state: 'dead' }),
-      this.tasks.find({ state: 'ready' }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+      this.tasks.find({ state: 'ready', later: { $exists: false } }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+      this.tasks.countDocuments({ ...notYet, later: true }),
     ]);
     // A task waiting out its retry back-off is neither claimable nor held; count it as running
     // would mislead, so it is counted with the waiting ones.
-    const backingOff = await this.tasks.countDocuments({ state: 'ready', claim: null, runAt: { $gt: now } });
-    return { waiting: waiting + backingOff, running: running - backingOff, dead, oldestPendingAt: oldest?.createdAt ?? null };
+    const backingOff = (await this.tasks.countDocuments({ ...notYet, claim: null })) - scheduled;
+    return { waiting: waiting + backingOff, scheduled, running: running - backingOff - scheduled, dead, oldestPendingAt: oldest?.createdAt ?? null };
   }
 
   dead(limit: number): Promise<TaskDocument[]> {
     return this.tasks.find({ state: 'dead' }).sort({ createdAt: 1 }).limit(limit).toArray();
   }
 
-  /** True when no task is waiting or running (dead ones do not count). */
+  /** True when no task is waiting or running (dead ones, and work queued for later, do not count). */
   async isDrained(): Promise<boolean> {
-    return (await this.tasks.countDocuments({ state: 'ready' }, { limit: 1 })) === 0;
+    return (await this.tasks.countDocuments({ state: 'ready', later: { $exists: false } }, { limit: 1 })) === 0;
   }
 
   private async park(task: TaskDocument, reason: string): Promise<void> {

@@ -89,8 +89,8 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     // The delivery first, then the same sub-task again (its worker died before completing), then a repeated follow.
     const second = await post('author', 'delivery first');
     const task = (await app.services.fanout.queue.claim())!;
-    await app.services.fanout.handle(task, { attempt: 1, checkpoint: async () => {} });
-    await app.services.fanout.handle(task, { attempt: 2, checkpoint: async () => {} });
+    await app.services.runTask(task, { attempt: 1, checkpoint: async () => {} });
+    await app.services.runTask(task, { attempt: 2, checkpoint: async () => {} });
     await app.services.fanout.queue.complete(task);
     await runQueued();
     await gql('other', 'mutation { follow(handle: "author") { handle } }');
@@ -149,7 +149,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await fanout.enqueueRetraction((await content.getPost(new ObjectId(id)))!);
     const root = (await fanout.queue.claim())!;
     // While its request could still be deleting, the first sub-task waits for it.
-    await expect(fanout.handle(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);
+    await expect(app.services.runTask(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);
     expect(await content.getPost(new ObjectId(id))).not.toBeNull();
     await fanout.queue.postpone(root, 0);
     // Long after, it finishes the deletion itself.
@@ -169,7 +169,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await queue.tasks.updateOne({ _id: delivery._id }, { $set: { runAt: new Date(0) } }); // ahead of the retraction
     const claimed = (await queue.claim())!;
     expect(claimed._id).toBe(delivery._id);
-    await app.services.fanout.handle(claimed, { attempt: 1, checkpoint: async () => {} }); // no "not stored yet" wait
+    await app.services.runTask(claimed, { attempt: 1, checkpoint: async () => {} }); // no "not stored yet" wait
     await queue.complete(claimed);
     await runQueued();
     expect(await copies('reader', gone)).toBe(0);

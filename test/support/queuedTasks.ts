@@ -9,7 +9,7 @@ import type { TestApp } from './testApp.js';
 export async function runQueued(app: TestApp, checkpoint: TaskRun['checkpoint'] = async () => {}): Promise<void> {
   const { fanout } = app.services;
   for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
-    await fanout.handle(task, { attempt: task.attempts, checkpoint });
+    await app.services.runTask(task, { attempt: task.attempts, checkpoint });
     await fanout.queue.complete(task);
   }
 }
