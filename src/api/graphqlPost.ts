@@ -11,6 +11,8 @@ export interface GraphqlPostOptions<Context extends BaseContext> {
    * leave the request to Apollo, which then gets the same context (server.ts, compiledExecution.ts).
    */
   direct?: (request: PlainRequest, context: Context) => Promise<string | null>;
+  /** Runs the request's handling, given its parsed body: in a request scope when it needs one (server.ts). */
+  around?: (request: IncomingMessage, body: unknown, work: () => Promise<void>) => Promise<void>;
 }
 
 /** A single operation as JSON clients send it, with nothing Apollo would refuse or treat apart. */
@@ -45,7 +47,8 @@ export function graphqlPostHandler<Context extends BaseContext>(
         answerTransportError(response, 400);
         return;
       }
-      execute(apollo, options, request, response, body).catch((error: unknown) => {
+      const work = () => execute(apollo, options, request, response, body);
+      (options.around ? options.around(request, body, work) : work()).catch((error: unknown) => {
         if (response.headersSent) response.destroy(error as Error);
         else answerTransportError(response, 500);
       });

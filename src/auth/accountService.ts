@@ -87,10 +87,18 @@ export class AccountService {
    * request.
    */
   async authenticate(authorization: unknown): Promise<string | null | 'not-bearer' | 'invalid'> {
+    const account = await this.authenticateAccount(authorization);
+    return typeof account === 'object' && account !== null ? account.handle : account;
+  }
+
+  /** As `authenticate`, with the account's id, which request log lines name instead of the handle. */
+  async authenticateAccount(authorization: unknown): Promise<{ handle: string; accountId: string } | null | 'not-bearer' | 'invalid'> {
     const subject = await this.tokens.fromAuthorization(authorization);
     if (subject === 'missing') return null;
     if (subject === 'invalid' || subject === 'not-bearer') return subject;
-    return (await this.accounts.accountExists(subject.handle, subject.accountId, subject.generation)) ? subject.handle : 'invalid';
+    return (await this.accounts.accountExists(subject.handle, subject.accountId, subject.generation))
+      ? { handle: subject.handle, accountId: subject.accountId }
+      : 'invalid';
   }
 }
 

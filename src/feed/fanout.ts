@@ -5,6 +5,7 @@ import { publicVisibility, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
+import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
 import { TaskQueue, type NewTask, type QueueStatus, type TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, TaskWorkers, type BatchHandler, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
@@ -242,6 +243,7 @@ export class Fanout {
       const reached = chunk.map(({ post, recipients }) => ({ post, recipients: recipients.filter((userId) => active.has(userId)) }));
       await run.checkpoint();
       await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
+      this.delivered(reached);
       // Written, then checked: a delete that came first has retracted already and would miss these entries.
       const stillStored = await this.content.lookups.existing(chunk.map((delivery) => delivery.post.id));
       for (const { post, recipients } of reached) {
@@ -258,6 +260,18 @@ export class Fanout {
       );
     }
     return notStored;
+  }
+
+  /** What operators watch of deliveries: recipients reached, and how long after its creation each post reached them. */
+  private delivered(reached: readonly { post: PostRecord; recipients: readonly string[] }[]): void {
+    const now = Date.now();
+    let recipients = 0;
+    for (const delivery of reached) {
+      if (delivery.recipients.length === 0) continue;
+      recipients += delivery.recipients.length;
+      deliveryLag.observe(Math.max(0, now - delivery.post.createdAt.getTime()) / 1000);
+    }
+    if (recipients > 0) fanoutRecipients.inc({ strategy: this.backend.strategy }, recipients);
   }
 
   /** The author's followers when they fit one sub-task, read in one query; null when they need splitting. */
@@ -306,7 +320,8 @@ export class Fanout {
     let pending: NewTask[] = [];
     let index = 0;
     for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
-      pending.push(subTask(kind, post, index++, recipients));
+      // The sub-tasks carry the origin of the task that split them: the request that posted.
+      pending.push({ ...subTask(kind, post, index++, recipients), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);
