@@ -52,16 +52,21 @@ export class RateLimits {
       this.loginFailuresByHandle.get(handle),
       this.loginFailuresByAddress.get(address),
     ]);
+    // The address's failures are the limit a client sees in the RateLimit-* headers of its log-ins.
+    const addressState = byAddress ? stateOf(this.loginFailuresByAddress, byAddress) : { limit: this.loginFailuresByAddress.points, remaining: this.loginFailuresByAddress.points, resetSeconds: hour };
+    noteRateLimit(addressState);
     if (byHandle && byHandle.consumedPoints >= freeLoginFailures) {
       const backoffMs = backoffSeconds(byHandle.consumedPoints) * 1000;
       // The failure counter's expiry moves with every failure, so it dates the last one.
       const lastFailureAt = Date.now() + byHandle.msBeforeNext - 24 * hour * 1000;
       const waitMs = lastFailureAt + backoffMs - Date.now();
-      if (waitMs > 0) throw rateLimited('Too many failed log-ins for this handle; wait before trying again', waitMs);
+      if (waitMs > 0) {
+        // The handle's free failures are used up until the wait is over.
+        const handleState = { limit: freeLoginFailures, remaining: 0, resetSeconds: Math.ceil(waitMs / 1000) };
+        noteRateLimit(handleState);
+        throw rateLimited('Too many failed log-ins for this handle; wait before trying again', waitMs, handleState);
+      }
     }
-    // The address's failures are the limit a client sees in the RateLimit-* headers of its log-ins.
-    const addressState = byAddress ? stateOf(this.loginFailuresByAddress, byAddress) : { limit: this.loginFailuresByAddress.points, remaining: this.loginFailuresByAddress.points, resetSeconds: hour };
-    noteRateLimit(addressState);
     if (byAddress && byAddress.remainingPoints <= 0) {
       throw rateLimited('Too many failed log-ins from this address; wait before trying again', byAddress.msBeforeNext, addressState);
     }
