@@ -98,6 +98,9 @@ const environmentSchema = z.object({
 
 type Environment = z.infer<typeof environmentSchema>;
 
+/** Every variable this service reads, for checking deployment files against. */
+export const environmentVariables: readonly string[] = Object.keys(environmentSchema.shape);
+
 export interface Config {
   nodeEnv: string | undefined;
   /** Stack traces in error responses: only when NODE_ENV is exactly `development`. */

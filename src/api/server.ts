@@ -153,6 +153,8 @@ function createApollo(options: {
   return new ApolloServer<RequestContext>({
     ...(compiled ? { gateway: compiled } : { schema }),
     formatError,
+    // main.ts decides when to stop (after SHUTDOWN_DELAY_SECONDS of /readyz saying 503), not Apollo on the signal.
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: config.isDevelopment,
     // No "Did you mean …?" in production: error messages must not describe the schema.
     hideSchemaDetailsFromClientErrors: config.isProduction,
