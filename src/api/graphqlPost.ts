@@ -27,7 +27,8 @@ export interface PlainRequest {
  * Express's router, the cors and body-parser middleware and `res.send` cost about a tenth of a
  * timeline page's CPU (docs/read-path.md), and none of them does anything here that this
  * does not. Everything else (GET, preflights, compressed or chunked bodies, other content types,
- * bodies over the limit, /healthz, GraphiQL) goes to Express, which answers it as it always did:
+ * bodies over the limit, GraphiQL) goes to Express, which answers it as it always did (the probes and
+ * /metrics are answered before either, server.ts):
  * the returned function says whether it took the request. A plain query that `direct` can answer
  * (one Apollo has accepted before, with a clean result) does not reach Apollo at all.
  */
