@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { startApp, startWorker } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { connectDatabase, databaseNameFromUri, defaultDatabaseName } from './db/connect.js';
-import { startStandIn, type StandIn } from './db/standIn.js';
+import { DataDirectoryInUseError, startStandIn, type StandIn } from './db/standIn.js';
 import { rebuildTimelines } from './feed/rebuild.js';
 import { createLogger, type Logger } from './logger.js';
 import { startTracing, type Tracing } from './observability/tracing.js';
@@ -243,7 +243,8 @@ Promise.resolve()
     return command(flags.has('--in-memory') ? { ...config, dataDir: null } : config);
   })
   .catch((error: unknown) => {
-    if (error instanceof ConfigError) console.error(error.message);
+    // Situations to explain to whoever started it, not bugs: their message alone, no stack.
+    if (error instanceof ConfigError || error instanceof DataDirectoryInUseError) console.error(error.message);
     else if (logger) logger.error(`${name} failed`, error);
     else console.error(`${name} failed:`, error);
     process.exit(1);
