@@ -33,7 +33,10 @@ async function startApi(mongodbUri: string): Promise<Instance> {
   for (const deadline = Date.now() + 5000; ; await new Promise((resolve) => setTimeout(resolve, 20))) {
     const port = /also on port (\d+) \(METRICS_PORT\)/.exec(started.output())?.[1];
     if (port) return { ...started, endpoints: `http://127.0.0.1:${port}` };
-    if (Date.now() > deadline) throw new Error(`no METRICS_PORT line:\n${started.output()}`);
+    if (Date.now() > deadline) {
+      await stopped(started.child, 'SIGKILL');
+      throw new Error(`no METRICS_PORT line:\n${started.output()}`);
+    }
   }
 }
 
@@ -61,11 +64,21 @@ describe('two API instances and a worker on one database', () => {
     (await gql(instance, 'mutation($h: String!) { signUp(handle: $h, password: "correct horse battery") { token } }', { h: handle })).data!.signUp.token as string;
 
   beforeAll(async () => {
-    [apiOne, apiTwo, worker] = await Promise.all([
+    const started = await Promise.allSettled([
       startApi(mongodbUri),
       startApi(mongodbUri),
       startWorkerProcess({ ...deployment(mongodbUri), FANOUT_WORKERS: '2' }),
     ]);
+    const failure = started.find((result) => result.status === 'rejected');
+    if (failure) {
+      // Whatever did start must not outlive the test.
+      for (const result of started) {
+        if (result.status === 'fulfilled') await stopped('child' in result.value ? result.value.child : result.value, 'SIGKILL');
+      }
+      throw failure.reason;
+    }
+    const [one, two, workerProcess] = started as [PromiseFulfilledResult<Instance>, PromiseFulfilledResult<Instance>, PromiseFulfilledResult<ChildProcess>];
+    [apiOne, apiTwo, worker] = [one.value, two.value, workerProcess.value];
     worker.stdout!.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
   }, 120_000);
   afterAll(async () => {
