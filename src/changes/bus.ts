@@ -70,6 +70,11 @@ export class ChangeBus implements ChangePublisher {
     return this.source.listenerCount();
   }
 
+  /** Whether events published now reach the listeners (the change stream runs, or events stay in process). */
+  flowing(): boolean {
+    return this.source.flowing();
+  }
+
   /** Times the source's transport was reopened after an error. */
   get restarts(): number {
     return this.source.restarts;

@@ -7,6 +7,7 @@ import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
 import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
 import { Listeners } from './listeners.js';
+import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
 
 export const liveEventsCollection = 'live_events';
@@ -119,6 +120,8 @@ export class ChangeStreamEventSource implements ChangeSource {
   private readonly sleepers = new Set<() => void>();
   /** Times the stream was reopened after an error. */
   restarts = 0;
+  /** Failures in a row: the stream is being reopened. */
+  private failures = 0;
 
   constructor(
     private readonly db: Db,
@@ -179,6 +182,10 @@ export class ChangeStreamEventSource implements ChangeSource {
     return this.listeners.size;
   }
 
+  flowing(): boolean {
+    return this.loop !== null && !this.stopping && this.failures === 0;
+  }
+
   private open(): ChangeStream<LiveEventDocument> {
     const resume = this.resumeToken === undefined ? {} : { startAfter: this.resumeToken };
     return this.collection.watch<LiveEventDocument>([{ $match: { operationType: 'insert' } }], {
@@ -188,34 +195,36 @@ export class ChangeStreamEventSource implements ChangeSource {
   }
 
   private async run(): Promise<void> {
-    let failures = 0;
+    this.failures = 0;
     while (!this.stopping) {
       const stream = this.stream!;
       try {
         const change = await stream.tryNext();
         if (change) {
-          failures = 0;
+          this.failures = 0;
           this.deliver(change);
           continue;
         }
         // After an empty batch the driver holds the post-batch token: resuming from it skips nothing.
         this.resumeToken = stream.resumeToken ?? this.resumeToken;
-        failures = 0;
+        this.failures = 0;
+        // Nothing left to read: caught up.
+        changeStreamLag.set(0);
         // An invalidate (the collection was dropped or renamed) closes the stream without an error.
         if (stream.closed && !this.stopping) throw new Error('the change stream was closed by the server');
       } catch (error) {
         if (this.stopping) break;
-        failures += 1;
+        this.failures += 1;
         this.restarts += 1;
         await stream.close().catch(() => {});
-        if (failures > 2 && this.resumeToken !== undefined) {
+        if (this.failures > 2 && this.resumeToken !== undefined) {
           // The token itself may be what fails (history rolled off the oplog): start from now.
           this.resumeToken = undefined;
           this.logger?.error('live events: cannot resume the change stream; continuing from now, so open subscriptions may miss events', error);
         } else {
-          this.logger?.error(`live events: the change stream failed; reopening it (attempt ${failures})`, error);
+          this.logger?.error(`live events: the change stream failed; reopening it (attempt ${this.failures})`, error);
         }
-        await sleep(Math.min(250 * 2 ** (failures - 1), maxRestartDelayMs), this.sleepers);
+        await sleep(Math.min(250 * 2 ** (this.failures - 1), maxRestartDelayMs), this.sleepers);
         if (!this.stopping) this.stream = this.open();
       }
     }
@@ -224,6 +233,8 @@ export class ChangeStreamEventSource implements ChangeSource {
   private deliver(change: ChangeStreamDocument<LiveEventDocument>): void {
     this.resumeToken = change._id;
     if (change.operationType !== 'insert') return;
+    // The publisher's clock against this one's: good to the clock skew between instances.
+    changeStreamLag.set(Math.max(0, Date.now() - change.fullDocument.at.getTime()) / 1000);
     const event = fromDocument(change.fullDocument);
     if (event) this.listeners.emit(event);
     else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(change.fullDocument.kind)}`);

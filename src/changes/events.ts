@@ -143,4 +143,6 @@ export interface ChangeSource {
   listenerCount(): number;
   /** Times the transport was reopened after an error (0 for one that cannot fail). */
   readonly restarts: number;
+  /** Started, and not failing: events published now reach the listeners (/readyz asks). */
+  flowing(): boolean;
 }

@@ -32,6 +32,10 @@ export class LocalEventSource implements ChangeSource {
     return this.listeners.add(listener);
   }
 
+  flowing(): boolean {
+    return this.running;
+  }
+
   listenerCount(): number {
     return this.listeners.size;
   }

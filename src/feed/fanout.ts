@@ -4,6 +4,7 @@ import type { ContentService } from '../content/contentService.js';
 import { publicVisibility, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
+import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
 import type { QueueStatus, TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
@@ -173,6 +174,7 @@ export class Fanout {
       const reached = chunk.map(({ post, recipients }) => ({ post, recipients: recipients.filter((userId) => active.has(userId)) }));
       await run.checkpoint();
       await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
+      this.delivered(reached);
       // Written, then checked: a delete that came first has retracted already and would miss these entries.
       const stillStored = await this.content.lookups.existing(chunk.map((delivery) => delivery.post.id));
       for (const { post, recipients } of reached) {
@@ -189,6 +191,18 @@ export class Fanout {
       );
     }
     return notStored;
+  }
+
+  /** What operators watch of deliveries: recipients reached, and how long after its creation each post reached them. */
+  private delivered(reached: readonly { post: PostRecord; recipients: readonly string[] }[]): void {
+    const now = Date.now();
+    let recipients = 0;
+    for (const delivery of reached) {
+      if (delivery.recipients.length === 0) continue;
+      recipients += delivery.recipients.length;
+      deliveryLag.observe(Math.max(0, now - delivery.post.createdAt.getTime()) / 1000);
+    }
+    if (recipients > 0) fanoutRecipients.inc({ strategy: this.backend.strategy }, recipients);
   }
 
   /** The author's followers when they fit one sub-task, read in one query; null when they need splitting. */
@@ -237,7 +251,8 @@ export class Fanout {
     let pending: QueuedTask[] = [];
     let index = 0;
     for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
-      pending.push(subTask(kind, post, index++, recipients));
+      // The sub-tasks carry the origin of the task that split them: the request that posted.
+      pending.push({ ...subTask(kind, post, index++, recipients), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);

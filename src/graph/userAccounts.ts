@@ -61,6 +61,14 @@ export class UserAccounts {
     return doc ? doc.tokenGeneration ?? 0 : null;
   }
 
+  /**
+   * Stores a new hash of the same password (at today's cost) in place of `expectedHash`; nothing
+   * when the password was changed meanwhile. Tokens stay valid: the password is the same.
+   */
+  async upgradePasswordHash(handle: string, expectedHash: string, passwordHash: string): Promise<void> {
+    await this.users.updateOne({ _id: handle, ...live, passwordHash: expectedHash }, { $set: { passwordHash } });
+  }
+
   /** Starts deleting the account: true when this call did, false when it was gone or going already. */
   async markDeleted(handle: string, accountId: string): Promise<boolean> {
     const result = await this.users.updateOne({ _id: handle, accountId, ...live }, { $set: { deletedAt: new Date() } });

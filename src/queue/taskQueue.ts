@@ -5,6 +5,8 @@
  */
 import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { duplicateKeyFailures } from '../errors.js';
+import type { QueueSnapshot, QueueTaskState } from '../observability/metrics.js';
+import { currentOrigin, type TaskOrigin } from '../observability/requestScope.js';
 
 /**
  * One unit of background work. A task is either `ready` (waiting, retrying, or held by a worker)
@@ -32,6 +34,8 @@ export interface TaskDocument<P extends Document = Document> {
    * clean-up's second pass, which a queue with nothing else to do counts as drained.
    */
   later?: true;
+  /** The request that queued it (its id, its trace), for the worker's log line and span; absent when none is known. */
+  origin?: TaskOrigin;
 }
 
 export interface NewTask<P extends Document = Document> {
@@ -40,6 +44,8 @@ export interface NewTask<P extends Document = Document> {
   payload: P;
   /** Not before this time; default now. */
   runAt?: Date;
+  /** Default: the request this is queued in (observability/requestScope.ts). A task queued by a task passes its own. */
+  origin?: TaskOrigin;
 }
 
 export interface QueueOptions {
@@ -89,17 +95,22 @@ export class TaskQueue {
   async enqueue(tasks: readonly NewTask[]): Promise<void> {
     if (tasks.length === 0) return;
     const now = new Date();
-    const docs: TaskDocument[] = tasks.map((task) => ({
-      _id: task._id,
-      kind: task.kind,
-      payload: task.payload,
-      state: 'ready',
-      runAt: task.runAt ?? now,
-      claim: null,
-      attempts: 0,
-      createdAt: now,
-      ...(task.runAt && task.runAt > now ? { later: true as const } : {}),
-    }));
+    const origin = currentOrigin();
+    const docs: TaskDocument[] = tasks.map((task) => {
+      const taskOrigin = task.origin ?? origin;
+      return {
+        _id: task._id,
+        kind: task.kind,
+        payload: task.payload,
+        state: 'ready',
+        runAt: task.runAt ?? now,
+        claim: null,
+        attempts: 0,
+        createdAt: now,
+        ...(task.runAt && task.runAt > now ? { later: true as const } : {}),
+        ...(taskOrigin ? { origin: taskOrigin } : {}),
+      };
+    });
     try {
       await this.tasks.insertMany(docs, { ordered: false });
     } catch (error) {
@@ -205,6 +216,18 @@ export class TaskQueue {
     );
   }
 
+  /**
+   * Claimed tasks this worker will not run after all (its process is stopping): back in line at
+   * once, with the attempt given back, so another worker need not wait for the lease to run out.
+   */
+  async release(tasks: readonly TaskDocument[]): Promise<void> {
+    if (tasks.length === 0) return;
+    await this.tasks.updateMany(
+      { _id: { $in: tasks.map((task) => task._id) }, claim: tasks[0]!.claim },
+      { $set: { claim: null, runAt: new Date() }, $inc: { attempts: -1 } },
+    );
+  }
+
   /** Puts dead tasks back in line with fresh attempts; returns how many. */
   async redrive(ids?: readonly string[]): Promise<number> {
     const result = await this.tasks.updateMany(
@@ -228,6 +251,42 @@ export class TaskQueue {
     // would mislead, so it is counted with the waiting ones.
     const backingOff = (await this.tasks.countDocuments({ ...notYet, claim: null })) - scheduled;
     return { waiting: waiting + backingOff, scheduled, running: running - backingOff - scheduled, dead, oldestPendingAt: oldest?.createdAt ?? null };
+  }
+
+  /** Tasks by kind and state, and the oldest not done, for the metrics (feed_queue_tasks, feed_queue_oldest_ready_seconds). */
+  async snapshot(): Promise<QueueSnapshot> {
+    const now = new Date();
+    const [groups, oldest] = await Promise.all([
+      this.tasks
+        .aggregate<{ _id: { kind: string; state: QueueTaskState }; count: number }>([
+          {
+            $group: {
+              _id: {
+                kind: '$kind',
+                // As status() counts them: a task backing off before its retry is waiting, not running;
+                // one queued for later and not yet due is scheduled.
+                state: {
+                  $cond: [
+                    { $eq: ['$state', 'dead'] },
+                    'dead',
+                    {
+                      $cond: [
+                        { $and: [{ $eq: ['$later', true] }, { $gt: ['$runAt', now] }] },
+                        'scheduled',
+                        { $cond: [{ $and: [{ $ne: ['$claim', null] }, { $gt: ['$runAt', now] }] }, 'running', 'waiting'] },
+                      ],
+                    },
+                  ],
+                },
+              },
+              count: { $sum: 1 },
+            },
+          },
+        ], { maxTimeMS: 5000 })
+        .toArray(),
+      this.tasks.find({ state: 'ready', later: { $exists: false } }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+    ]);
+    return { tasks: groups.map(({ _id, count }) => ({ ..._id, count })), oldestReadyAt: oldest?.createdAt ?? null };
   }
 
   dead(limit: number): Promise<TaskDocument[]> {

@@ -168,4 +168,33 @@ describe('the durable task queue', () => {
     expect(postponed).toBe(4);
     expect((await queue.dead(10)).map((task) => task._id)).toEqual(['broken-1']);
   });
+
+  it('gives the claimed tasks it has not started back when it stops, so another worker need not wait out the lease', async () => {
+    const queue = newQueue({ leaseMs: 60_000 });
+    let release!: () => void;
+    const started: string[] = [];
+    const handlers: Record<string, TaskHandler> = {
+      slow: async (task) => {
+        started.push(task._id);
+        if (started.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    };
+    await queue.enqueue(['a', 'b', 'c', 'd'].map((id) => ({ _id: id, kind: 'slow', payload: {}, origin: { requestId: 'queued-by-test' } })));
+    const workers = new TaskWorkers(queue, handlers, { concurrency: 1, claimBatch: 4, logger: quietLogger, maxIdleMs: 20 });
+    workers.start();
+    await waitFor(async () => started.length === 1, 'the first task to start');
+    const stopping = workers.stop();
+    release();
+    await stopping;
+
+    expect(started).toEqual(['a']); // it finished the task it had started, and started no other
+    const left = await queue.tasks.find().sort({ _id: 1 }).toArray();
+    expect(left.map((task) => task._id)).toEqual(['b', 'c', 'd']);
+    for (const task of left) {
+      // Claimable now, by anyone, with no attempt spent, and still naming the request that queued it.
+      expect(task).toMatchObject({ state: 'ready', claim: null, attempts: 0, origin: { requestId: 'queued-by-test' } });
+      expect(task.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    }
+    expect((await queue.claimBatch(10)).map((task) => task._id).sort()).toEqual(['b', 'c', 'd']);
+  });
 });
