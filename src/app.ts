@@ -9,7 +9,7 @@ import { commandsWatched, watchDatabase } from './db/monitoring.js';
 import type { Logger } from './logger.js';
 import { serveEndpoints, type EndpointServer, type Readiness } from './observability/endpoints.js';
 import { reportLive, reportQueue } from './observability/metrics.js';
-import { createServices, prepareDatabase, startWorkers, type Services } from './services.js';
+import { createServices, prepareDatabase, startWorkers, stopWorkers, type Services } from './services.js';
 
 export interface RunningApp {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
@@ -82,7 +82,7 @@ export async function startApp(
       stop: async () => {
         draining = true;
         // Requests and tasks finish side by side; live events stop once no request can cause one.
-        await Promise.all([api.stop(), services.work.stop()]);
+        await Promise.all([api.stop(), stopWorkers(services)]);
         await services.live.stop();
         for (const stop of stopReporting) stop();
         await database.close();
@@ -130,7 +130,7 @@ export async function startWorker(config: Config, options: { mongodbUri: string;
       },
       stop: async () => {
         draining = true;
-        await services.work.stop();
+        await stopWorkers(services);
         for (const stop of stopReporting) stop();
         await database.close();
         await endpoints?.close();

@@ -116,6 +116,12 @@ export function startWorkers(services: Services, logger: Logger, workers?: numbe
   );
 }
 
+/** Stops this process's workers: what they hold goes back to the queue, and what they counted is written. */
+export async function stopWorkers(services: Services): Promise<void> {
+  await services.work.stop();
+  await services.fanout.flushStats();
+}
+
 export function createServices(db: Db, config: Config): Services {
   const users = new UserDirectory(db);
   const graph = new UserGraphService(db, users);
@@ -135,14 +141,14 @@ export function createServices(db: Db, config: Config): Services {
   // One durable queue carries every kind of background work; its handlers are registered below, in one table.
   const work = new QueuedWork(db, config.fanout);
   const groups = new NotificationGroups(NotificationService.collection(db));
-  const memberships = new GroupMemberships({ groups, readerFilters, changes });
+  const memberships = new GroupMemberships({ groups, readerFilters });
   const fanout = new Fanout(db, work, graph, feedState, content, backend, config.fanout);
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
   const interactions: InteractionStores = {
-    likes: new Interactions(db, 'likes', content.counters, 'likes', memberships.likeEffects),
-    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
+    likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
   };
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes });
   const visibility = new PostVisibility({ graph, feedState });
@@ -199,12 +205,8 @@ export function createServices(db: Db, config: Config): Services {
 function withTimelineEffects(timeline: RepostTimelineEffects, group: InteractionEffects): InteractionEffects {
   return {
     ...group,
-    adding: async (edge) => {
-      await Promise.all([timeline.adding(edge), group.adding(edge)]);
-    },
-    removing: async (edge, members) => {
-      await Promise.all([timeline.removing(edge), group.removing(edge, members)]);
-    },
+    adding: async (edge) => (await Promise.all([timeline.adding(edge), group.adding(edge)])).flat(),
+    removing: async (edge, members) => (await Promise.all([timeline.removing(edge), group.removing(edge, members)]))[1],
   };
 }
 

@@ -148,6 +148,15 @@ export class ReadThroughCache<K extends string, V extends object> {
     if (held !== undefined) this.entries.set(key, change(held));
   }
 
+  /**
+   * Holds a value read elsewhere (a record a page already has), unless the key is held or being
+   * loaded: what is held or loading is at least as new.
+   */
+  hold(key: K, value: V): void {
+    if (this.entries.has(key) || this.loading.has(key)) return;
+    this.entries.set(key, value);
+  }
+
   invalidate(keys: Iterable<K>): void {
     for (const key of keys) {
       this.invalidations++;

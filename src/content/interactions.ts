@@ -2,7 +2,8 @@ import { ObjectId, type Collection, type Db } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { isDuplicateKeyError } from '../errors.js';
-import type { GroupActor, GroupMemberSource, GroupMembership } from '../records/notifications.js';
+import type { ChangeEvent, ChangePublisher } from '../changes/events.js';
+import { groupTokens, type GroupActor, type GroupMemberSource, type GroupMembership, type GroupTokens, type TokenToPrune } from '../records/notifications.js';
 import type { PostCounts, PostRef } from '../records/posts.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
 
@@ -29,7 +30,7 @@ export interface InteractionDocument extends GroupMembership {
   /** When the post was liked or reposted. */
   d: Date;
   /** Tokens the transitions left on the post's counter (and group `g`), to be pruned (`pruneSettled`). */
-  prune?: { t: string; g?: string }[];
+  prune?: TokenToPrune[];
   /** Set while `prune` holds anything: what the pruning sweep looks for. */
   tp?: true;
 }
@@ -46,19 +47,20 @@ const present: InteractionState[] = ['adding', 'on', 'leaving'];
 export interface InteractionEffects {
   /** The group a new edge joins: null when the action tells no one. Asked before the edge is written. */
   groupOf(post: PostRef, userId: string): Promise<string | null>;
-  adding(edge: InteractionDocument): Promise<void>;
-  removing(edge: InteractionDocument, members: GroupMemberSource): Promise<void>;
+  /** Each returns what it has to announce: the transition announces it all in one write, once the edge is settled. */
+  adding(edge: InteractionDocument): Promise<ChangeEvent[]>;
+  removing(edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]>;
   /** Takes the edge out of its group, leaving the like itself (a mute or block of its actor). */
-  leaving(edge: InteractionDocument, members: GroupMemberSource): Promise<void>;
+  leaving(edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]>;
   /** Drops group tokens that no transition records any longer. */
-  pruneGroupTokens(tokensByGroup: ReadonlyMap<string, readonly string[]>): Promise<void>;
+  pruneGroupTokens(tokensByGroup: GroupTokens): Promise<void>;
 }
 
 export const noEffects: InteractionEffects = {
   groupOf: async () => null,
-  adding: async () => {},
-  removing: async () => {},
-  leaving: async () => {},
+  adding: async () => [],
+  removing: async () => [],
+  leaving: async () => [],
   pruneGroupTokens: async () => {},
 };
 
@@ -85,6 +87,7 @@ export class Interactions implements GroupMemberSource {
     name: 'likes' | 'reposts',
     private readonly counters: PostCounters,
     private readonly count: CountName,
+    private readonly changes: ChangePublisher,
     private readonly effects: InteractionEffects = noEffects,
   ) {
     this.edges = db.collection<InteractionDocument>(name);
@@ -234,30 +237,32 @@ export class Interactions implements GroupMemberSource {
     const settled = await findStalled(this.edges, { tp: true, ...only }, { limit: pruneBatch, projection: { prune: 1, p: 1, state: 1 } });
     if (settled.length === 0) return 0;
     const byPost = new Map<string, { postId: ObjectId; tokens: string[] }>();
-    const byGroup = new Map<string, string[]>();
     for (const edge of settled) {
-      for (const { t, g } of edge.prune ?? []) {
+      for (const { t, left } of edge.prune ?? []) {
+        // A group leave of a mute left no token on the post.
+        if (left && edge.state === 'on') continue;
         const post = byPost.get(edge.p.toHexString()) ?? { postId: edge.p, tokens: [] };
         post.tokens.push(t);
         byPost.set(edge.p.toHexString(), post);
-        if (g) byGroup.set(g, [...(byGroup.get(g) ?? []), t]);
       }
     }
-    await Promise.all([this.counters.pruneTokens([...byPost.values()]), this.effects.pruneGroupTokens(byGroup)]);
+    await Promise.all([this.counters.pruneTokens([...byPost.values()]), this.effects.pruneGroupTokens(groupTokens(settled.map((edge) => edge.prune)))]);
+    const cleaned = settled.map((edge) => {
+      const tokens = (edge.prune ?? []).map(({ t }) => t);
+      // Nothing recorded since the read but tokens pruned now (by this pass or a racing one).
+      return { edge, tokens, onlyPruned: { _id: edge._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } } };
+    });
+    // A present edge is clean and a taken-back one goes, unless a transition settled meanwhile: then
+    // only what was pruned leaves, and the newer tokens wait for the next pass. Updates first, then
+    // deletes: one command each.
     await this.edges.bulkWrite(
-      settled.flatMap((edge) => {
-        const tokens = (edge.prune ?? []).map(({ t }) => t);
-        // Nothing recorded since the read but tokens pruned now (by this pass or a racing one).
-        const onlyPruned = { _id: edge._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } };
-        return [
-          // A taken-back edge goes, a present one is clean.
-          edge.state === 'off'
-            ? { deleteOne: { filter: { ...onlyPruned, state: 'off' as const } } }
-            : { updateOne: { filter: onlyPruned, update: { $unset: { tp: '' as const, prune: '' as const } } } },
-          // A transition settled meanwhile: only what was pruned leaves, the newer tokens wait for the next pass.
+      [
+        ...cleaned.flatMap(({ edge, tokens, onlyPruned }) => [
+          ...(edge.state === 'off' ? [] : [{ updateOne: { filter: onlyPruned, update: { $unset: { tp: '' as const, prune: '' as const } } } }]),
           { updateOne: { filter: { _id: edge._id, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
-        ];
-      }),
+        ]),
+        ...cleaned.filter(({ edge }) => edge.state === 'off').map(({ onlyPruned }) => ({ deleteOne: { filter: { ...onlyPruned, state: 'off' as const } } })),
+      ],
       { ordered: true, ...sweepQuery },
     );
     return settled.length;
@@ -297,25 +302,30 @@ export class Interactions implements GroupMemberSource {
     const token = edge.token!;
     const held = { _id: edge._id, token };
     const group = edge.gc?.to ?? edge.g;
-    const prune = { $push: { prune: { t: token, ...(group ? { g: group } : {}) } } };
+    const left = edge.state !== 'adding' && group ? { left: true as const } : {};
+    const prune = { $push: { prune: { t: token, ...(group ? { g: group } : {}), ...left } } };
+    let counts: PostCounts | null = null;
+    let events: ChangeEvent[] = [];
     switch (edge.state) {
       case 'adding': {
-        const [counts] = await Promise.all([this.counters.apply(edge.p, this.count, 1, token), this.effects.adding(edge)]);
+        [counts, events] = await Promise.all([this.counters.apply(edge.p, this.count, 1, token), this.effects.adding(edge)]);
         const joined = edge.gc?.to ? { g: edge.gc.to, ga: edge.gc.at } : {};
         await this.edges.updateOne(held, { $set: { state: 'on', tp: true, ...joined }, $unset: { token: '', gc: '' }, ...prune });
-        return counts;
+        break;
       }
       case 'removing': {
-        const [counts] = await Promise.all([this.counters.apply(edge.p, this.count, -1, token), this.effects.removing(edge, this)]);
+        [counts, events] = await Promise.all([this.counters.apply(edge.p, this.count, -1, token), this.effects.removing(edge, this)]);
         await this.edges.updateOne(held, { $set: { state: 'off', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' }, ...prune });
-        return counts;
+        break;
       }
       case 'leaving':
-        await this.effects.leaving(edge, this);
-        await this.edges.updateOne(held, { $set: { state: 'on', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' }, $push: { prune: { t: token, g: group! } } });
-        return null;
+        events = await this.effects.leaving(edge, this);
+        await this.edges.updateOne(held, { $set: { state: 'on', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' }, ...prune });
+        break;
       default:
         return null;
     }
+    await this.changes.publish(events);
+    return counts;
   }
 }

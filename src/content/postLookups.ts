@@ -1,5 +1,6 @@
 import { ObjectId, type Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
+import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
 import { toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type TombstoneDocument } from '../records/posts.js';
 
@@ -11,6 +12,8 @@ export class PostLookups {
    * elsewhere through the `postRemoved` change event). Counts change all the time and are read apart (`countsOf`).
    */
   private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', heldCaches.posts);
+  /** Posts deleted lately: a page that still showed one must not bring it back into the tier (see `hold`). */
+  private readonly removedLately = new RecentRemovals(heldCaches.posts.ttlMs);
 
   constructor(
     private readonly content: Collection<ContentDocument>,
@@ -61,7 +64,19 @@ export class PostLookups {
 
   /** Deleted posts: the tier drops them, so a linked entry or `post(id)` no longer shows them. */
   forgetPosts(ids: readonly ObjectId[]): void {
+    for (const id of ids) this.removedLately.remember(id);
     this.postCache.invalidate(ids.map((id) => id.toHexString()));
+  }
+
+  /**
+   * Public posts a page showed from its timeline's embedded entries, held so that liking or
+   * reposting one of them reads nothing; one deleted lately is not taken back in.
+   */
+  hold(posts: readonly PostRecord[]): void {
+    for (const post of posts) {
+      if (post.visibility !== 'PUBLIC' || this.removedLately.includes(post)) continue;
+      this.postCache.hold(post.id.toHexString(), post.counts === null ? post : { ...post, counts: null });
+    }
   }
 
   /** Current like, repost and reply counts of these posts, by hex id, in one query; missing posts are absent. */

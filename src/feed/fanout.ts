@@ -60,6 +60,8 @@ const fromPayload = (post: PostPayload): PostRecord => ({
  */
 export class Fanout {
   private readonly stats: Collection<StatsDocument>;
+  /** Recipients reached this minute and not written yet (see `countDelivered`). */
+  private tally: { minute: number; recipients: number; subtasks: number; since: number } | null = null;
 
   /** The queued work this class does, by kind. */
   readonly handlers: Pick<TaskHandlers, 'deliver' | 'retract' | 'fill-gap'> = {
@@ -156,14 +158,18 @@ export class Fanout {
    */
   private async deliverEach(tasks: TaskDocument<FanoutPayload>[], run: TaskRun, { inline }: { inline: boolean }): Promise<TaskDocument[]> {
     const posts = tasks.map((task) => fromPayload(task.payload.post));
-    const stored = await this.content.lookups.existing(posts.map((post) => post.id));
+    const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.recipients).map((task) => task.payload.post.authorId))] : [];
+    const [stored, audiences] = await Promise.all([
+      this.content.lookups.existing(posts.map((post) => post.id)),
+      this.graph.smallAudiences(roots, this.options.batchSize),
+    ]);
     const notStored: TaskDocument[] = [];
     const deliveries: { post: PostRecord; recipients: string[] }[] = [];
     await Promise.all(
       tasks.map(async (task, index) => {
         const post = posts[index]!;
         if (!stored.has(post.id.toHexString())) return notStored.push(task);
-        const recipients = task.payload.recipients ?? (inline ? await this.smallAudience(post.authorId) : null);
+        const recipients = task.payload.recipients ?? audiences.get(post.authorId) ?? null;
         if (recipients) deliveries.push({ post, recipients });
         else await this.split(task, run);
       }),
@@ -180,17 +186,35 @@ export class Fanout {
       for (const { post, recipients } of reached) {
         if (!stillStored.has(post.id.toHexString())) await this.backend.removeFrom(recipients, post);
       }
-      const minute = minuteStart(Date.now());
-      await this.stats.updateOne(
-        { _id: minute },
-        {
-          $inc: { recipients: reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), subtasks: chunk.length },
-          $setOnInsert: { at: new Date(minute) },
-        },
-        { upsert: true },
-      );
+      await this.countDelivered(reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), chunk.length);
     }
     return notStored;
+  }
+
+  /**
+   * Adds to this process's tally of the minute, written at most every `statsFlushMs` (and when the
+   * minute ends): one write for many deliveries. What the last seconds before a crash counted is lost,
+   * which a rate over a minute can afford.
+   */
+  private async countDelivered(recipients: number, subtasks: number): Promise<void> {
+    const minute = minuteStart(Date.now());
+    if (this.tally && this.tally.minute !== minute) await this.flushStats();
+    this.tally ??= { minute, recipients: 0, subtasks: 0, since: Date.now() };
+    this.tally.recipients += recipients;
+    this.tally.subtasks += subtasks;
+    if (Date.now() - this.tally.since >= statsFlushMs) await this.flushStats();
+  }
+
+  /** Writes this process's tally of delivered recipients; also called when the workers stop. */
+  async flushStats(): Promise<void> {
+    const tally = this.tally;
+    this.tally = null;
+    if (!tally || (tally.recipients === 0 && tally.subtasks === 0)) return;
+    await this.stats.updateOne(
+      { _id: tally.minute },
+      { $inc: { recipients: tally.recipients, subtasks: tally.subtasks }, $setOnInsert: { at: new Date(tally.minute) } },
+      { upsert: true },
+    );
   }
 
   /** What operators watch of deliveries: recipients reached, and how long after its creation each post reached them. */
@@ -205,17 +229,6 @@ export class Fanout {
     if (recipients > 0) fanoutRecipients.inc({ strategy: this.backend.strategy }, recipients);
   }
 
-  /** The author's followers when they fit one sub-task, read in one query; null when they need splitting. */
-  private async smallAudience(authorId: string): Promise<string[] | null> {
-    const batches = this.graph.followerIdBatches(authorId, this.options.batchSize);
-    try {
-      const first = await batches.next();
-      if (first.done) return [];
-      return (await batches.next()).done ? first.value : null;
-    } finally {
-      await batches.return(undefined);
-    }
-  }
 
   /**
    * The first sub-task of a retraction finishes the deletion itself: its request may have died
@@ -322,3 +335,6 @@ function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: 
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);
+
+/** How often a worker process writes what it delivered, at most. */
+const statsFlushMs = 5_000;

@@ -75,10 +75,12 @@ export class ReaderRelations implements RelationsOfReader {
     return followed.followee ?? this.freshUser(followeeId);
   }
 
+  /**
+   * Not rate limited: an unfollow only takes away what a follow, which is limited, made, and tells
+   * nobody; like a read, it costs only its caller's own requests.
+   */
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
-    const checks = this.deps.rateLimits.follow(followerId);
-    checks.catch(() => {});
-    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.followEffects, checks);
+    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.followEffects);
     await this.announceFollow(unfollowed, followerId, followeeId);
     return unfollowed.followee ?? this.freshUser(followeeId);
   }

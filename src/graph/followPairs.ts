@@ -1,6 +1,6 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
-import type { GroupActor, GroupMember, GroupMemberSource, GroupMembership, NotificationRecord } from '../records/notifications.js';
+import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource, type GroupMembership, type GroupTokens, type NotificationRecord, type TokenToPrune } from '../records/notifications.js';
 import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
@@ -32,7 +32,7 @@ export interface FollowPairDocument extends GroupMembership {
   dirty: boolean;
   updatedAt: Date;
   /** Tokens finished changes left on both users (and group `g`), to be pruned (`pruneSettled`). */
-  prune?: { t: string; g?: string }[];
+  prune?: TokenToPrune[];
   /** Set while `prune` holds anything: what the pruning sweep looks for. */
   tp?: true;
 }
@@ -48,7 +48,7 @@ export interface FollowGroupEffects {
   leave(change: { group: string; token: string }, followerId: string, members: GroupMemberSource): Promise<void>;
   /** Whether the group holds the change with this token (applied, and not pruned yet). */
   applied(group: string, token: string): Promise<boolean>;
-  pruneGroupTokens(tokensByGroup: ReadonlyMap<string, readonly string[]>): Promise<void>;
+  pruneGroupTokens(tokensByGroup: GroupTokens): Promise<void>;
 }
 
 /** Work that belongs to a follow or unfollow; runs under the pair's lease. */
@@ -223,7 +223,7 @@ export class FollowPairs implements GroupMemberSource {
       const token = new ObjectId().toHexString();
       await this.update(held, { $set: { gc: { t: token, to: null, at: now } } });
       await group.leave({ group: current.g, token }, followerId, this);
-      await this.update(held, { $set: { lease: null, tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: token, g: current.g } } });
+      await this.update(held, { $set: { lease: null, tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: token, g: current.g, left: true } } });
       return;
     }
   }
@@ -242,13 +242,10 @@ export class FollowPairs implements GroupMemberSource {
     const settled = await findStalled(this.pairs, { tp: true }, { limit: pruneBatch, projection: { prune: 1, f: 1, t: 1 } });
     if (settled.length === 0) return 0;
     const byUser = new Map<string, string[]>();
-    const byGroup = new Map<string, string[]>();
     for (const pair of settled) {
-      for (const { t, g } of pair.prune ?? []) {
-        for (const user of [pair.f, pair.t]) byUser.set(user, [...(byUser.get(user) ?? []), t]);
-        if (g) byGroup.set(g, [...(byGroup.get(g) ?? []), t]);
-      }
+      for (const { t } of pair.prune ?? []) for (const user of [pair.f, pair.t]) byUser.set(user, [...(byUser.get(user) ?? []), t]);
     }
+    const byGroup = groupTokens(settled.map((pair) => pair.prune));
     await Promise.all([
       byUser.size > 0 &&
         this.users.bulkWrite(
@@ -422,8 +419,8 @@ export class FollowPairs implements GroupMemberSource {
       countsChange
         ? this.users.findOneAndUpdate(
             { _id: pair.f, pendingCounts: { $ne: token } },
-            { $inc: { followingCount: delta, countVersion: 1 }, $push: { pendingCounts: token! } },
-            { returnDocument: 'after', projection: { followerCount: 1, followingCount: 1, countVersion: 1 } },
+            { $inc: { followingCount: delta, countVersion: 1, followingVersion: 1 }, $push: { pendingCounts: token! } },
+            { returnDocument: 'after', projection: { followerCount: 1, followingCount: 1, countVersion: 1, followingVersion: 1 } },
           )
         : null,
       countsChange
@@ -435,14 +432,15 @@ export class FollowPairs implements GroupMemberSource {
         : null,
       joining && effects.group ? effects.group.join({ group: joining.to!, token: joining.t, at: joining.at }, pair.f, pair.t) : null,
       leaving && effects.group ? effects.group.leave({ group: leaving, token: pair.gc!.t }, pair.f, this).then(() => null) : null,
-      this.writeEdges(pair.f, pair.t, want),
+      // At rest the edges exist exactly when the pair is counted: a wish that changes no count changes no edge.
+      countsChange ? this.writeEdges(pair.f, pair.t, want) : null,
     ]);
     await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
     const counts = [follower, followee].filter((user) => user !== null).map(toUserCounts);
     const touched = countsChange || joining !== null || leaving !== null;
     const outcome: Outcome = {
       membership: joining ? { g: joining.to!, ga: joining.at } : leaving ? 'left' : 'unchanged',
-      prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving } : {}) } : null,
+      prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving, left: true as const } : {}) } : null,
     };
     return { pair, followee, counts, notified, outcome };
   }
@@ -481,7 +479,7 @@ export class FollowPairs implements GroupMemberSource {
     if (!change.applied && pair.counted !== (change.delta === 1)) {
       const { token, delta } = change;
       await Promise.all([
-        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta, countVersion: 1 }, $push: { pendingCounts: token } }),
+        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta, countVersion: 1, followingVersion: 1 }, $push: { pendingCounts: token } }),
         this.users.updateOne({ _id: pair.t, pendingCounts: { $ne: token } }, { $inc: { followerCount: delta, countVersion: 1 }, $push: { pendingCounts: token } }),
       ]);
       pair = await this.update(held, { $set: { counted: delta === 1, 'countChange.applied': true } });
@@ -509,7 +507,7 @@ export class FollowPairs implements GroupMemberSource {
         pair = await this.update(held, { $set: { g: change.to!, ga: change.at, tp: true }, $unset: { gc: '' }, $push: { prune: { t: change.t, g: change.to! } } });
       } else if (leaves) {
         await group.leave({ group: pair.g!, token: change.t }, pair.f, this);
-        pair = await this.update(held, { $set: { tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: change.t, g: pair.g! } } });
+        pair = await this.update(held, { $set: { tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: change.t, g: pair.g!, left: true } } });
       } else {
         pair = await this.update(held, { $unset: { gc: '' } });
       }
@@ -534,7 +532,7 @@ const asMember = (pair: Pick<FollowPairDocument, 'f' | 'g' | 'ga' | 'gc'>): Grou
 /** What applying a wish did to the pair's group, and the token it left on the users and the group. */
 interface Outcome {
   membership: { g: string; ga: Date } | 'left' | 'unchanged';
-  prune: { t: string; g?: string } | null;
+  prune: TokenToPrune | null;
 }
 
 /** The write that records a wish as applied: the version, the counts, the group, the tokens to prune. */

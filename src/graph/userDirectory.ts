@@ -17,6 +17,8 @@ export interface CachedUser {
   inbox: boolean;
   /** The version of `record`'s counts (UserDocument.countVersion). */
   countVersion: number;
+  /** How many times whom the user follows changed (UserDocument.followingVersion). */
+  followingVersion: number;
 }
 
 /**
@@ -59,6 +61,7 @@ export class UserDirectory {
             followersOnly: doc.followersOnly === true,
             inbox: doc.inbox === true,
             countVersion: doc.countVersion ?? 0,
+            followingVersion: doc.followingVersion ?? 0,
           },
         ]),
       );
@@ -71,8 +74,10 @@ export class UserDirectory {
    * never take a count back.
    */
   applyCounts(counts: readonly UserCounts[]): void {
-    for (const { handle, followerCount, followingCount, version } of counts) {
-      this.cache.update(handle, (held) => (held.countVersion >= version ? held : { ...held, countVersion: version, record: { ...held.record, followerCount, followingCount } }));
+    for (const { handle, followerCount, followingCount, version, followingVersion } of counts) {
+      this.cache.update(handle, (held) =>
+        held.countVersion >= version ? held : { ...held, countVersion: version, followingVersion, record: { ...held.record, followerCount, followingCount } },
+      );
     }
   }
 

@@ -128,7 +128,12 @@ export class UserGraphService {
     return this.setFollow(followerId, followeeId, false, effects, checks);
   }
 
-  /** `checks` are the caller's own (rate limits, blocks): run beside the existence check, all before any write. */
+  /**
+   * `checks` are the caller's own (rate limits, blocks): run beside the existence check, all before
+   * any write. A follow reads the followee from the database, so no follow reaches an account whose
+   * deletion has begun on another instance; an unfollow, which can only take an edge away, asks the
+   * users this process holds.
+   */
   private async setFollow(
     followerId: string,
     followeeId: string,
@@ -136,7 +141,7 @@ export class UserGraphService {
     effects: FollowEffects,
     checks: Promise<unknown> = Promise.resolve(),
   ): Promise<FollowResult> {
-    const allChecks = Promise.all([this.assertUserExists(followeeId), checks]);
+    const allChecks = Promise.all([want ? this.assertUserExists(followeeId) : this.assertUserHeld(followeeId), checks]);
     const { pair, changed, followee, counts, notified } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
     this.settled(followerId, followeeId, counts);
     return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, notified };
@@ -179,6 +184,29 @@ export class UserGraphService {
     if (batch.length > 0) yield batch;
   }
 
+  /**
+   * The followers of each of these authors whose audience fits `limit`, all in one query over the
+   * covered `{ _f, _t }` index; an author with more (by the count held here, or by what the query
+   * finds) is absent, for their followers to be split into sub-tasks instead.
+   */
+  async smallAudiences(authorIds: readonly string[], limit: number): Promise<Map<string, string[]>> {
+    if (authorIds.length === 0) return new Map();
+    const authors = await this.directory.cached(authorIds);
+    const small = [...authors.values()].filter((author) => author.record.followerCount <= limit).map((author) => author.record.handle);
+    const audiences = new Map<string, string[]>(small.map((handle) => [handle, []]));
+    if (small.length === 0) return audiences;
+    // Counts held here may be a moment old: read a little past them, and leave out any author found to have more.
+    const expected = small.reduce((sum, handle) => sum + authors.get(handle)!.record.followerCount, 0);
+    const edges = await this.followers
+      .find({ _f: small.length === 1 ? small[0]! : { $in: small } }, { projection: { _id: 0, _f: 1, _t: 1 } })
+      .limit(expected + 10 * small.length + 1)
+      .toArray();
+    for (const edge of edges) audiences.get(edge._f)?.push(edge._t);
+    const cutShort = edges.length > expected + 10 * small.length;
+    for (const [handle, followers] of audiences) if (cutShort || followers.length > limit) audiences.delete(handle);
+    return audiences;
+  }
+
   /** Which of `handles` the viewer follows: one query for a whole page of users. */
   async followedAmong(viewerId: string, handles: readonly string[]): Promise<Set<string>> {
     if (handles.length === 0) return new Set();
@@ -208,6 +236,11 @@ export class UserGraphService {
       .limit(page.limit + 1)
       .toArray();
     return { handles: docs.slice(0, page.limit).map((edge) => edge._t), hasMore: docs.length > page.limit };
+  }
+
+  private async assertUserHeld(handle: string): Promise<void> {
+    assertHandle(handle);
+    if (!(await this.directory.getUser(handle))) throw notFound(`No user with handle "${handle}"`);
   }
 
   private async assertUserExists(handle: string): Promise<void> {

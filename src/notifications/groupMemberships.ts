@@ -1,4 +1,4 @@
-import { notificationAdded, type ChangePublisher } from '../changes/events.js';
+import { notificationAdded, type ChangeEvent } from '../changes/events.js';
 import type { InteractionDocument, InteractionEffects } from '../content/interactions.js';
 import type { FollowGroupEffects } from '../graph/followPairs.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
@@ -8,7 +8,6 @@ import {
   toNotificationRecord,
   type GroupMemberSource,
   type GroupedKind,
-  type NotificationDocument,
 } from '../records/notifications.js';
 import type { PostRef } from '../records/posts.js';
 import type { NotificationGroups } from './notificationGroups.js';
@@ -16,7 +15,6 @@ import type { NotificationGroups } from './notificationGroups.js';
 export interface GroupMembershipDependencies {
   groups: NotificationGroups;
   readerFilters: Pick<ReaderFilters, 'of'>;
-  changes: ChangePublisher;
 }
 
 /**
@@ -55,24 +53,20 @@ export class GroupMemberships {
   }
 
   private interactionEffects(kind: Extract<GroupedKind, 'LIKE' | 'REPOST'>): InteractionEffects {
-    const leave = async (edge: InteractionDocument, members: GroupMemberSource) => {
+    const leave = async (edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]> => {
       if (edge.g) await this.deps.groups.leave({ group: edge.g, token: edge.token!, actor: edge.u }, members);
+      return [];
     };
     return {
       groupOf: async (post: PostRef, userId: string) => ((await this.tells(post.authorId, userId)) ? notificationId({ kind, postId: post.id }) : null),
       adding: async (edge) => {
-        if (!edge.gc?.to) return;
+        if (!edge.gc?.to) return [];
         const joined = await this.deps.groups.join({ group: edge.gc.to, token: edge.token!, actor: edge.u, at: edge.gc.at, kind, recipient: edge.r!, postId: edge.p });
-        if (joined) await this.announce(joined);
+        return joined ? [notificationAdded(toNotificationRecord(joined))] : [];
       },
       removing: leave,
       leaving: leave,
       pruneGroupTokens: (tokensByGroup) => this.deps.groups.pruneTokens(tokensByGroup),
     };
-  }
-
-  /** A group an actor joined, as it is now: its recipient's open subscriptions show it. */
-  private async announce(group: NotificationDocument): Promise<void> {
-    await this.deps.changes.publish(notificationAdded(toNotificationRecord(group)));
   }
 }

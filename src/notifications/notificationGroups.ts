@@ -8,6 +8,7 @@ import {
   joinedAt,
   maxActorsShown,
   type GroupActor,
+  type GroupTokens,
   type GroupMember,
   type GroupMemberSource,
   type GroupedKind,
@@ -116,13 +117,16 @@ export class NotificationGroups {
    * Drops the tokens of changes whose members no longer record them: they guard nothing now. A
    * group left empty goes once no change of it is recorded anywhere: none can be replayed on it.
    */
-  async pruneTokens(tokensByGroup: ReadonlyMap<string, readonly string[]>): Promise<void> {
+  async pruneTokens(tokensByGroup: GroupTokens): Promise<void> {
     if (tokensByGroup.size === 0) return;
+    const groups = [...tokensByGroup];
+    // Every pull, then every delete (only where a leave may have emptied the group): one command
+    // each, where alternating them would take one per group.
     await this.groups.bulkWrite(
-      [...tokensByGroup].flatMap(([group, tokens]) => [
-        { updateOne: { filter: { _id: group }, update: { $pull: { tk: { $in: [...tokens] } } } } },
-        { deleteOne: { filter: { _id: group, n: 0, tk: { $size: 0 } } } },
-      ]),
+      [
+        ...groups.map(([group, { tokens }]) => ({ updateOne: { filter: { _id: group }, update: { $pull: { tk: { $in: tokens } } } } })),
+        ...groups.filter(([, { left }]) => left).map(([group]) => ({ deleteOne: { filter: { _id: group, n: 0, tk: { $size: 0 } } } })),
+      ],
       { ordered: true, ...sweepQuery },
     );
   }

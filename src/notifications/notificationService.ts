@@ -45,6 +45,8 @@ const secondPassMs = 2 * staleChangeMs;
 
 export interface PostPayload {
   postId: ObjectId;
+  /** A deletion's second pass: after the likes that raced it. */
+  again?: true;
 }
 
 export interface RelationPayload {
@@ -223,9 +225,9 @@ export class NotificationService {
       if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(25, 'the post is not deleted yet');
       return;
     }
-    // Its likes go with its groups: one that raced the deletion is caught by the second pass.
-    // (Reposts are taken back one by one by the deletion itself, each with its own entry.)
-    await Promise.all([this.deps.groups.forgetPost(postId), this.deps.interactions.likes.forgetPost(postId)]);
+    // The deletion took its likes and reposts back itself; a like that raced it, and the group it
+    // wrote, are what the second pass finds. (Such a repost's edge is left: it counts on nothing.)
+    await Promise.all([this.deps.groups.forgetPost(postId), task.payload.again ? this.deps.interactions.likes.forgetPost(postId) : null]);
   }
 
   /** `actor` no longer tells `recipient` anything: out of their groups, and their replies and mentions gone. */
@@ -255,7 +257,7 @@ export function retractionNotificationTasks(post: PostRecord): NotificationTask[
   const key = post.id.toHexString();
   return [
     { _id: `notify-forget-post:${key}`, kind: 'notify-forget-post', payload: { postId: post.id } },
-    { _id: `notify-forget-post:${key}:again`, kind: 'notify-forget-post', payload: { postId: post.id }, runAt: new Date(Date.now() + secondPassMs) },
+    { _id: `notify-forget-post:${key}:again`, kind: 'notify-forget-post', payload: { postId: post.id, again: true }, runAt: new Date(Date.now() + secondPassMs) },
   ];
 }
 

@@ -123,6 +123,35 @@ export function countedIn(member: GroupMembership, group: string, tokens: readon
   return false;
 }
 
+/**
+ * A token a finished change left, recorded on its member for the sweep to prune: from the member's
+ * other documents (a post's counter, both users), and from group `g`, which a leave (`left`) may
+ * have emptied.
+ */
+export interface TokenToPrune {
+  t: string;
+  g?: string;
+  left?: true;
+}
+
+/** What a pass prunes from groups: each group's tokens, and whether a leave may have emptied it. */
+export type GroupTokens = Map<string, { tokens: string[]; left: boolean }>;
+
+/** Collects the group tokens of many members' prune records. */
+export function groupTokens(records: Iterable<readonly TokenToPrune[] | undefined>): GroupTokens {
+  const byGroup: GroupTokens = new Map();
+  for (const prune of records) {
+    for (const { t, g, left } of prune ?? []) {
+      if (!g) continue;
+      const entry = byGroup.get(g) ?? { tokens: [], left: false };
+      entry.tokens.push(t);
+      entry.left ||= left === true;
+      byGroup.set(g, entry);
+    }
+  }
+  return byGroup;
+}
+
 /** A member of a group as its own store keeps it (a like or repost edge, a follow pair): the actor, and their membership. */
 export type GroupMember = GroupMembership & { u: string };
 

@@ -54,7 +54,7 @@ describe('forgetStale', () => {
   });
 
   it('updates the users a follow carries the counts of in place, and drops only the others', () => {
-    const counts = (handle: string, followerCount: number) => ({ handle, followerCount, followingCount: 1, version: 7 });
+    const counts = (handle: string, followerCount: number) => ({ handle, followerCount, followingCount: 1, version: 7, followingVersion: 1 });
     expect(forgottenBy(followChange(true, 'ann', 'bob', [counts('ann', 3), counts('bob', 9)]))).toEqual(['counts ann:3@7,bob:9@7', 'users  following ann', 'timelines ann']);
     expect(forgottenBy(followChange(false, 'ann', 'bob', [counts('bob', 8)]))).toEqual(['counts bob:8@7', 'users ann following ann', 'timelines ann']);
   });
