@@ -261,6 +261,11 @@ export const heldCaches = {
   following: { max: 20_000, ttlMs: announcedChangeTtlMs },
   readerFilters: { max: 20_000, ttlMs: announcedChangeTtlMs },
   posts: { max: 50_000, ttlMs: announcedChangeTtlMs },
+  /** Posts' counts, taken in place from every change's announcement. */
+  postCounts: { max: 100_000, ttlMs: announcedChangeTtlMs },
+  /** Each kind of a viewer's state (liked, reposted, bookmarked) of the posts their pages showed, per viewer. */
+  /** `maxPosts` bounds the posts held of all viewers together, per kind: about 50 MB each. */
+  viewerStates: { viewers: 50_000, postsPerViewer: 1_000, maxPosts: 500_000, ttlMs: announcedChangeTtlMs },
   /** `maxPosts` bounds the posts of all outboxes together: about 60 MB at the longest texts. */
   outboxes: { max: 100_000, ttlMs: postedChangeTtlMs, maxPosts: 100_000 },
   /** `maxMembers` bounds the members of all held lists together (a list holds at most its owner's follows). */

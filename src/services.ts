@@ -143,7 +143,6 @@ export function createServices(db: Db, config: Config): Services {
   const groups = new NotificationGroups(NotificationService.collection(db));
   const memberships = new GroupMemberships({ groups, readerFilters });
   const fanout = new Fanout(db, work, graph, feedState, content, backend, config.fanout);
-  forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
   const interactions: InteractionStores = {
@@ -153,6 +152,7 @@ export function createServices(db: Db, config: Config): Services {
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes });
   const visibility = new PostVisibility({ graph, feedState });
   const bookmarkStore = new Bookmarks(db);
+  forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
@@ -196,7 +196,7 @@ export function createServices(db: Db, config: Config): Services {
     memberships,
     profiles,
     settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
-    bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility),
+    bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility, changes),
     markers: new TimelineMarkers(users, graph, content, timelines),
   };
 }
@@ -226,13 +226,16 @@ function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: Timeli
 /** Another instance's change (or this one's, echoed) makes what this process holds stale. */
 function forgetWhatChangesMakeStale(
   changes: ChangeBus,
-  held: { content: ContentService; graph: UserGraphService; readerFilters: ReaderFilters; backend: FeedBackend },
+  held: { content: ContentService; graph: UserGraphService; readerFilters: ReaderFilters; backend: FeedBackend; interactions: InteractionStores; bookmarks: Bookmarks },
 ): void {
-  const { content, graph, readerFilters, backend } = held;
+  const { content, graph, readerFilters, backend, interactions, bookmarks } = held;
+  const viewerStates = { like: interactions.likes, repost: interactions.reposts, bookmark: bookmarks };
   changes.listen((event) =>
     forgetStale(event, {
       forgetOutboxes: (authorIds, change) => content.outboxesChanged(authorIds, change),
       forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
+      postCounted: (postId, counts) => content.lookups.countsChanged(postId, counts),
+      forgetViewerState: (viewerId, state, postId) => viewerStates[state].forgetHeld(viewerId, [postId]),
       forgetUsers: (change) => graph.invalidate(change),
       applyCounts: (counts) => graph.applyCounts(counts),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),

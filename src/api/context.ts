@@ -3,6 +3,7 @@ import { isDatabaseUnavailable } from '../db/connect.js';
 import { AppError, databaseUnavailable } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
 import type { ApiServices } from './apiServices.js';
+import { noEngagement, type KnownEngagement } from './engagement.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { RequestObservation } from './observedRequests.js';
 
@@ -23,6 +24,8 @@ export interface RequestContext {
   tokenProblem: 'not-bearer' | 'invalid' | null;
   services: ApiServices;
   loaders: Loaders;
+  /** Counts and viewer states read for whole pages (see engagement.ts). */
+  known: KnownEngagement;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
   live: LiveClient | null;
   /** The client's address as this server sees it, for per-address rate limits. */
@@ -62,7 +65,7 @@ async function createRequestContext(
   const tokenProblem = authenticated === 'invalid' || authenticated === 'not-bearer' ? authenticated : null;
   const account = typeof authenticated === 'object' ? authenticated : null;
   const viewerId = account?.handle ?? null;
-  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), live, clientAddress, observation: null };
+  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), known: noEngagement(), live, clientAddress, observation: null };
 }
 
 /** The answer to an Authorization header that holds a bare token or another scheme. */

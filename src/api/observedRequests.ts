@@ -90,8 +90,8 @@ export function observedRequests(
         ...(observation.errorCode ? { errorCode: observation.errorCode } : {}),
         ...(response.writableFinished ? {} : { aborted: true }),
       };
-      if (probeRoutes.has(route)) logger.debug('request', fields);
-      else logger.info('request', fields);
+      if (probeRoutes.has(route)) logger.vetted.debug('request', fields);
+      else logger.vetted.info('request', fields);
     });
     if (!traced) return handle(request, response);
     // The body's 'data' and 'end' listeners run in the request's span too, and what they start.
@@ -115,8 +115,20 @@ export function outcomeOf(errorCode: string | null, status: number): Outcome {
   return 'success';
 }
 
+/** Labels of operations of documents served before: a known document's are the same every time. */
+const labelled = new WeakMap<OperationDefinitionNode, OperationLabels>();
+
 /** The labels of an operation that has been validated (so every root field is the schema's). */
 export function operationLabels(document: DocumentNode, operation: OperationDefinitionNode): OperationLabels {
+  let labels = labelled.get(operation);
+  if (!labels) {
+    labels = labelsOf(document, operation);
+    labelled.set(operation, labels);
+  }
+  return labels;
+}
+
+function labelsOf(document: DocumentNode, operation: OperationDefinitionNode): OperationLabels {
   const fields = rootFields(document, operation.selectionSet, new Set(), new Set());
   fields.delete('__typename');
   const field = fields.size === 1 ? [...fields][0]! : fields.size === 0 ? '__typename' : 'multiple';

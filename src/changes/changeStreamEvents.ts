@@ -1,11 +1,11 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRecord } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
-import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
+import type { ChangeEvent, ChangeListener, ChangeSource, ViewerState } from './events.js';
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
@@ -18,7 +18,7 @@ export const liveEventsCollection = 'live_events';
  */
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
   | { kind: 'postAdded'; post: ContentDocument }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; _v?: ContentDocument['_v']; _to?: string[] }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | {
       kind: 'changed';
@@ -30,6 +30,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
       edits?: { delivered?: { recipients: string[]; posts: ContentDocument[] }[]; removed?: ObjectId[] };
     }
   | { kind: 'notificationAdded'; notification: NotificationRecord }
+  | { kind: 'counted'; postId: ObjectId; counts?: PostCounts; countsStale?: true; viewer?: { id: string; state: ViewerState } }
 );
 
 export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
@@ -43,6 +44,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
         postId: event.postId,
         authorId: event.authorId,
         originalAuthorId: event.originalAuthorId,
+        ...(event.replyToId ? { replyToId: event.replyToId } : {}),
         // Stored as a post's are, absent for a public post.
         ...toStoredVisibility(event),
       };
@@ -59,6 +61,15 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
     }
     case 'notificationAdded':
       return { at, kind: event.kind, notification: event.notification };
+    case 'counted':
+      return {
+        at,
+        kind: event.kind,
+        postId: event.postId,
+        ...(event.counts ? { counts: event.counts } : {}),
+        ...(event.countsStale ? { countsStale: true as const } : {}),
+        ...(event.viewer ? { viewer: event.viewer } : {}),
+      };
     default:
       throw new UnreachableCaseError(event);
   }
@@ -70,7 +81,14 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'postAdded':
       return { kind: 'postAdded', post: announcedPost(doc.post) };
     case 'postRemoved':
-      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null, ...toVisibility(doc) };
+      return {
+        kind: 'postRemoved',
+        postId: doc.postId,
+        authorId: doc.authorId,
+        originalAuthorId: doc.originalAuthorId ?? null,
+        ...(doc.replyToId ? { replyToId: doc.replyToId } : {}),
+        ...toVisibility(doc),
+      };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };
@@ -85,6 +103,14 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     }
     case 'notificationAdded':
       return { kind: doc.kind, notification: doc.notification };
+    case 'counted':
+      return {
+        kind: doc.kind,
+        postId: doc.postId,
+        ...(doc.counts ? { counts: doc.counts } : {}),
+        ...(doc.countsStale ? { countsStale: true as const } : {}),
+        ...(doc.viewer ? { viewer: doc.viewer } : {}),
+      };
     default:
       return null;
   }

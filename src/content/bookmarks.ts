@@ -1,5 +1,6 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { badInput, isDuplicateKeyError } from '../errors.js';
+import { HeldViewerStates } from './heldViewerStates.js';
 
 /**
  * One user's bookmark of one post. The `_id` is the pair, so bookmarking twice stores one
@@ -34,6 +35,11 @@ const keyOf = (postId: ObjectId, userId: string) => `${postId.toHexString()}:${u
  */
 export class Bookmarks {
   readonly edges: Collection<BookmarkDocument>;
+  /** Which posts each viewer has bookmarked, held in this process. */
+  private readonly held = new HeldViewerStates('bookmarks', async (userId, postIds) => {
+    const docs = await this.edges.find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) } }, { projection: { p: 1 } }).toArray();
+    return new Set(docs.map((doc) => doc.p.toHexString()));
+  });
 
   constructor(db: Db) {
     this.edges = db.collection<BookmarkDocument>('bookmarks');
@@ -48,6 +54,7 @@ export class Bookmarks {
 
   /** Idempotent: a second bookmark keeps the first one's time. */
   async add(postId: ObjectId, userId: string): Promise<void> {
+    this.held.forget(userId, [postId]);
     await this.edges.updateOne(
       { _id: keyOf(postId, userId) },
       { $setOnInsert: { p: postId, u: userId, at: new Date() } },
@@ -56,17 +63,22 @@ export class Bookmarks {
       // Two racing upserts of one new `_id`: one inserts, the other finds the key taken. Either way it is there.
       if (!isDuplicateKeyError(error)) throw error;
     });
+    this.held.forget(userId, [postId]);
   }
 
   async remove(postId: ObjectId, userId: string): Promise<void> {
     await this.edges.deleteOne({ _id: keyOf(postId, userId) });
+    this.held.forget(userId, [postId]);
   }
 
-  /** Which of `postIds` the user has bookmarked: one query. */
-  async among(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
-    if (postIds.length === 0) return new Set();
-    const docs = await this.edges.find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) } }, { projection: { p: 1 } }).toArray();
-    return new Set(docs.map((doc) => doc.p.toHexString()));
+  /** Which of `postIds` the user has bookmarked: held in this process, one query for those not held. */
+  among(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
+    return this.held.among(userId, postIds);
+  }
+
+  /** The user's bookmarks of these posts changed, here or on another instance. */
+  forgetHeld(userId: string, postIds: readonly ObjectId[]): void {
+    this.held.forget(userId, postIds);
   }
 
   /** Up to `limit` bookmarks older than `after` (newest first), and whether more follow. */

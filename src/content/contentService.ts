@@ -53,8 +53,8 @@ export class ContentService {
   constructor(db: Db) {
     this.content = db.collection<ContentDocument>('content');
     this.outboxes = new Outboxes(this.content);
-    this.counters = new PostCounters(this.content);
     this.lookups = new PostLookups(this.content, db.collection<TombstoneDocument>('deleted_posts'));
+    this.counters = new PostCounters(this.content, this.lookups);
     this.scans = new PostScans(this.content);
     this.replyCounts = new ReplyCounts(this.content, db.collection<TombstoneDocument>('deleted_posts'), this.counters, this.lookups);
   }

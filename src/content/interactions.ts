@@ -2,7 +2,8 @@ import { ObjectId, type Collection, type Db } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { isDuplicateKeyError } from '../errors.js';
-import type { ChangeEvent, ChangePublisher } from '../changes/events.js';
+import { counted, type ChangeEvent, type ChangePublisher, type ViewerState } from '../changes/events.js';
+import { HeldViewerStates } from './heldViewerStates.js';
 import { groupTokens, type GroupActor, type GroupMemberSource, type GroupMembership, type GroupTokens, type TokenToPrune } from '../records/notifications.js';
 import type { PostCounts, PostRef } from '../records/posts.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
@@ -81,6 +82,9 @@ const pruneBatch = 500;
  */
 export class Interactions implements GroupMemberSource {
   readonly edges: Collection<InteractionDocument>;
+  /** Which posts each viewer has liked (or reposted), held in this process. */
+  private readonly held: HeldViewerStates;
+  private readonly state: ViewerState;
 
   constructor(
     db: Db,
@@ -91,6 +95,8 @@ export class Interactions implements GroupMemberSource {
     private readonly effects: InteractionEffects = noEffects,
   ) {
     this.edges = db.collection<InteractionDocument>(name);
+    this.held = new HeldViewerStates(name, (viewerId, postIds) => this.amongStored(viewerId, postIds));
+    this.state = name === 'likes' ? 'like' : 'repost';
   }
 
   async ensureIndexes(): Promise<void> {
@@ -169,9 +175,20 @@ export class Interactions implements GroupMemberSource {
     }
   }
 
-  /** Which of `postIds` the user has (or is about to have) liked or reposted: one query. */
-  async among(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
-    if (postIds.length === 0) return new Set();
+  /**
+   * Which of `postIds` the user has (or is about to have) liked or reposted: held in this process,
+   * one query for those not held (see HeldViewerStates).
+   */
+  among(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
+    return this.held.among(userId, postIds);
+  }
+
+  /** The user's state of these posts changed, here or on another instance. */
+  forgetHeld(userId: string, postIds: readonly ObjectId[]): void {
+    this.held.forget(userId, postIds);
+  }
+
+  private async amongStored(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
     const docs = await this.edges
       .find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, state: { $in: present } }, { projection: { p: 1 } })
       .toArray();
@@ -325,7 +342,14 @@ export class Interactions implements GroupMemberSource {
       default:
         return null;
     }
-    await this.changes.publish(events);
+    if (edge.state === 'leaving') {
+      await this.changes.publish(events);
+      return null;
+    }
+    // The post's counts as this change left them (unknown to a replay, whose count was applied
+    // before), and the actor's state of it, with whatever the effects announce: one write.
+    this.held.forget(edge.u, [edge.p]);
+    await this.changes.publish([...events, counted(edge.p, counts ?? 'stale', { id: edge.u, state: this.state })]);
     return counts;
   }
 }

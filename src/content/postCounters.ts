@@ -1,6 +1,7 @@
 import type { Collection, ObjectId } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
 import { toPostCounts, type ContentDocument, type PostCounts } from '../records/posts.js';
+import type { PostLookups } from './postLookups.js';
 
 export type CountName = 'likes' | 'reposts' | 'replies';
 
@@ -24,7 +25,11 @@ export const staleChangeMs = 30_000;
  * older than `staleChangeMs`, so two actors never hold the same token at once.
  */
 export class PostCounters {
-  constructor(private readonly content: Collection<ContentDocument>) {}
+  constructor(
+    private readonly content: Collection<ContentDocument>,
+    /** The in-process tier of counts, told at once of every change this process makes. */
+    private readonly held: Pick<PostLookups, 'countsChanged'>,
+  ) {}
 
   /**
    * The guarded `$inc`; the caller clears its intent after it and leaves the token to `pruneTokens`.
@@ -36,12 +41,15 @@ export class PostCounters {
       { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } },
       { returnDocument: 'after', projection: { n: 1 } },
     );
-    return counted && toPostCounts(counted);
+    const counts = counted && toPostCounts(counted);
+    this.held.countsChanged(postId, counts);
+    return counts;
   }
 
   /** `apply`, the intent cleared, then the token pulled at once: for changes with no sweep to prune them. */
   async change(postId: ObjectId, count: CountName, delta: 1 | -1, token: string, clearIntent: () => Promise<unknown>): Promise<void> {
     await this.content.updateOne({ _id: postId, pc: { $ne: token } }, { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } });
+    this.held.countsChanged(postId, null);
     await clearIntent();
     await this.content.updateOne({ _id: postId }, { $pull: { pc: token } });
   }

@@ -12,6 +12,8 @@ export class PostLookups {
    * elsewhere through the `postRemoved` change event). Counts change all the time and are read apart (`countsOf`).
    */
   private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', heldCaches.posts);
+  /** Counts by hex post id (see `countsOf`). */
+  private readonly heldCounts = new ReadThroughCache<string, PostCounts>('post counts', heldCaches.postCounts);
   /** Posts deleted lately: a page that still showed one must not bring it back into the tier (see `hold`). */
   private readonly removedLately = new RecentRemovals(heldCaches.posts.ttlMs);
 
@@ -66,6 +68,7 @@ export class PostLookups {
   forgetPosts(ids: readonly ObjectId[]): void {
     for (const id of ids) this.removedLately.remember(id);
     this.postCache.invalidate(ids.map((id) => id.toHexString()));
+    this.heldCounts.invalidate(ids.map((id) => id.toHexString()));
   }
 
   /**
@@ -79,11 +82,31 @@ export class PostLookups {
     }
   }
 
-  /** Current like, repost and reply counts of these posts, by hex id, in one query; missing posts are absent. */
+  /**
+   * Current like, repost and reply counts of these posts, by hex id, through the in-process tier
+   * (Weibo's counter cache): one query for those not held; missing posts are absent. Every change
+   * of a post's counts is announced with the counts it left, which each instance takes in place.
+   */
   async countsOf(ids: readonly ObjectId[]): Promise<Map<string, PostCounts>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { n: 1 } }).toArray();
-    return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
+    return this.heldCounts.getMany(
+      ids.map((id) => id.toHexString()),
+      async (missing) => {
+        const docs = await this.content.find({ _id: { $in: missing.map((hex) => new ObjectId(hex)) } }, { projection: { n: 1 } }).toArray();
+        return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
+      },
+    );
+  }
+
+  /**
+   * A post's counts as a change left them: held from now on, unless what is held is newer. With
+   * none (they changed, and how is not known), what is held goes.
+   */
+  countsChanged(postId: ObjectId, counts: PostCounts | null): void {
+    const hex = postId.toHexString();
+    if (counts === null) return this.heldCounts.invalidate([hex]);
+    this.heldCounts.update(hex, (held) => (held.version >= counts.version ? held : counts));
+    this.heldCounts.hold(hex, counts);
   }
 
   cacheStats() {

@@ -243,8 +243,8 @@ export class TaskWorkers {
   private logRun(task: TaskDocument, outcome: 'done' | 'postponed', startedAt: number, batch: number): void {
     const fields = { ...taskFields(task), outcome, durationMs: Math.round((performance.now() - startedAt) * 10) / 10, ...(batch > 1 ? { batch } : {}) };
     // A task that cannot proceed yet may be postponed many times a second: not worth a line each at info.
-    if (outcome === 'postponed') this.options.logger.debug('task', fields);
-    else this.options.logger.info('task', fields);
+    if (outcome === 'postponed') this.options.logger.vetted.debug('task', fields);
+    else this.options.logger.vetted.info('task', fields);
   }
 
   private async housekeeping(): Promise<void> {
