@@ -25,6 +25,7 @@ import {
   type Payload,
 } from './measure.js';
 import { insertListOwner, measureListPage, measureSuggestions } from './lists.js';
+import { measurePageCosts, pageQueries, type PageKind } from './pageCost.js';
 import { notificationsBody, seedNotifications } from './notifications.js';
 import { commandLine, parseOptions, usage, type BenchOptions } from './options.js';
 import { benchDatabaseServer, buildTimelines, loadGraph } from './prepare.js';
@@ -153,6 +154,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
     logger: quietLogger,
     mongoClientOptions: { monitorCommands: true },
   });
+  let stopped = false;
   try {
     const authorization = async (handle: string) => `Bearer ${await app.services.accounts.tokenFor(handle)}`;
     const firstPages: Payload[] = await Promise.all(
@@ -176,6 +178,13 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       firstPage: await commandsPerPage(app.database.client, app.url, firstPages.slice(0, commandSampleSize)),
       scroll: await commandsPerPage(app.database.client, app.url, scrolls.slice(0, commandSampleSize)),
     };
+    // The page people load beside the plain one, warm: each sampled reader's twice, then counted.
+    const pagesOf = (kind: PageKind) => firstPages.slice(0, commandSampleSize).map((page) => ({ authorization: page.authorization, body: JSON.stringify({ query: pageQueries[kind], variables: { first: 20 } }) }));
+    const warmCommands: Record<PageKind, number> = { plain: NaN, full: NaN };
+    for (const kind of ['plain', 'full'] as const) {
+      await commandsPerPage(app.database.client, app.url, pagesOf(kind));
+      warmCommands[kind] = (await commandsPerPage(app.database.client, app.url, pagesOf(kind))).total;
+    }
 
     const loadOptions = { connections: options.concurrency, duration: options.duration, amount: options.requests };
     const firstPage = await load(app.url, firstPages, loadOptions);
@@ -199,9 +208,27 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
       top: await postAsAuthor(shared.authors.top),
     };
 
+    // The same pages from a server process of their own, so its CPU per page is its own.
+    await app.stop();
+    stopped = true;
+    const pageCosts = await measurePageCosts(
+      {
+        uri: shared.uri,
+        strategy,
+        mode,
+        jwtSecret,
+        authorizations: firstPages.map((page) => page.authorization),
+        duration: options.duration,
+        connections: [1, options.concurrency],
+        profileDirectory: options.profilePages,
+      },
+      warmCommands,
+    );
+
     const result: RunResult = {
       strategy,
       mode,
+      pageCosts,
       readers: { firstPage: firstPages.length, scroll: scrolls.length },
       rebuildSeconds,
       coldFirstPage: summarize(cold),
@@ -225,7 +252,7 @@ async function measureStrategy(strategy: FeedStrategyName, mode: TimelineContent
     );
     return result;
   } finally {
-    await app.stop();
+    if (!stopped) await app.stop();
     // Leave only the shared data for the next strategy: its timelines start empty, and the
     // in-memory stand-in does not hold every strategy's copy at once.
     for (const { name } of await shared.db.listCollections({}, { nameOnly: true }).toArray()) {

@@ -19,6 +19,8 @@ export interface BenchOptions extends GraphSizes {
   modes: TimelineContentMode[];
   /** Whether to add the list page and suggestions rows. */
   lists: boolean;
+  /** Where the page-cost server processes write their CPU profiles (.cpuprofile); none when null. */
+  profilePages: string | null;
   out: string;
 }
 
@@ -60,6 +62,7 @@ end; otherwise the embedded in-memory stand-in is started.
   --strategies <list>      comma list of ${feedStrategies.join(', ')} (default all)
   --modes <list>           comma list of ${timelineContentModes.join(', ')} (default all)
   --no-lists               leave out the list page and suggestions rows
+  --profile-pages <dir>    write the CPU profiles of the page-cost server processes there
   --out <path>             JSON results (default bench/results/feed-<iso time>.json)
   --help                   this text
 `;
@@ -83,6 +86,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       strategies: { type: 'string' },
       modes: { type: 'string' },
       out: { type: 'string' },
+      'profile-pages': { type: 'string' },
       'no-lists': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -105,6 +109,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     strategies: list('strategies', values.strategies, feedStrategies),
     modes: list('modes', values.modes, timelineContentModes),
     lists: !values['no-lists'],
+    profilePages: values['profile-pages'] ?? null,
     out: values.out ?? `bench/results/feed-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   };
 }

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { pageCostTable, type PageCosts } from './pageCost.js';
 import type { FeedStrategyName, TimelineContentMode } from '../src/config.js';
 import type { CollectionSize, LatencySummary, LoadStats } from './measure.js';
 import { listPageTable, suggestionsTable, type ListPageResult, type SuggestionsResult } from './lists.js';
@@ -20,6 +21,8 @@ export interface CommandsPerPage {
 export interface RunResult {
   strategy: FeedStrategyName;
   mode: TimelineContentMode;
+  /** The plain page and the page people load, from a server process of their own (see pageCost.ts). */
+  pageCosts?: PageCosts;
   /** Readers measured; scrolling leaves out those whose whole timeline fits on one page. */
   readers: { firstPage: number; scroll: number };
   rebuildSeconds: number;
@@ -132,6 +135,18 @@ export function markdownReport(report: BenchReport): string {
         `followers) and the most-followed one`
       : '',
     '',
+    ...(report.runs.some((run) => run.pageCosts)
+      ? [
+          'The plain page and the page people load (the reference web client\'s `Timeline` query: counts, the viewer\'s likes, ' +
+            'reposts and bookmarks, display names, mentions, replies\' parents, who reposted), warm, from a server process ' +
+            'of its own (as `npm start` runs it), at one connection and at the load\'s concurrency:',
+          '',
+          pageCostTable(report.runs.flatMap((run) => (run.pageCosts ? [run.pageCosts] : []))),
+          '',
+          'The in-process runs (the server shares this process with the load generator):',
+          '',
+        ]
+      : []),
     '| strategy | content | first page p50 / p99 ms | first page req/s | scroll p50 / p99 ms | scroll req/s ' +
       '| post, median author ms | post, top-1% author ms | timeline docs | timeline MB | commands / page (first, scroll) |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',

@@ -112,7 +112,7 @@ async function measure(serverUri: string, databasePid: number, strategy: FeedStr
     }
     return costs;
   } finally {
-    await workerServices.fanout.stop();
+    await workerServices.work.stop();
     await app.services.live.stop();
     await app.database.db.dropDatabase().catch(() => {});
     await app.stop();

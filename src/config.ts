@@ -18,6 +18,10 @@ export type TimelineContentMode = (typeof timelineContentModes)[number];
 export const liveEventModes = ['change-stream', 'local'] as const;
 export type LiveEventMode = (typeof liveEventModes)[number];
 
+/** pino's levels, and `silent`, for LOG_LEVEL. */
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
 /** The DATA_DIR value that keeps the embedded database in memory, as the tests run it. */
 export const inMemory = ':memory:';
 
@@ -82,9 +86,20 @@ const environmentSchema = z.object({
   FANOUT_PULL_THRESHOLD: integer(1, 1_000_000_000).default(10_000),
   // Days; fractions allowed so tests can make a reader inactive without waiting a week.
   ACTIVE_READER_DAYS: z.coerce.number().min(0.00001).max(3650).default(7),
+  LOG_LEVEL: z.enum(logLevels).default('info'),
+  /** A port of its own for /metrics, /livez and /readyz; the worker process serves nothing without it. */
+  METRICS_PORT: integer(0, 65535).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL such as http://collector:4318').optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).max(100).default('feed-service'),
+  // Seconds; fractions allowed so tests can stop a process in well under a second.
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(25),
+  SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(600).default(0),
 });
 
 type Environment = z.infer<typeof environmentSchema>;
+
+/** Every variable this service reads, for checking deployment files against. */
+export const environmentVariables: readonly string[] = Object.keys(environmentSchema.shape);
 
 export interface Config {
   nodeEnv: string | undefined;
@@ -122,6 +137,28 @@ export interface Config {
   compiledExecution: boolean;
   live: LiveOptions;
   fanout: FanoutOptions;
+  observability: ObservabilityOptions;
+  shutdown: ShutdownOptions;
+}
+
+/** Logs, metrics and traces (README, "Operating it"). */
+export interface ObservabilityOptions {
+  logLevel: LogLevel;
+  /**
+   * Where /metrics, /livez and /readyz are served apart from the API; null serves them on the API
+   * port, except /metrics in production, which then has none (it says so at start).
+   */
+  metricsPort: number | null;
+  /** Spans are exported over OTLP/HTTP to this endpoint (`<endpoint>/v1/traces`); null traces nothing. */
+  tracing: { endpoint: string; serviceName: string } | null;
+}
+
+/** What SIGTERM does (README, "Operating it"). */
+export interface ShutdownOptions {
+  /** /readyz answers 503 this long before the server stops taking connections, so load balancers move away first. */
+  delayMs: number;
+  /** The process exits by then, whatever is still running. */
+  timeoutMs: number;
 }
 
 /** Counted in MongoDB, so they hold across instances (see README, "Limits"). */
@@ -224,6 +261,11 @@ export const heldCaches = {
   following: { max: 20_000, ttlMs: announcedChangeTtlMs },
   readerFilters: { max: 20_000, ttlMs: announcedChangeTtlMs },
   posts: { max: 50_000, ttlMs: announcedChangeTtlMs },
+  /** Posts' counts, taken in place from every change's announcement. */
+  postCounts: { max: 100_000, ttlMs: announcedChangeTtlMs },
+  /** Each kind of a viewer's state (liked, reposted, bookmarked) of the posts their pages showed, per viewer. */
+  /** `maxPosts` bounds the posts held of all viewers together, per kind: about 50 MB each. */
+  viewerStates: { viewers: 50_000, postsPerViewer: 1_000, maxPosts: 500_000, ttlMs: announcedChangeTtlMs },
   /** `maxPosts` bounds the posts of all outboxes together: about 60 MB at the longest texts. */
   outboxes: { max: 100_000, ttlMs: postedChangeTtlMs, maxPosts: 100_000 },
   /** `maxMembers` bounds the members of all held lists together (a list holds at most its owner's follows). */
@@ -253,6 +295,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (env.WEB_CONCURRENCY > 1 && env.LIVE_EVENTS === 'local') {
     throw new ConfigError('Invalid configuration:\n  WEB_CONCURRENCY: more than one process needs LIVE_EVENTS=change-stream (local events stay in one process)');
   }
+  if (env.SHUTDOWN_DELAY_SECONDS >= env.SHUTDOWN_TIMEOUT_SECONDS) {
+    throw new ConfigError('Invalid configuration:\n  SHUTDOWN_DELAY_SECONDS: must be shorter than SHUTDOWN_TIMEOUT_SECONDS (the delay is part of it)');
+  }
   if (isProduction && missingInProduction.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${missingInProduction.join('\n  ')}`);
   }
@@ -281,6 +326,17 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     compiledExecution: env.GRAPHQL_EXECUTION === 'compiled',
     live: liveOptions(env),
     fanout: fanoutOptions(env),
+    observability: {
+      logLevel: env.LOG_LEVEL,
+      metricsPort: env.METRICS_PORT ?? null,
+      tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), serviceName: env.OTEL_SERVICE_NAME }
+        : null,
+    },
+    shutdown: {
+      delayMs: Math.round(env.SHUTDOWN_DELAY_SECONDS * 1000),
+      timeoutMs: Math.round(env.SHUTDOWN_TIMEOUT_SECONDS * 1000),
+    },
   };
 }
 

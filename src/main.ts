@@ -5,13 +5,21 @@
  */
 import cluster from 'node:cluster';
 import { resolve } from 'node:path';
-import { startApp } from './app.js';
+import { startApp, startWorker } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { connectDatabase, databaseNameFromUri, defaultDatabaseName } from './db/connect.js';
-import { startStandIn, type StandIn } from './db/standIn.js';
+import { DataDirectoryInUseError, startStandIn, type StandIn } from './db/standIn.js';
 import { rebuildTimelines } from './feed/rebuild.js';
-import { consoleLogger as logger } from './logger.js';
-import { createServices, prepareDatabase, startWorkers } from './services.js';
+import { createLogger, type Logger } from './logger.js';
+import { startTracing, type Tracing } from './observability/tracing.js';
+import { shardPlan } from './db/shardPlan.js';
+import { createServices } from './services.js';
+import { sleep } from './sleep.js';
+
+/** Made once the configuration is read (LOG_LEVEL). */
+let logger: Logger;
+/** Started before anything connects, when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+let tracing: Tracing | null = null;
 
 const commands: Record<string, (config: Config) => Promise<void>> = {
   serve,
@@ -19,7 +27,13 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
   worker,
   'fanout-status': fanoutStatus,
   'rebuild-timelines': rebuild,
+  'shard-keys': printShardPlan,
 };
+
+/** The shard plan (src/db/shardPlan.ts) as JSON: each collection's key, or why it stays on one shard. */
+async function printShardPlan(): Promise<void> {
+  console.log(JSON.stringify(shardPlan, null, 2));
+}
 
 async function serve(config: Config): Promise<void> {
   if (config.webConcurrency > 1 && cluster.isPrimary) return servePrimary(config);
@@ -32,7 +46,9 @@ async function serve(config: Config): Promise<void> {
     `listening on ${app.listeningOn}: ${app.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''} with FEED_STRATEGY=${config.feedStrategy}, ` +
       `database "${databaseNameFromUri(mongodbUri)}"${cluster.isWorker ? ` (server process ${process.pid})` : ''}`,
   );
-  onShutdown(async () => {
+  if (app.endpointsPort !== null) logger.info(`/metrics, /livez and /readyz also on port ${app.endpointsPort} (METRICS_PORT)`);
+  else if (config.isProduction) logger.warn('/metrics is not served: in production it needs a port of its own, METRICS_PORT');
+  onShutdown(config, app.drain, async () => {
     await app.stop();
     await standIn?.stop();
   });
@@ -56,7 +72,8 @@ async function servePrimary(config: Config): Promise<void> {
   });
   for (let i = 0; i < config.webConcurrency; i++) fork();
   logger.info(`running ${config.webConcurrency} server processes on port ${config.port} (WEB_CONCURRENCY)`);
-  onShutdown(async () => {
+  // Each server process drains on its own when it gets the SIGTERM passed on below.
+  onShutdown(config, () => {}, async () => {
     stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
     await Promise.all(workers.map((worker) => new Promise<void>((resolve) => {
@@ -98,11 +115,11 @@ async function db(config: Config): Promise<void> {
   const standIn = await startEmbedded(config, config.mongoStandInPort);
   console.log(`MONGODB_URI=${standIn.uri}/${defaultDatabaseName}`);
   logger.info(`MongoDB stand-in running ${whereDataLives(config)}. Ctrl+C to stop.`);
-  onShutdown(() => standIn.stop());
+  onShutdown(config, () => {}, () => standIn.stop());
 }
 
 function startEmbedded(config: Config, port?: number): Promise<StandIn> {
-  return startStandIn({ port, log: logger.info, ...(config.dataDir ? { dataDir: config.dataDir } : {}) });
+  return startStandIn({ port, log: (line) => logger.info(line), ...(config.dataDir ? { dataDir: config.dataDir } : {}) });
 }
 
 function whereDataLives(config: Config): string {
@@ -113,16 +130,14 @@ function whereDataLives(config: Config): string {
 
 /** A worker-only process: fanout workers and follow repairs, no HTTP. Several may share one database. */
 async function worker(config: Config): Promise<void> {
-  const database = await connectTo(config, 'worker');
-  const services = createServices(database.db, config);
-  await prepareDatabase(services);
+  if (!config.mongodbUri) throw new ConfigError('worker needs MONGODB_URI: the embedded database lives inside `npm start` (use `npm run db` to share one)');
   if (config.fanout.workers === 0) throw new ConfigError('npm run worker with FANOUT_WORKERS=0 would do nothing');
-  startWorkers(services, logger);
-  logger.info(`fanout worker running ${config.fanout.workers} workers for FEED_STRATEGY=${config.feedStrategy}`);
-  onShutdown(async () => {
-    await services.fanout.stop();
-    await database.close();
-  });
+  const running = await startWorker(config, { mongodbUri: config.mongodbUri, logger });
+  logger.info(
+    `fanout worker running ${config.fanout.workers} workers for FEED_STRATEGY=${config.feedStrategy}` +
+      (running.endpointsPort === null ? '' : `; /metrics, /livez and /readyz on port ${running.endpointsPort}`),
+  );
+  onShutdown(config, running.drain, () => running.stop());
 }
 
 /** Queue depth, oldest pending age, delivery rate and dead sub-tasks; `--redrive` puts the dead back in line. */
@@ -137,6 +152,7 @@ async function fanoutStatus(config: Config): Promise<void> {
       [
         `waiting sub-tasks      ${status.waiting}`,
         `running sub-tasks      ${status.running}`,
+        `scheduled for later    ${status.scheduled}`,
         `oldest pending age     ${age}`,
         `recipients per second  ${status.recipientsPerSecond.toFixed(1)} (last minute, ${status.subtasksLastMinute} sub-tasks)`,
         `dead sub-tasks         ${status.dead}${status.dead > 0 ? '  (npm run fanout-status -- --redrive)' : ''}`,
@@ -175,13 +191,37 @@ async function rebuild(config: Config): Promise<void> {
   }
 }
 
-function onShutdown(stop: () => Promise<void>): void {
+/**
+ * On SIGTERM (or Ctrl+C): /readyz turns 503 at once (`drain`), SHUTDOWN_DELAY_SECONDS later the
+ * process stops taking requests and `stop` lets what runs finish; whatever still runs after
+ * SHUTDOWN_TIMEOUT_SECONDS is cut short by exiting (a task's lease then runs out, and another
+ * worker takes it over).
+ */
+function onShutdown(config: Config, drain: () => void, stop: () => Promise<void>): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info(`${signal} received, shutting down`);
-    void stop().then(() => process.exit(0));
+    logger.info(`${signal} received, shutting down`, { timeoutSeconds: config.shutdown.timeoutMs / 1000 });
+    drain();
+    const deadline = setTimeout(() => {
+      logger.error(`still shutting down after SHUTDOWN_TIMEOUT_SECONDS=${config.shutdown.timeoutMs / 1000}; exiting now`);
+      process.exit(1);
+    }, config.shutdown.timeoutMs);
+    deadline.unref();
+    void sleep(config.shutdown.delayMs)
+      .then(stop)
+      .then(() => tracing?.stop())
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error('shutting down failed', error);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
@@ -198,14 +238,22 @@ if (!command) {
 }
 // Inside the promise, so a configuration error is reported like any other start-up failure.
 Promise.resolve()
-  .then(() => {
+  .then(async () => {
     const unknown = [...flags].filter((flag) => flag !== '--in-memory' && !(name === 'fanout-status' && flag === '--redrive'));
     if (unknown.length > 0) throw new ConfigError(`Unknown option ${unknown.join(', ')}; use --in-memory (and --redrive with fanout-status)`);
     const config = loadConfig();
+    // Readable in a terminal during development; JSON lines everywhere else.
+    logger = createLogger({ level: config.observability.logLevel, pretty: !config.isProduction && process.stdout.isTTY === true });
+    if (config.observability.tracing && (name === 'serve' || name === 'worker')) {
+      tracing = await startTracing(config.observability.tracing);
+      logger.info(`tracing: spans go to ${config.observability.tracing.endpoint}/v1/traces (OTLP over HTTP)`);
+    }
     return command(flags.has('--in-memory') ? { ...config, dataDir: null } : config);
   })
   .catch((error: unknown) => {
-    if (error instanceof ConfigError) console.error(error.message);
-    else console.error(`[feed] ${name} failed:`, error);
+    // Situations to explain to whoever started it, not bugs: their message alone, no stack.
+    if (error instanceof ConfigError || error instanceof DataDirectoryInUseError) console.error(error.message);
+    else if (logger) logger.error(`${name} failed`, error);
+    else console.error(`${name} failed:`, error);
     process.exit(1);
   });

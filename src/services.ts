@@ -2,8 +2,11 @@
  * The one place that wires everything from configuration (Socialite's ServiceManager): every
  * service gets what it needs in its constructor, in dependency order, and nothing is set later.
  */
-import type { Db } from 'mongodb';
+import type { Db, ObjectId } from 'mongodb';
+import { migrateOnce } from './db/migrations.js';
 import type { Logger } from './logger.js';
+import type { TaskDocument } from './queue/taskQueue.js';
+import type { TaskRun } from './queue/taskWorkers.js';
 import { AccountService } from './auth/accountService.js';
 import { AccountSettings } from './auth/accountSettings.js';
 import { RateLimits } from './auth/rateLimits.js';
@@ -15,14 +18,15 @@ import { forgetStale } from './changes/staleness.js';
 import { Bookmarks } from './content/bookmarks.js';
 import { ContentService } from './content/contentService.js';
 import { Interactions, type InteractionEffects } from './content/interactions.js';
-import { AccountRemoval, removeAccountKind } from './feed/accountRemoval.js';
+import { AccountRemoval } from './feed/accountRemoval.js';
 import { Bookmarking } from './feed/bookmarking.js';
 import { Fanout } from './feed/fanout.js';
 import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
 import { createFeedBackend } from './feed/index.js';
-import { PostDelivery } from './feed/postDelivery.js';
+import { PostDelivery, type RepostTimelineEffects } from './feed/postDelivery.js';
 import { PostVisibility } from './feed/postVisibility.js';
+import { QueuedWork, runTask, type BatchTaskHandlers, type TaskHandlers } from './feed/queuedWork.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderLists } from './feed/readerLists.js';
@@ -39,6 +43,8 @@ import { UserFeedState } from './graph/userFeedState.js';
 import { UserGraphService } from './graph/userGraphService.js';
 import { UserProfiles } from './graph/userProfiles.js';
 import { LiveService } from './live/liveService.js';
+import { GroupMemberships } from './notifications/groupMemberships.js';
+import { NotificationGroups } from './notifications/notificationGroups.js';
 import { NotificationService } from './notifications/notificationService.js';
 
 /** The domain services, built once per process and shared by every request. */
@@ -71,16 +77,25 @@ export interface Services {
   tokens: TokenService;
   rateLimits: RateLimits;
   timelineState: TimelineState;
-  /** The durable fanout queue; `start` runs its workers in this process. */
+  /** Delivery into followers' timelines, through the queue. */
   fanout: Fanout;
+  /** The durable queue of every background work; `startWorkers` runs its workers in this process. */
+  work: QueuedWork;
+  /** The handler of each kind of queued work. */
+  taskHandlers: TaskHandlers;
+  batchTaskHandlers: BatchTaskHandlers;
+  /** Runs one queued task as a worker would (tests and tools). */
+  runTask: (task: TaskDocument, run: TaskRun) => Promise<void>;
   /** Every stored change, for this instance and the others; it runs while `live` does. */
   changes: ChangeBus;
   /** Live timeline updates; `start` it to deliver to subscribers (publishing works without). */
   live: LiveService;
   accountRemoval: AccountRemoval;
   interactions: InteractionStores;
-  /** Who is told what: built by the fanout workers from tasks that requests queue. */
+  /** Who is told what: pages, markers, and the queued work of replies, mentions and clean-ups. */
   notifications: NotificationService;
+  /** How follows, likes and reposts join and leave their notification groups. */
+  memberships: GroupMemberships;
   /** Display names, bios and searching users by them. */
   profiles: UserProfiles;
   /** Profile, password and token changes of the signed-in account. */
@@ -92,11 +107,19 @@ export interface Services {
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
 export function startWorkers(services: Services, logger: Logger, workers?: number): void {
-  services.fanout.start(
+  services.work.start(
+    services.taskHandlers,
+    services.batchTaskHandlers,
     logger,
     () => Promise.all([services.feed.repairStalled(), services.accountRemoval.requeueLost()]),
     workers,
   );
+}
+
+/** Stops this process's workers: what they hold goes back to the queue, and what they counted is written. */
+export async function stopWorkers(services: Services): Promise<void> {
+  await services.work.stop();
+  await services.fanout.flushStats();
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -115,43 +138,32 @@ export function createServices(db: Db, config: Config): Services {
     options: config.timeline,
     timelinesChanged: (userIds, edits) => changes.publish(changed({ timelines: userIds, ...(edits ? { edits } : {}) })),
   });
-  // Account removal rides the fanout queue and removes through services built on it, so the queue
-  // is given its handler here and the account removal is made below.
-  let accountRemoval: AccountRemoval | undefined;
-  // Notifications ride the same queue, and likes and reposts are built with their effects below.
-  let interactions: InteractionStores | undefined;
-  let fanout: Fanout | undefined;
-  const notifications = new NotificationService(db, {
-    content,
-    graph,
-    users,
-    readerFilters,
-    interactions: () => interactions!,
-    enqueue: (tasks) => fanout!.enqueueWork(tasks),
-    changes,
-    leaseMs: config.fanout.leaseMs,
-  });
-  fanout = new Fanout(db, graph, feedState, content, backend, config.fanout, {
-    [removeAccountKind]: (task, run) => accountRemoval!.handle(task, run),
-    ...notifications.handlers,
-  }, notifications.batchHandlers);
-  forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend });
+  // One durable queue carries every kind of background work; its handlers are registered below, in one table.
+  const work = new QueuedWork(db, config.fanout);
+  const groups = new NotificationGroups(NotificationService.collection(db));
+  const memberships = new GroupMemberships({ groups, readerFilters });
+  const fanout = new Fanout(db, work, graph, feedState, content, backend, config.fanout);
 
-  const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold, notifications });
-  interactions = {
-    likes: new Interactions(db, 'likes', content.counters, 'likes', notifications.likeEffects),
-    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', bothEffects(delivery.repostEffects, notifications.repostEffects)),
+  const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
+  const interactions: InteractionStores = {
+    likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
   };
+  const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes });
   const visibility = new PostVisibility({ graph, feedState });
   const bookmarkStore = new Bookmarks(db);
+  forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore });
-  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, notifications });
+  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
-  const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: notifications.withFollowNotifications(backend) });
+  const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
   const live = liveCore(changes, graph, timelines, lists, config);
-  accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, fanout, notifications);
+  const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications);
+  // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
+  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
+  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   const profiles = new UserProfiles(users);
   return {
     db,
@@ -173,26 +185,28 @@ export function createServices(db: Db, config: Config): Services {
     rateLimits,
     timelineState: new TimelineState(db, backend, content, config.timeline),
     fanout,
+    work,
+    taskHandlers,
+    batchTaskHandlers,
+    runTask: (task, run) => runTask(taskHandlers, task, run),
     changes,
     live,
     interactions,
     notifications,
+    memberships,
     profiles,
     settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
-    bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility),
+    bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility, changes),
     markers: new TimelineMarkers(users, graph, content, timelines),
   };
 }
 
-/** A repost's own timeline entry and its notification, both queued or made before the count changes. */
-function bothEffects(first: InteractionEffects, second: InteractionEffects): InteractionEffects {
+/** A repost's own timeline entry beside its notification group, both made before the count settles. */
+function withTimelineEffects(timeline: RepostTimelineEffects, group: InteractionEffects): InteractionEffects {
   return {
-    adding: async (edge) => {
-      await Promise.all([first.adding(edge), second.adding(edge)]);
-    },
-    removing: async (edge) => {
-      await Promise.all([first.removing(edge), second.removing(edge)]);
-    },
+    ...group,
+    adding: async (edge) => (await Promise.all([timeline.adding(edge), group.adding(edge)])).flat(),
+    removing: async (edge, members) => (await Promise.all([timeline.removing(edge), group.removing(edge, members)]))[1],
   };
 }
 
@@ -212,13 +226,16 @@ function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: Timeli
 /** Another instance's change (or this one's, echoed) makes what this process holds stale. */
 function forgetWhatChangesMakeStale(
   changes: ChangeBus,
-  held: { content: ContentService; graph: UserGraphService; readerFilters: ReaderFilters; backend: FeedBackend },
+  held: { content: ContentService; graph: UserGraphService; readerFilters: ReaderFilters; backend: FeedBackend; interactions: InteractionStores; bookmarks: Bookmarks },
 ): void {
-  const { content, graph, readerFilters, backend } = held;
+  const { content, graph, readerFilters, backend, interactions, bookmarks } = held;
+  const viewerStates = { like: interactions.likes, repost: interactions.reposts, bookmark: bookmarks };
   changes.listen((event) =>
     forgetStale(event, {
       forgetOutboxes: (authorIds, change) => content.outboxesChanged(authorIds, change),
       forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
+      postCounted: (postId, counts) => content.lookups.countsChanged(postId, counts),
+      forgetViewerState: (viewerId, state, postId) => viewerStates[state].forgetHeld(viewerId, [postId]),
       forgetUsers: (change) => graph.invalidate(change),
       applyCounts: (counts) => graph.applyCounts(counts),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
@@ -249,5 +266,12 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.profiles.ensureIndexes(),
     services.bookmarks.ensureIndexes(),
   ]);
+  // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
+  await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());
+  // Likes and reposts made before their edges named the post's author (part of their shard key) get it.
+  const authorsOf = async (postIds: ObjectId[]) => new Map((await services.content.lookups.getPosts(postIds)).map((post) => [post.id.toHexString(), post.authorId]));
+  await migrateOnce(services.db, 'recipient-on-every-interaction', () =>
+    Promise.all([services.interactions.likes.nameEveryRecipient(authorsOf), services.interactions.reposts.nameEveryRecipient(authorsOf)]),
+  );
   await services.timelineState.checkAtStart();
 }

@@ -45,4 +45,21 @@ describe('configuration from the environment', () => {
     expect(config.mongodbUri).toBeUndefined();
     expect(config.timeline.bucketSpanMs).toBe(500);
   });
+
+  it('reads how it is watched and stopped: log level, metrics port, tracing endpoint, shutdown times', () => {
+    expect(loadConfig({}).observability).toEqual({ logLevel: 'info', metricsPort: null, tracing: null });
+    expect(loadConfig({}).shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
+    const watched = loadConfig({
+      LOG_LEVEL: 'trace',
+      METRICS_PORT: '9464',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+      SHUTDOWN_DELAY_SECONDS: '5',
+      SHUTDOWN_TIMEOUT_SECONDS: '30',
+    });
+    expect(watched.observability).toEqual({ logLevel: 'trace', metricsPort: 9464, tracing: { endpoint: 'http://collector:4318', serviceName: 'feed-service' } });
+    expect(watched.shutdown).toEqual({ delayMs: 5000, timeoutMs: 30_000 });
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/);
+    expect(() => loadConfig({ SHUTDOWN_DELAY_SECONDS: '30', SHUTDOWN_TIMEOUT_SECONDS: '30' })).toThrow(/SHUTDOWN_DELAY_SECONDS: must be shorter than SHUTDOWN_TIMEOUT_SECONDS/);
+  });
 });

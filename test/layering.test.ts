@@ -14,6 +14,7 @@ const layers = [
   'logger',
   'errors',
   'sleep',
+  'observability',
   'db',
   'cache',
   'records',

@@ -3,10 +3,11 @@
 # on today's Java: its sources say Java 5, which JDK 17 no longer compiles, and its Dropwizard 0.6
 # needs JAXB, which left the JDK in Java 11. Neither change touches how it serves or stores.
 # Usage: bench/socialite/build.sh [directory]   (default: ./.socialite); prints the jar's path.
+# SOCIALITE_REPO names where to clone from (default GitHub; a local mirror on a closed network).
 set -euo pipefail
 dir="${1:-.socialite}"
 if [ ! -d "$dir/.git" ]; then
-  git clone --quiet https://github.com/mongodb-labs/socialite.git "$dir"
+  git clone --quiet "${SOCIALITE_REPO:-https://github.com/mongodb-labs/socialite.git}" "$dir"
 fi
 cd "$dir"
 if ! grep -q '<artifactId>jaxb-api</artifactId>' pom.xml; then

@@ -50,7 +50,13 @@ const cursorOf = (item: PostRecord | undefined) => (item ? encodeCursor(item) : 
  * The far end of a page in its direction is exact (one extra row was read). The near end is
  * "there is something beyond the cursor you came from", which is true whenever a cursor was given.
  */
-export function toPostConnection(page: Page<PostRecord>, request: PageRequest): ResolversTypes['PostConnection'] {
+/** A page of posts as the API answers it: records all the way down, for the posts' fields to resolve. */
+export interface PostConnectionRecord {
+  edges: PostEdgeRecord[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+export function toPostConnection(page: Page<PostRecord>, request: PageRequest): PostConnectionRecord {
   const cameFromCursor = request.from !== null;
   return {
     edges: page.items.map(toPostEdge),
@@ -111,7 +117,7 @@ export function replyPageRequest(args: { first?: number | null; after?: string |
   return { from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
 }
 
-export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): ResolversTypes['PostConnection'] {
+export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): PostConnectionRecord {
   const pageInfo = forwardPageInfo(cursorOf(page.items[0]), cursorOf(page.items.at(-1)), page.hasMore, cameFromCursor);
   return { edges: page.items.map(toPostEdge), pageInfo };
 }
@@ -157,7 +163,7 @@ export function bookmarkPageRequest(args: { first?: number | null; after?: strin
 export function toBookmarkConnection(
   page: { items: { post: PostRecord; cursor: string }[]; hasMore: boolean },
   cameFromCursor: boolean,
-): ResolversTypes['PostConnection'] {
+): PostConnectionRecord {
   const edges = page.items.map(({ post, cursor }) => ({ ...toPostEdge(post), cursor }));
   return { edges, pageInfo: forwardPageInfo(edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null, page.hasMore, cameFromCursor) };
 }

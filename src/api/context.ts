@@ -3,7 +3,9 @@ import { isDatabaseUnavailable } from '../db/connect.js';
 import { AppError, databaseUnavailable } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
 import type { ApiServices } from './apiServices.js';
+import { noEngagement, type KnownEngagement } from './engagement.js';
 import { createLoaders, type Loaders } from './loaders.js';
+import type { RequestObservation } from './observedRequests.js';
 
 export interface RequestContext {
   /**
@@ -13,6 +15,8 @@ export interface RequestContext {
    * every request (and every WebSocket connection), so a token never speaks for a later account.
    */
   viewerId: string | null;
+  /** The signed-in account's id (the token's subject), for the request's log line; null without a viewer. */
+  viewerAccountId: string | null;
   /**
    * Why the Authorization that was sent speaks for no one, said apart from "no token": `not-bearer`
    * when it is not `Bearer <token>`, `invalid` when the token is forged, expired, or its account is gone.
@@ -20,10 +24,14 @@ export interface RequestContext {
   tokenProblem: 'not-bearer' | 'invalid' | null;
   services: ApiServices;
   loaders: Loaders;
+  /** Counts and viewer states read for whole pages (see engagement.ts). */
+  known: KnownEngagement;
   /** The graphql-ws connection an operation runs on; null over HTTP. */
   live: LiveClient | null;
   /** The client's address as this server sees it, for per-address rate limits. */
   clientAddress: string;
+  /** What the request's log line and metrics say, filled in as the request learns it; null over WebSocket. */
+  observation: RequestObservation | null;
 }
 
 /**
@@ -48,15 +56,16 @@ async function createRequestContext(
   live: LiveClient | null,
   clientAddress: string,
 ): Promise<RequestContext> {
-  const authenticated = await services.accounts.authenticate(authorization).catch((error: unknown) => {
+  const authenticated = await services.accounts.authenticateAccount(authorization).catch((error: unknown) => {
     // Apollo would answer a failed context with a 500: say what it is, as resolvers do.
     if (!isDatabaseUnavailable(error)) throw error;
     const unavailable = databaseUnavailable();
     throw new GraphQLError(unavailable.message, { originalError: unavailable, extensions: unavailable.extensions });
   });
   const tokenProblem = authenticated === 'invalid' || authenticated === 'not-bearer' ? authenticated : null;
-  const viewerId = tokenProblem ? null : (authenticated as string | null);
-  return { viewerId, tokenProblem, services, loaders: createLoaders(services, viewerId), live, clientAddress };
+  const account = typeof authenticated === 'object' ? authenticated : null;
+  const viewerId = account?.handle ?? null;
+  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), known: noEngagement(), live, clientAddress, observation: null };
 }
 
 /** The answer to an Authorization header that holds a bare token or another scheme. */

@@ -11,6 +11,8 @@ export interface GraphqlPostOptions<Context extends BaseContext> {
    * leave the request to Apollo, which then gets the same context (server.ts, compiledExecution.ts).
    */
   direct?: (request: PlainRequest, context: Context) => Promise<string | null>;
+  /** Runs the request's handling, given its parsed body: in a request scope when it needs one (server.ts). */
+  around?: (request: IncomingMessage, body: unknown, work: () => Promise<void>) => Promise<void>;
 }
 
 /** A single operation as JSON clients send it, with nothing Apollo would refuse or treat apart. */
@@ -25,7 +27,8 @@ export interface PlainRequest {
  * Express's router, the cors and body-parser middleware and `res.send` cost about a tenth of a
  * timeline page's CPU (docs/read-path.md), and none of them does anything here that this
  * does not. Everything else (GET, preflights, compressed or chunked bodies, other content types,
- * bodies over the limit, /healthz, GraphiQL) goes to Express, which answers it as it always did:
+ * bodies over the limit, GraphiQL) goes to Express, which answers it as it always did (the probes and
+ * /metrics are answered before either, server.ts):
  * the returned function says whether it took the request. A plain query that `direct` can answer
  * (one Apollo has accepted before, with a clean result) does not reach Apollo at all.
  */
@@ -45,7 +48,8 @@ export function graphqlPostHandler<Context extends BaseContext>(
         answerTransportError(response, 400);
         return;
       }
-      execute(apollo, options, request, response, body).catch((error: unknown) => {
+      const work = () => execute(apollo, options, request, response, body);
+      (options.around ? options.around(request, body, work) : work()).catch((error: unknown) => {
         if (response.headersSent) response.destroy(error as Error);
         else answerTransportError(response, 500);
       });

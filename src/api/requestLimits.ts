@@ -60,7 +60,13 @@ export function operationCost(
 ): number {
   const known = costsWithoutVariables.get(operation);
   if (known !== undefined) return known;
+  // An operation whose page sizes are variables costs the same for the same sizes: remembered by them.
+  const byVariables = costsByVariables.get(operation);
+  const sizesKey = byVariables && sizesOf(byVariables.names, variables);
+  const remembered = sizesKey !== undefined ? byVariables!.costs.get(sizesKey) : undefined;
+  if (remembered !== undefined) return remembered;
   let readsVariables = false;
+  const variablesRead = new Set<string>();
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -68,7 +74,10 @@ export function operationCost(
   const fragmentCosts = new Map<string, number>();
 
   const pageSizeOf = (value: ValueNode | undefined): number => {
-    if (value?.kind === Kind.VARIABLE) readsVariables = true;
+    if (value?.kind === Kind.VARIABLE) {
+      readsVariables = true;
+      variablesRead.add(value.name.value);
+    }
     const raw = value?.kind === Kind.VARIABLE ? variables[value.name.value] : value?.kind === Kind.INT ? Number(value.value) : undefined;
     return typeof raw === 'number' && Number.isInteger(raw) && raw > 0 ? Math.min(raw, maxPageSize) : defaultPageSize;
   };
@@ -106,9 +115,23 @@ export function operationCost(
 
   const root = schema.getRootType(operation.operation);
   const cost = selectionCost(operation.selectionSet, root);
-  if (!readsVariables) costsWithoutVariables.set(operation, cost);
+  if (!readsVariables) {
+    costsWithoutVariables.set(operation, cost);
+  } else {
+    const names = [...variablesRead].sort();
+    const remembering = costsByVariables.get(operation) ?? { names, costs: new Map<string, number>() };
+    costsByVariables.set(operation, remembering);
+    // Bounded: a client sending every page size from 1 to 100 makes 100 entries, no more.
+    if (remembering.costs.size < 200) remembering.costs.set(sizesOf(names, variables), cost);
+  }
   return cost;
 }
+
+/** The values of the page-size variables, as a key: a string "50" costs the default page, the number 50 costs 50. */
+const sizesOf = (names: readonly string[], variables: Record<string, unknown>) => names.map((name) => `${typeof variables[name]}:${String(variables[name])}`).join('\u0000');
+
+/** The cost of operations whose page sizes are variables, by the values of those variables. */
+const costsByVariables = new WeakMap<OperationDefinitionNode, { names: string[]; costs: Map<string, number> }>();
 
 /**
  * The cost of operations whose page sizes are all literals, by the operation's node: Apollo keeps

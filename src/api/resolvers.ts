@@ -1,4 +1,5 @@
-import { GraphQLScalarType, Kind } from 'graphql';
+import { GraphQLScalarType, Kind, type GraphQLResolveInfo } from 'graphql';
+import { loadEngagement } from './engagement.js';
 import type DataLoader from 'dataloader';
 import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
 import { AppError, badInput, notFound } from '../errors.js';
@@ -19,6 +20,7 @@ import {
   toReplyConnection,
   toUserConnection,
   userPageRequest,
+  type PostConnectionRecord,
 } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
@@ -73,11 +75,11 @@ export const resolvers: Resolvers = {
     viewer: (_parent, _args, context) => (context.viewerId ? context.loaders.users.load(context.viewerId) : null),
     user: (_parent, { handle }, context) => context.loaders.users.load(handle),
     post: (_parent, { id }, context) => loadPost(id, context),
-    timeline: async (_parent, args, context) => {
+    timeline: async (_parent, args, context, info) => {
       const viewerId = requireViewer(context);
       const request = postPageRequest(args);
       const page = await context.services.timelines.timeline(viewerId, request, pageLoads(context.loaders));
-      return toPostConnection(page, request);
+      return withEngagement(toPostConnection(page, request), context, info);
     },
     timelineMarker: (_parent, _args, context) => context.services.markers.read(requireViewer(context)),
     searchUsers: (_parent, args, context) => {
@@ -150,9 +152,9 @@ export const resolvers: Resolvers = {
       context.viewerId !== null && context.viewerId !== user.handle
         ? context.loaders.viewerFollows.load(user.handle)
         : false,
-    posts: async (user, args, context) => {
+    posts: async (user, args, context, info) => {
       const request = postPageRequest(args);
-      return toPostConnection(await context.services.timelines.postsOf(context.viewerId, user.handle, request), request);
+      return withEngagement(toPostConnection(await context.services.timelines.postsOf(context.viewerId, user.handle, request), request), context, info);
     },
     viewerHasMuted: async (user, _args, context) =>
       context.viewerId !== null && (await context.loaders.viewerFilters.load(context.viewerId)).muted.has(user.handle),
@@ -162,10 +164,10 @@ export const resolvers: Resolvers = {
       if (requireViewer(context) !== user.handle) throw new AppError('FORBIDDEN', 'Keyword filters are visible only to their owner');
       return context.services.relations.readerFilters.keywordFilters(user.handle);
     },
-    bookmarks: async (user, args, context) => {
+    bookmarks: async (user, args, context, info) => {
       const request = bookmarkPageRequest(args);
       const page = await context.services.bookmarks.page(requireViewer(context), user.handle, request, bookmarkLoads(context));
-      return toBookmarkConnection(page, request.after !== null);
+      return withEngagement(toBookmarkConnection(page, request.after !== null), context, info);
     },
     followers: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
@@ -178,9 +180,9 @@ export const resolvers: Resolvers = {
     memberCount: (list, _args, context) => context.loaders.listMemberCounts.load(list.id.toHexString()),
     members: async (list, args, context) =>
       userConnection(context, args, (page) => context.services.lists.members(list, page), await context.loaders.listMemberCounts.load(list.id.toHexString())),
-    timeline: async (list, args, context) => {
+    timeline: async (list, args, context, info) => {
       const request = postPageRequest(args);
-      return toPostConnection(await context.services.lists.timeline(list, request, pageLoads(context.loaders)), request);
+      return withEngagement(toPostConnection(await context.services.lists.timeline(list, request, pageLoads(context.loaders)), request), context, info);
     },
   },
 
@@ -196,15 +198,15 @@ export const resolvers: Resolvers = {
     id: (post) => post.id.toHexString(),
     author: (post, _args, context) => author(post, context),
     visibility: (post) => post.visibility,
-    likeCount: async (post, _args, context) => (await counts(post, context)).likes,
-    repostCount: async (post, _args, context) => (await counts(post, context)).reposts,
-    replyCount: async (post, _args, context) => (await counts(post, context)).replies,
-    viewerHasLiked: (post, _args, context) => context.loaders.viewerLikes.load(post.id.toHexString()),
-    viewerHasReposted: (post, _args, context) => context.loaders.viewerReposts.load(post.id.toHexString()),
+    likeCount: (post, _args, context) => countOf(post, context, 'likes'),
+    repostCount: (post, _args, context) => countOf(post, context, 'reposts'),
+    replyCount: (post, _args, context) => countOf(post, context, 'replies'),
+    viewerHasLiked: (post, _args, context) => viewerState(post, context.known.likes, context.loaders.viewerLikes),
+    viewerHasReposted: (post, _args, context) => viewerState(post, context.known.reposts, context.loaders.viewerReposts),
     replyTo: (post, _args, context) => (post.replyTo ? loadPost(post.replyTo.id.toHexString(), context) : null),
-    replies: async (post, args, context) => {
+    replies: async (post, args, context, info) => {
       const request = replyPageRequest(args);
-      return toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request.from !== null);
+      return withEngagement(toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request.from !== null), context, info);
     },
     mentions: async (post, _args, context) => {
       const handles = mentionedHandles(post.text);
@@ -212,7 +214,7 @@ export const resolvers: Resolvers = {
       const users = await context.loaders.users.loadMany(handles);
       return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);
     },
-    viewerHasBookmarked: (post, _args, context) => context.loaders.viewerBookmarks.load(post.id.toHexString()),
+    viewerHasBookmarked: (post, _args, context) => viewerState(post, context.known.bookmarks, context.loaders.viewerBookmarks),
   },
 
   Notification: notificationResolvers.Notification,
@@ -248,6 +250,24 @@ async function loadPost(id: string, context: RequestContext): Promise<PostRecord
 /** Counts travel with a post read from `content`; everyone else's (embedded, linked, live) come from one batched load. */
 function counts(post: PostRecord, context: RequestContext): Promise<PostCounts> {
   return post.counts ? Promise.resolve(post.counts) : context.loaders.postCounts.load(post.id.toHexString());
+}
+
+/** A page of posts, with what its posts' fields ask of their counts and the viewer read for all of them at once. */
+async function withEngagement(connection: PostConnectionRecord, context: RequestContext, info: GraphQLResolveInfo): Promise<PostConnectionRecord> {
+  await loadEngagement(context.known, context.loaders, info, connection.edges.map((edge) => edge.node));
+  return connection;
+}
+
+/** One of a post's counts: at once when the post, or its page (see engagement.ts), brought them. */
+function countOf(post: PostRecord, context: RequestContext, kind: 'likes' | 'reposts' | 'replies'): number | Promise<number> {
+  const known = post.counts ?? context.known.counts.get(post.id.toHexString());
+  return known ? known[kind] : counts(post, context).then((loaded) => loaded[kind]);
+}
+
+/** The viewer's like, repost or bookmark of a post: at once when its page read it, else one batched load. */
+function viewerState(post: PostRecord, known: ReadonlyMap<string, boolean>, loader: DataLoader<string, boolean>): boolean | Promise<boolean> {
+  const key = post.id.toHexString();
+  return known.get(key) ?? loader.load(key);
 }
 
 /** One page of a follow list, its users loaded in one batch; the total is the count kept on the user. */

@@ -11,17 +11,23 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
-import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import cors from 'cors';
 import type { DocumentNode, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
+import { rateLimitHeaders } from '../auth/rateLimits.js';
 import type { Config } from '../config.js';
 import type { LiveConnections } from '../live/liveConnections.js';
+import type { Logger } from '../logger.js';
+import { answerEndpoint, type Readiness } from '../observability/endpoints.js';
+import { currentRateLimit, inRequestScope } from '../observability/requestScope.js';
+import { tracingOn } from '../observability/tracing.js';
 import { compiledExecution } from './compiledExecution.js';
 import type { Authenticate, CreateContext, RequestContext } from './context.js';
-import { createErrorFormatter, type ErrorLogger } from './errors.js';
+import { createErrorFormatter } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
 import { graphqlPostHandler, transportError, type PlainRequest } from './graphqlPost.js';
+import { observationOf, observedRequests, operationLabels } from './observedRequests.js';
 import { originPolicy } from './origins.js';
 import { checkOperation, limitRules, parseOptions } from './requestLimits.js';
 import { buildSchema } from './schema.js';
@@ -42,20 +48,26 @@ export interface ApiDependencies {
   authenticate: Authenticate;
   /** The live core's connection rules, for the WebSocket adapter. */
   liveConnections: LiveConnections;
-  /** For /healthz: whether the database answers within `timeoutMs`. */
-  databaseReachable(timeoutMs: number): Promise<boolean>;
+  /** For /readyz (and /healthz): whether this instance should get traffic. */
+  readiness(): Promise<Readiness>;
 }
 
-/** HTTP and WebSocket transport: POST/GET /graphql, GraphiQL for browsers, /healthz. */
-export async function createApiServer(dependencies: ApiDependencies, config: Config, log: ErrorLogger): Promise<ApiServer> {
+/** HTTP and WebSocket transport: POST/GET /graphql, GraphiQL for browsers, /livez, /readyz, /healthz, /metrics. */
+export async function createApiServer(dependencies: ApiDependencies, config: Config, logger: Logger): Promise<ApiServer> {
   const schema = buildSchema();
   const app = express();
+  // Outside production, /metrics is on the API's own port unless METRICS_PORT gives it one; in
+  // production only there, so that the public port never shows it.
+  const endpoints = { readiness: dependencies.readiness, metrics: config.observability.metricsPort === null && !config.isProduction };
   // JSON POSTs to /graphql skip Express (graphqlPost.ts) once Apollo has started; until then, and for everything else, Express answers.
   let servedDirectly: (request: IncomingMessage, response: ServerResponse) => boolean = () => false;
-  const httpServer = timedHttpServer(config.requestTimeoutSeconds, (request, response) => {
-    if (!servedDirectly(request, response)) void app(request, response);
-  });
-  const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log });
+  const httpServer = timedHttpServer(
+    config.requestTimeoutSeconds,
+    observedRequests(logger, (request, response) => {
+      if (!answerEndpoint(request, response, endpoints) && !servedDirectly(request, response)) void app(request, response);
+    }),
+  );
+  const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log: logger.error });
 
   const validationRules = limitRules(config.limits);
 
@@ -92,11 +104,21 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
   });
   await apollo.start();
 
-  const context = (request: IncomingMessage) =>
-    dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
-  routeRequests(app, { apollo, config, allowedOrigin, context, databaseReachable: dependencies.databaseReachable });
+  const context = async (request: IncomingMessage) => {
+    const observation = observationOf(request) ?? null;
+    if (observation) observation.graphql = true;
+    try {
+      const created = await dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
+      if (observation) observation.accountId = created.viewerAccountId;
+      return { ...created, observation };
+    } catch (error) {
+      if (observation) observation.errorCode = codeOf(error) ?? 'INTERNAL_SERVER_ERROR';
+      throw error;
+    }
+  };
+  routeRequests(app, { apollo, config, allowedOrigin, context });
   const direct = compiled ? directAnswers(compiled, refusal, () => answeringDirectly) : undefined;
-  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context, direct });
+  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context, direct, around: inScopeWhenNeeded });
 
   return {
     httpServer,
@@ -131,13 +153,16 @@ function createApollo(options: {
   return new ApolloServer<RequestContext>({
     ...(compiled ? { gateway: compiled } : { schema }),
     formatError,
+    // main.ts decides when to stop (after SHUTDOWN_DELAY_SECONDS of /readyz saying 503), not Apollo on the signal.
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: config.isDevelopment,
     // No "Did you mean …?" in production: error messages must not describe the schema.
     hideSchemaDetailsFromClientErrors: config.isProduction,
     validationRules,
     parseOptions,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer }),
+      // In-flight requests get until the shutdown timeout; the process exits then anyway.
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.timeoutMs }),
       ApolloServerPluginLandingPageDisabled(),
       // The API sets no cache hints; the plugin would still wrap every field resolver (measured in
       // docs/read-path.md) and undo much of what compiled execution saves.
@@ -151,8 +176,16 @@ function createApollo(options: {
         requestDidStart: async () => ({
           didResolveOperation: async ({ document, operation, request, contextValue }) => {
             if (!operation) return; // Apollo answers that itself
+            if (contextValue.observation) contextValue.observation.operation = operationLabels(document, operation);
             const refused = refusal(document, operation, request.variables ?? {}, contextValue);
             if (refused) throw refused;
+          },
+          willSendResponse: async ({ response, contextValue }) => {
+            // Every answer of a request that counted against a limit says where the client stands.
+            const limit = currentRateLimit();
+            if (limit) for (const [name, value] of rateLimitHeaders(limit)) response.http.headers.set(name, value);
+            const errors = response.body.kind === 'single' ? response.body.singleResult.errors : undefined;
+            if (contextValue.observation && errors?.length) contextValue.observation.errorCode = codeOf(errors[0]) ?? 'INTERNAL_SERVER_ERROR';
           },
         }),
       },
@@ -160,7 +193,7 @@ function createApollo(options: {
   });
 }
 
-/** Express's routes: CORS, /healthz, GraphiQL for browsers, and GraphQL through Apollo. */
+/** Express's routes: CORS, GraphiQL for browsers, and GraphQL through Apollo. */
 function routeRequests(
   app: Express,
   options: {
@@ -168,10 +201,9 @@ function routeRequests(
     config: Config;
     allowedOrigin: (origin: string | undefined) => boolean;
     context: (request: IncomingMessage) => Promise<RequestContext>;
-    databaseReachable: (timeoutMs: number) => Promise<boolean>;
   },
 ): void {
-  const { apollo, config, allowedOrigin, context, databaseReachable } = options;
+  const { apollo, config, allowedOrigin, context } = options;
   app.disable('x-powered-by');
   // Hashing every GraphQL response for an ETag costs CPU per page, and no client revalidates a
   // POST; GraphiQL's page sets its own.
@@ -179,10 +211,6 @@ function routeRequests(
   // Preflights from allowed origins are answered here, before Apollo's CSRF check, which still
   // refuses simple (non-preflighted) requests that could come from any page.
   app.use(cors({ origin: (origin, answer) => answer(null, allowedOrigin(origin)), maxAge: 600 }));
-  app.get('/healthz', async (_request, response) => {
-    const reachable = await databaseReachable(healthCheckTimeoutMs);
-    response.status(reachable ? 200 : 503).json({ status: reachable ? 'ok' : 'unavailable', database: reachable });
-  });
   if (config.graphiql) {
     const graphiql = servedPage(graphiqlPage({ endpoint: graphqlPath, title: 'Feed API' }));
     // Every browser navigation gets the IDE, also with ?query=… (a reload, a bookmark, a shared
@@ -193,7 +221,13 @@ function routeRequests(
       else next();
     });
   }
-  app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), expressMiddleware(apollo, { context: ({ req }) => context(req) }));
+  const scope: RequestHandler = (request, response, next) => {
+    void inScopeWhenNeeded(request, request.body, () => new Promise<void>((resolve) => {
+      response.once('close', () => resolve());
+      next();
+    }));
+  };
+  app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), scope, expressMiddleware(apollo, { context: ({ req }) => context(req) }));
   app.use(transportErrors);
 }
 
@@ -216,12 +250,37 @@ function directAnswers(compiled: ReturnType<typeof compiledExecution>, refusal: 
   return async ({ query, operationName, variables }: PlainRequest, contextValue: RequestContext) => {
     const valid = answering() ? compiled.validQuery(query, operationName) : undefined;
     if (!valid || refusal(valid.document, valid.definition, variables, contextValue)) return null;
-    return compiled.answerDirectly(valid, contextValue, variables);
+    const answer = await compiled.answerDirectly(valid, contextValue, variables);
+    // Apollo's plugins never see what is answered here: the request's metrics and log line are told directly.
+    if (answer !== null && contextValue.observation) contextValue.observation.operation = operationLabels(valid.document, valid.definition);
+    return answer;
   };
 }
 
-/** /healthz answers within this, database or not. */
-const healthCheckTimeoutMs = 1500;
+/**
+ * Requests that can queue work or count against a rate limit run in a request scope
+ * (observability/requestScope.ts): mutations, and every request while tracing is on (its hooks
+ * run then anyway). A query that merely contains the word `mutation` pays for a scope it needs not.
+ */
+function inScopeWhenNeeded(request: IncomingMessage, body: unknown, work: () => Promise<void>): Promise<void> {
+  const observation = observationOf(request);
+  if (!observation || !(tracingOn() || mayMutate(body))) return work();
+  return inRequestScope({ requestId: observation.id }, work);
+}
+
+function mayMutate(body: unknown): boolean {
+  const operations = Array.isArray(body) ? body : [body];
+  return operations.some((operation) => {
+    const query = (operation as { query?: unknown } | null)?.query;
+    return typeof query === 'string' && /\bmutation\b/.test(query);
+  });
+}
+
+/** The `extensions.code` of a GraphQL error (thrown or formatted), if it has one. */
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { extensions?: { code?: unknown } } | null)?.extensions?.code;
+  return typeof code === 'string' ? code : undefined;
+}
 
 /**
  * A large static page, compressed once at start: gzip when the browser takes it, an ETag so a

@@ -5,6 +5,7 @@ import { toNotificationEdge } from './notificationResolvers.js';
 import { requireViewer, type RequestContext } from './context.js';
 import type { SubscriptionResolvers } from './generated/graphql.js';
 import { toPostEdge } from './connections.js';
+import { noEngagement } from './engagement.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 /** Over HTTP, Apollo would run a subscription document as a query: say where subscriptions live. */
@@ -32,6 +33,7 @@ function useEventLoaders(context: RequestContext, event: ChangeEvent): void {
     sharedLoaders.set(event, shared);
   }
   context.loaders = { ...createLoaders(context.services, context.viewerId), users: shared.users, loadedUsers: shared.loadedUsers, posts: shared.posts };
+  context.known = noEngagement();
 }
 
 // Thin like the other resolvers: the live service does the filtering, these only map payloads.

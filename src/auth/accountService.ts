@@ -10,12 +10,12 @@ import type { UserGraphService } from '../graph/userGraphService.js';
 import { assertHandle, handlePattern } from '../records/users.js';
 import { displayNameOrNull } from './profileRules.js';
 import type { Session } from '../records/users.js';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import type { RateLimits } from './rateLimits.js';
 import type { TokenService } from './tokens.js';
 
 export const minPasswordLength = 8;
-// scrypt's cost grows with input; an upper bound keeps a huge "password" from being a cheap DoS.
+// Hashing costs grow with input; an upper bound keeps a huge "password" from being a cheap DoS.
 export const maxPasswordLength = 200;
 
 export class AccountService {
@@ -53,6 +53,10 @@ export class AccountService {
       throw new AppError('UNAUTHENTICATED', 'Wrong handle or password');
     }
     await this.rateLimits.loginSucceeded(input.handle);
+    // A hash of an older scheme or cost is replaced now: only a log-in has the password to hash again.
+    if (credentials && needsRehash(credentials.passwordHash)) {
+      await this.accounts.upgradePasswordHash(input.handle, credentials.passwordHash, await hashPassword(input.password.slice(0, maxPasswordLength + 1)));
+    }
     return { token: await this.tokenFor(user.handle), user };
   }
 
@@ -87,10 +91,18 @@ export class AccountService {
    * request.
    */
   async authenticate(authorization: unknown): Promise<string | null | 'not-bearer' | 'invalid'> {
+    const account = await this.authenticateAccount(authorization);
+    return typeof account === 'object' && account !== null ? account.handle : account;
+  }
+
+  /** As `authenticate`, with the account's id, which request log lines name instead of the handle. */
+  async authenticateAccount(authorization: unknown): Promise<{ handle: string; accountId: string } | null | 'not-bearer' | 'invalid'> {
     const subject = await this.tokens.fromAuthorization(authorization);
     if (subject === 'missing') return null;
     if (subject === 'invalid' || subject === 'not-bearer') return subject;
-    return (await this.accounts.accountExists(subject.handle, subject.accountId, subject.generation)) ? subject.handle : 'invalid';
+    return (await this.accounts.accountExists(subject.handle, subject.accountId, subject.generation))
+      ? { handle: subject.handle, accountId: subject.accountId }
+      : 'invalid';
   }
 }
 

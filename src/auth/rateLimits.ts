@@ -2,6 +2,8 @@ import type { Db } from 'mongodb';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitOptions } from '../config.js';
 import { AppError } from '../errors.js';
+import { noteRateLimit, type RateLimitState } from '../observability/requestScope.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 const collectionName = 'rate_limits';
 const hour = 3600;
@@ -39,7 +41,7 @@ export class RateLimits {
   /** The limiter's own indexes: its documents expire by TTL, and keys are unique. */
   async ensureIndexes(): Promise<void> {
     const limits = this.db.collection(collectionName);
-    await limits.createIndexes([
+    await plannedIndexes(limits, [
       { key: { expire: -1 }, name: 'expire_ttl', expireAfterSeconds: 0 },
       { key: { key: 1 }, name: 'key_unique', unique: true },
     ]);
@@ -51,24 +53,33 @@ export class RateLimits {
       this.loginFailuresByHandle.get(handle),
       this.loginFailuresByAddress.get(address),
     ]);
+    // The address's failures are the limit a client sees in the RateLimit-* headers of its log-ins.
+    const addressState = byAddress ? stateOf(this.loginFailuresByAddress, byAddress) : { limit: this.loginFailuresByAddress.points, remaining: this.loginFailuresByAddress.points, resetSeconds: hour };
+    noteRateLimit(addressState);
     if (byHandle && byHandle.consumedPoints >= freeLoginFailures) {
       const backoffMs = backoffSeconds(byHandle.consumedPoints) * 1000;
       // The failure counter's expiry moves with every failure, so it dates the last one.
       const lastFailureAt = Date.now() + byHandle.msBeforeNext - 24 * hour * 1000;
       const waitMs = lastFailureAt + backoffMs - Date.now();
-      if (waitMs > 0) throw rateLimited('Too many failed log-ins for this handle; wait before trying again', waitMs);
+      if (waitMs > 0) {
+        // The handle's free failures are used up until the wait is over.
+        const handleState = { limit: freeLoginFailures, remaining: 0, resetSeconds: Math.ceil(waitMs / 1000) };
+        noteRateLimit(handleState);
+        throw rateLimited('Too many failed log-ins for this handle; wait before trying again', waitMs, handleState);
+      }
     }
     if (byAddress && byAddress.remainingPoints <= 0) {
-      throw rateLimited('Too many failed log-ins from this address; wait before trying again', byAddress.msBeforeNext);
+      throw rateLimited('Too many failed log-ins from this address; wait before trying again', byAddress.msBeforeNext, addressState);
     }
   }
 
   async loginFailed(handle: string, address: string): Promise<void> {
-    await Promise.all([
+    const [, byAddress] = await Promise.all([
       // Each failure renews the day-long window, so the count is of failures in a row.
       this.loginFailuresByHandle.penalty(handle, 1).then((result) => this.loginFailuresByHandle.set(handle, result.consumedPoints, 24 * hour)),
       this.loginFailuresByAddress.penalty(address, 1),
     ]);
+    noteRateLimit(stateOf(this.loginFailuresByAddress, byAddress));
   }
 
   async loginSucceeded(handle: string): Promise<void> {
@@ -94,14 +105,31 @@ function backoffSeconds(failures: number): number {
 
 async function consume(limiter: RateLimiterMongo, key: string, message: string): Promise<void> {
   try {
-    await limiter.consume(key);
+    noteRateLimit(stateOf(limiter, await limiter.consume(key)));
   } catch (refusal) {
-    if (refusal instanceof RateLimiterRes) throw rateLimited(message, refusal.msBeforeNext);
-    throw refusal;
+    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    const state = stateOf(limiter, refusal);
+    noteRateLimit(state);
+    throw rateLimited(message, refusal.msBeforeNext, state);
   }
 }
 
-function rateLimited(message: string, waitMs: number): AppError {
+/** What the RateLimit-* headers say of a limiter after `result`. */
+function stateOf(limiter: RateLimiterMongo, result: RateLimiterRes): RateLimitState {
+  return { limit: limiter.points, remaining: Math.max(0, result.remainingPoints), resetSeconds: Math.max(0, Math.ceil(result.msBeforeNext / 1000)) };
+}
+
+/** The RateLimit-Limit, -Remaining and -Reset headers (the IETF draft's names) of a limit's state. */
+export function rateLimitHeaders(state: RateLimitState): [string, string][] {
+  return [
+    ['ratelimit-limit', String(state.limit)],
+    ['ratelimit-remaining', String(state.remaining)],
+    ['ratelimit-reset', String(state.resetSeconds)],
+  ];
+}
+
+function rateLimited(message: string, waitMs: number, state?: RateLimitState): AppError {
   const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new AppError('RATE_LIMITED', message, { retryAfterSeconds, http: { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) } });
+  const headers = new Map([['retry-after', String(retryAfterSeconds)], ...(state ? rateLimitHeaders(state) : [])]);
+  return new AppError('RATE_LIMITED', message, { retryAfterSeconds, http: { status: 429, headers } });
 }

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { cacheCounters } from '../observability/metrics.js';
 import type { CacheStats } from './readThrough.js';
 
 interface Held<V> {
@@ -24,11 +25,14 @@ export class GroupedReadThroughCache<V extends object> {
   private hits = 0;
   private misses = 0;
   private invalidations = 0;
+  /** The same counts on /metrics (feed_cache_requests_total). */
+  private readonly counted: ReturnType<typeof cacheCounters>;
 
   constructor(
     readonly name: string,
     options: { max: number; ttlMs: number; maxSize: number; sizeOf: (value: V) => number },
   ) {
+    this.counted = cacheCounters(name);
     this.entries = new LRUCache<string, Held<V>>({
       max: options.max,
       ttl: options.ttlMs,
@@ -44,9 +48,11 @@ export class GroupedReadThroughCache<V extends object> {
     const held = this.entries.get(key);
     if (held !== undefined && held.group === group) {
       this.hits++;
+      this.counted.hit();
       return held.value;
     }
     this.misses++;
+    this.counted.miss();
     const pending: Load = { group, key, stale: false };
     this.loads.add(pending);
     try {

@@ -4,6 +4,7 @@
  * change bus's business (changes/staleness.ts).
  */
 import { LRUCache } from 'lru-cache';
+import { cacheCounters } from '../observability/metrics.js';
 
 export interface CacheStats {
   name: string;
@@ -37,6 +38,8 @@ export class ReadThroughCache<K extends string, V extends object> {
   private hits = 0;
   private misses = 0;
   private invalidations = 0;
+  /** The same counts on /metrics (feed_cache_requests_total). */
+  private readonly counted: ReturnType<typeof cacheCounters>;
   /**
    * Loads under way, by key: a call missing the same key meanwhile waits for the newest instead of
    * loading again (one that asks more than a held value gives loads beside it, so a key can have
@@ -48,6 +51,7 @@ export class ReadThroughCache<K extends string, V extends object> {
     readonly name: string,
     options: { max: number; ttlMs: number; sized?: { maxSize: number; sizeOf: (value: V) => number } },
   ) {
+    this.counted = cacheCounters(name);
     this.entries = new LRUCache<K, V>({
       max: options.max,
       ttl: options.ttlMs,
@@ -78,6 +82,8 @@ export class ReadThroughCache<K extends string, V extends object> {
     }
     this.hits += found.size;
     this.misses += missing.length + joined.length;
+    if (found.size > 0) this.counted.hit(found.size);
+    if (missing.length + joined.length > 0) this.counted.miss(missing.length + joined.length);
     if (missing.length > 0) {
       const loaded = load(missing);
       const loads = new Map<K, Load<V>>();
@@ -116,6 +122,7 @@ export class ReadThroughCache<K extends string, V extends object> {
     const held = this.entries.get(key);
     if (held !== undefined && (!usable || usable(held))) {
       this.hits++;
+      this.counted.hit();
       return held;
     }
     const values = await this.getMany(
@@ -139,6 +146,15 @@ export class ReadThroughCache<K extends string, V extends object> {
     this.invalidations++;
     const held = this.entries.get(key);
     if (held !== undefined) this.entries.set(key, change(held));
+  }
+
+  /**
+   * Holds a value read elsewhere (a record a page already has), unless the key is held or being
+   * loaded: what is held or loading is at least as new.
+   */
+  hold(key: K, value: V): void {
+    if (this.entries.has(key) || this.loading.has(key)) return;
+    this.entries.set(key, value);
   }
 
   invalidate(keys: Iterable<K>): void {

@@ -55,17 +55,24 @@ export class ChangeBus implements ChangePublisher {
    * createPost would post twice). Open subscriptions miss it, and clients catch up from the
    * timeline query; in-process caches of other instances fall back on their time limit.
    */
-  async publish(event: ChangeEvent): Promise<void> {
+  async publish(event: ChangeEvent | readonly ChangeEvent[]): Promise<void> {
+    const events: readonly ChangeEvent[] = Array.isArray(event) ? event : [event];
+    if (events.length === 0) return;
     try {
-      await this.source.publish(event);
+      await this.source.publish(events);
     } catch (error) {
-      this.logger.error(`live events: could not publish a ${event.kind} event; open subscriptions miss it`, error);
+      this.logger.error(`live events: could not publish ${events.map((each) => `a ${each.kind}`).join(' and ')} event; open subscriptions miss it`, error);
     }
   }
 
   /** Listeners on the source: one while the bus runs, whatever the number of its own listeners. */
   sourceListenerCount(): number {
     return this.source.listenerCount();
+  }
+
+  /** Whether events published now reach the listeners (the change stream runs, or events stay in process). */
+  flowing(): boolean {
+    return this.source.flowing();
   }
 
   /** Times the source's transport was reopened after an error. */

@@ -1,13 +1,15 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRecord } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
-import type { ChangeEvent, ChangeListener, ChangeSource } from './events.js';
+import type { ChangeEvent, ChangeListener, ChangeSource, ViewerState } from './events.js';
 import { Listeners } from './listeners.js';
+import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 export const liveEventsCollection = 'live_events';
 
@@ -17,7 +19,7 @@ export const liveEventsCollection = 'live_events';
  */
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
   | { kind: 'postAdded'; post: ContentDocument }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; _v?: ContentDocument['_v']; _to?: string[] }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | {
       kind: 'changed';
@@ -29,6 +31,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
       edits?: { delivered?: { recipients: string[]; posts: ContentDocument[] }[]; removed?: ObjectId[] };
     }
   | { kind: 'notificationAdded'; notification: NotificationRecord }
+  | { kind: 'counted'; postId: ObjectId; counts?: PostCounts; countsStale?: true; viewer?: { id: string; state: ViewerState } }
 );
 
 export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
@@ -42,6 +45,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
         postId: event.postId,
         authorId: event.authorId,
         originalAuthorId: event.originalAuthorId,
+        ...(event.replyToId ? { replyToId: event.replyToId } : {}),
         // Stored as a post's are, absent for a public post.
         ...toStoredVisibility(event),
       };
@@ -58,6 +62,15 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
     }
     case 'notificationAdded':
       return { at, kind: event.kind, notification: event.notification };
+    case 'counted':
+      return {
+        at,
+        kind: event.kind,
+        postId: event.postId,
+        ...(event.counts ? { counts: event.counts } : {}),
+        ...(event.countsStale ? { countsStale: true as const } : {}),
+        ...(event.viewer ? { viewer: event.viewer } : {}),
+      };
     default:
       throw new UnreachableCaseError(event);
   }
@@ -69,7 +82,14 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'postAdded':
       return { kind: 'postAdded', post: announcedPost(doc.post) };
     case 'postRemoved':
-      return { kind: 'postRemoved', postId: doc.postId, authorId: doc.authorId, originalAuthorId: doc.originalAuthorId ?? null, ...toVisibility(doc) };
+      return {
+        kind: 'postRemoved',
+        postId: doc.postId,
+        authorId: doc.authorId,
+        originalAuthorId: doc.originalAuthorId ?? null,
+        ...(doc.replyToId ? { replyToId: doc.replyToId } : {}),
+        ...toVisibility(doc),
+      };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };
@@ -84,6 +104,14 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     }
     case 'notificationAdded':
       return { kind: doc.kind, notification: doc.notification };
+    case 'counted':
+      return {
+        kind: doc.kind,
+        postId: doc.postId,
+        ...(doc.counts ? { counts: doc.counts } : {}),
+        ...(doc.countsStale ? { countsStale: true as const } : {}),
+        ...(doc.viewer ? { viewer: doc.viewer } : {}),
+      };
     default:
       return null;
   }
@@ -119,18 +147,20 @@ export class ChangeStreamEventSource implements ChangeSource {
   private readonly sleepers = new Set<() => void>();
   /** Times the stream was reopened after an error. */
   restarts = 0;
+  /** Failures in a row: the stream is being reopened. */
+  private failures = 0;
 
   constructor(
     private readonly db: Db,
     private readonly ttlSeconds: number,
   ) {
-    this.collection = db.collection<LiveEventDocument>(liveEventsCollection);
+    this.collection = plannedCollection<LiveEventDocument>(db, liveEventsCollection);
   }
 
   async ensureIndexes(): Promise<void> {
     const index = { name: 'expire', expireAfterSeconds: this.ttlSeconds };
     try {
-      await this.collection.createIndex({ at: 1 }, index);
+      await plannedIndexes(this.collection, [{ key: { at: 1 }, ...index }]);
     } catch (error) {
       // IndexOptionsConflict: LIVE_EVENT_TTL_SECONDS changed since the index was made.
       if ((error as { code?: unknown }).code !== 85) throw error;
@@ -166,8 +196,9 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.stream = null;
   }
 
-  async publish(event: ChangeEvent): Promise<void> {
-    await this.collection.insertOne(toDocument(event));
+  async publish(events: readonly ChangeEvent[]): Promise<void> {
+    if (events.length === 1) await this.collection.insertOne(toDocument(events[0]!));
+    else await this.collection.insertMany(events.map((event) => toDocument(event)));
   }
 
   listen(listener: ChangeListener): () => void {
@@ -176,6 +207,10 @@ export class ChangeStreamEventSource implements ChangeSource {
 
   listenerCount(): number {
     return this.listeners.size;
+  }
+
+  flowing(): boolean {
+    return this.loop !== null && !this.stopping && this.failures === 0;
   }
 
   private open(): ChangeStream<LiveEventDocument> {
@@ -187,34 +222,36 @@ export class ChangeStreamEventSource implements ChangeSource {
   }
 
   private async run(): Promise<void> {
-    let failures = 0;
+    this.failures = 0;
     while (!this.stopping) {
       const stream = this.stream!;
       try {
         const change = await stream.tryNext();
         if (change) {
-          failures = 0;
+          this.failures = 0;
           this.deliver(change);
           continue;
         }
         // After an empty batch the driver holds the post-batch token: resuming from it skips nothing.
         this.resumeToken = stream.resumeToken ?? this.resumeToken;
-        failures = 0;
+        this.failures = 0;
+        // Nothing left to read: caught up.
+        changeStreamLag.set(0);
         // An invalidate (the collection was dropped or renamed) closes the stream without an error.
         if (stream.closed && !this.stopping) throw new Error('the change stream was closed by the server');
       } catch (error) {
         if (this.stopping) break;
-        failures += 1;
+        this.failures += 1;
         this.restarts += 1;
         await stream.close().catch(() => {});
-        if (failures > 2 && this.resumeToken !== undefined) {
+        if (this.failures > 2 && this.resumeToken !== undefined) {
           // The token itself may be what fails (history rolled off the oplog): start from now.
           this.resumeToken = undefined;
           this.logger?.error('live events: cannot resume the change stream; continuing from now, so open subscriptions may miss events', error);
         } else {
-          this.logger?.error(`live events: the change stream failed; reopening it (attempt ${failures})`, error);
+          this.logger?.error(`live events: the change stream failed; reopening it (attempt ${this.failures})`, error);
         }
-        await sleep(Math.min(250 * 2 ** (failures - 1), maxRestartDelayMs), this.sleepers);
+        await sleep(Math.min(250 * 2 ** (this.failures - 1), maxRestartDelayMs), this.sleepers);
         if (!this.stopping) this.stream = this.open();
       }
     }
@@ -223,6 +260,8 @@ export class ChangeStreamEventSource implements ChangeSource {
   private deliver(change: ChangeStreamDocument<LiveEventDocument>): void {
     this.resumeToken = change._id;
     if (change.operationType !== 'insert') return;
+    // The publisher's clock against this one's: good to the clock skew between instances.
+    changeStreamLag.set(Math.max(0, Date.now() - change.fullDocument.at.getTime()) / 1000);
     const event = fromDocument(change.fullDocument);
     if (event) this.listeners.emit(event);
     else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(change.fullDocument.kind)}`);

@@ -6,7 +6,7 @@ import type { ObjectId } from 'mongodb';
 import type { LiveEventMode } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
-import type { PostRecord, Visibility } from '../records/posts.js';
+import type { PostCounts, PostRecord, Visibility } from '../records/posts.js';
 import type { UserCounts } from '../records/users.js';
 
 /**
@@ -23,12 +23,15 @@ export type ChangeEvent =
       postId: ObjectId;
       authorId: string;
       originalAuthorId: string | null;
+      /** The post a reply answered: its reply count changed. */
+      replyToId?: ObjectId;
       /** A mentioned-only post's removal is news to its audience, who may not follow its author. */
       visibility: Visibility;
       audience: readonly string[];
     }
   | FollowEvent
   | NotificationAddedEvent
+  | CountedEvent
   | ({ kind: 'changed' } & StoredChange);
 
 export type ChangeKind = ChangeEvent['kind'];
@@ -81,6 +84,31 @@ export interface NotificationAddedEvent {
 
 export const notificationAdded = (notification: NotificationRecord): NotificationAddedEvent => ({ kind: 'notificationAdded', notification });
 
+/** A viewer's state of a post that pages show: liked, reposted, bookmarked. */
+export type ViewerState = 'like' | 'repost' | 'bookmark';
+
+/**
+ * A post's counts or a viewer's state of it changed: a like, a repost, a bookmark, or one taken
+ * back. Every instance takes the counts in place (by their version) and forgets the viewer's state.
+ */
+export interface CountedEvent {
+  kind: 'counted';
+  postId: ObjectId;
+  /** The post's counts as the change left them. */
+  counts?: PostCounts;
+  /** The counts changed, and how is not known (a change finished after a crash): held ones go. */
+  countsStale?: true;
+  viewer?: { id: string; state: ViewerState };
+}
+
+/** `counts`: as the change left them; `'stale'`: changed, to be read again; null: unchanged. */
+export const counted = (postId: ObjectId, counts: PostCounts | 'stale' | null, viewer?: CountedEvent['viewer']): CountedEvent => ({
+  kind: 'counted',
+  postId,
+  ...(counts === 'stale' ? { countsStale: true as const } : counts ? { counts } : {}),
+  ...(viewer ? { viewer } : {}),
+});
+
 export type PostAddedEvent = Extract<ChangeEvent, { kind: 'postAdded' }>;
 export type PostRemovedEvent = Extract<ChangeEvent, { kind: 'postRemoved' }>;
 
@@ -88,8 +116,16 @@ export const postAdded = (post: PostRecord): PostAddedEvent => ({ kind: 'postAdd
 
 /** Clients know a repost by its original's id, which is what they must remove. */
 export function postRemoved(post: PostRecord): PostRemovedEvent {
-  const { repostOf, visibility, audience } = post;
-  return { kind: 'postRemoved', postId: repostOf?.id ?? post.id, authorId: post.authorId, originalAuthorId: repostOf?.authorId ?? null, visibility, audience };
+  const { repostOf, visibility, audience, replyTo } = post;
+  return {
+    kind: 'postRemoved',
+    postId: repostOf?.id ?? post.id,
+    authorId: post.authorId,
+    originalAuthorId: repostOf?.authorId ?? null,
+    visibility,
+    audience,
+    ...(replyTo && !repostOf ? { replyToId: replyTo.id } : {}),
+  };
 }
 
 /**
@@ -121,7 +157,8 @@ export type ChangeListener = (event: ChangeEvent) => void;
  * is kept already, and a lost event is logged (see ChangeBus.publish).
  */
 export interface ChangePublisher {
-  publish(event: ChangeEvent): Promise<void>;
+  /** Several events of one change go in one write (one insert of several documents). */
+  publish(event: ChangeEvent | readonly ChangeEvent[]): Promise<void>;
 }
 
 /**
@@ -135,10 +172,13 @@ export interface ChangeSource {
   start(logger: Logger): Promise<void>;
   /** Stops delivering; no listener is called once this resolves. */
   stop(): Promise<void>;
-  publish(event: ChangeEvent): Promise<void>;
+  /** In order, in one write. */
+  publish(events: readonly ChangeEvent[]): Promise<void>;
   /** Returns the function that removes the listener. */
   listen(listener: ChangeListener): () => void;
   listenerCount(): number;
   /** Times the transport was reopened after an error (0 for one that cannot fail). */
   readonly restarts: number;
+  /** Started, and not failing: events published now reach the listeners (/readyz asks). */
+  flowing(): boolean;
 }

@@ -24,12 +24,16 @@ export class LocalEventSource implements ChangeSource {
     this.running = false;
   }
 
-  async publish(event: ChangeEvent): Promise<void> {
-    if (this.running) this.listeners.emit(event);
+  async publish(events: readonly ChangeEvent[]): Promise<void> {
+    if (this.running) for (const event of events) this.listeners.emit(event);
   }
 
   listen(listener: ChangeListener): () => void {
     return this.listeners.add(listener);
+  }
+
+  flowing(): boolean {
+    return this.running;
   }
 
   listenerCount(): number {

@@ -1,8 +1,8 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
-import type { PostRecord } from '../records/posts.js';
+import type { PostCounts, PostRecord } from '../records/posts.js';
 import { withoutCounts, type UserCounts } from '../records/users.js';
-import type { ChangeEvent, TimelineEdits } from './events.js';
+import type { ChangeEvent, TimelineEdits, ViewerState } from './events.js';
 
 /**
  * What this process holds in front of MongoDB, by what a change can make stale: authors' outboxes
@@ -16,6 +16,10 @@ export interface HeldRecords {
    */
   forgetOutboxes(authorIds: readonly string[], change?: OutboxChange): void;
   forgetPosts(postIds: readonly ObjectId[]): void;
+  /** A post's counts as a change left them (taken when newer), or, with none, forgotten. */
+  postCounted(postId: ObjectId, counts: PostCounts | null): void;
+  /** A viewer's state of a post changed: liked, reposted or bookmarked. */
+  forgetViewerState(viewerId: string, state: ViewerState, postId: ObjectId): void;
   forgetUsers(change: { users: readonly string[]; following: readonly string[] }): void;
   /** Counts as a change left them: held users take them in place when they are newer. */
   applyCounts(counts: readonly UserCounts[]): void;
@@ -38,11 +42,14 @@ export type OutboxChange = { added: PostRecord } | { removed: ObjectId };
 export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
   switch (event.kind) {
     case 'postAdded':
+      // A public reply was counted on its parent before it was announced.
+      if (event.post.replyTo && event.post.visibility === 'PUBLIC' && !event.post.repostOf) held.postCounted(event.post.replyTo.id, null);
       // The author's own timeline took a public post in the same request: one announcement for both.
       held.forgetOutboxes([event.post.authorId], { added: event.post });
       held.forgetTimelines([event.post.authorId], event.post.visibility === 'PUBLIC' ? { delivered: [{ recipients: [event.post.authorId], posts: [event.post] }] } : undefined);
       return;
     case 'postRemoved':
+      if (event.replyToId) held.postCounted(event.replyToId, null);
       held.forgetPosts([event.postId]);
       held.forgetOutboxes([event.authorId], { removed: event.postId });
       held.forgetTimelines([event.authorId], { removed: [event.postId] });
@@ -65,6 +72,10 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       return;
     case 'notificationAdded':
       // Nothing held in front of MongoDB shows notifications.
+      return;
+    case 'counted':
+      if (event.counts || event.countsStale) held.postCounted(event.postId, event.counts ?? null);
+      if (event.viewer) held.forgetViewerState(event.viewer.id, event.viewer.state, event.postId);
       return;
     default:
       throw new UnreachableCaseError(event);

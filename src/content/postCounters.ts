@@ -1,5 +1,7 @@
 import type { Collection, ObjectId } from 'mongodb';
-import type { ContentDocument } from '../records/posts.js';
+import { sweepQuery } from '../db/connect.js';
+import { toPostCounts, type ContentDocument, type PostCounts } from '../records/posts.js';
+import type { PostLookups } from './postLookups.js';
 
 export type CountName = 'likes' | 'reposts' | 'replies';
 
@@ -14,25 +16,50 @@ export const staleChangeMs = 30_000;
 /**
  * Exactly-once count changes on a post without transactions (Weibo's counter service, kept on the
  * post). Whoever makes a change first records it durably as an intent: a like in transition, a
- * reply not yet counted, a tombstone of a deleted reply. Then:
- *
- * 1. the post's `$inc` is guarded by `pc: { $ne: token }` and pushes the token in the same write,
- *    so a replay after a crash skips it;
- * 2. the intent is cleared;
- * 3. only then is the token pulled.
+ * reply not yet counted, a tombstone of a deleted reply. Then the post's `$inc` is guarded by
+ * `pc: { $ne: token }` and pushes the token in the same write, so a replay after a crash skips it,
+ * and the token goes only once the intent is cleared. Every change also bumps `n.v`, so of two
+ * copies of a post's counts the newer is known.
  *
  * Only the actor that recorded the intent applies it, or the repair sweep once the intent is
  * older than `staleChangeMs`, so two actors never hold the same token at once.
  */
 export class PostCounters {
-  constructor(private readonly content: Collection<ContentDocument>) {}
+  constructor(
+    private readonly content: Collection<ContentDocument>,
+    /** The in-process tier of counts, told at once of every change this process makes. */
+    private readonly held: Pick<PostLookups, 'countsChanged'>,
+  ) {}
 
-  async change(postId: ObjectId, count: CountName, delta: 1 | -1, token: string, clearIntent: () => Promise<unknown>): Promise<void> {
-    await this.content.updateOne(
+  /**
+   * The guarded `$inc`; the caller clears its intent after it and leaves the token to `pruneTokens`.
+   * Returns the counts as this change left them: null when it was applied before, or the post is gone.
+   */
+  async apply(postId: ObjectId, count: CountName, delta: 1 | -1, token: string): Promise<PostCounts | null> {
+    const counted = await this.content.findOneAndUpdate(
       { _id: postId, pc: { $ne: token } },
-      { $inc: { [countField[count]]: delta }, $push: { pc: token } },
+      { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } },
+      { returnDocument: 'after', projection: { n: 1 } },
     );
+    const counts = counted && toPostCounts(counted);
+    this.held.countsChanged(postId, counts);
+    return counts;
+  }
+
+  /** `apply`, the intent cleared, then the token pulled at once: for changes with no sweep to prune them. */
+  async change(postId: ObjectId, count: CountName, delta: 1 | -1, token: string, clearIntent: () => Promise<unknown>): Promise<void> {
+    await this.content.updateOne({ _id: postId, pc: { $ne: token } }, { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } });
+    this.held.countsChanged(postId, null);
     await clearIntent();
     await this.content.updateOne({ _id: postId }, { $pull: { pc: token } });
+  }
+
+  /** Drops tokens whose intents are cleared: one write for many posts. */
+  async pruneTokens(posts: readonly { postId: ObjectId; tokens: readonly string[] }[]): Promise<void> {
+    if (posts.length === 0) return;
+    await this.content.bulkWrite(
+      posts.map(({ postId, tokens }) => ({ updateOne: { filter: { _id: postId }, update: { $pull: { pc: { $in: [...tokens] } } } } })),
+      { ordered: false, ...sweepQuery },
+    );
   }
 }

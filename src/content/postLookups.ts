@@ -1,5 +1,6 @@
 import { ObjectId, type Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
+import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
 import { toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type TombstoneDocument } from '../records/posts.js';
 
@@ -11,6 +12,10 @@ export class PostLookups {
    * elsewhere through the `postRemoved` change event). Counts change all the time and are read apart (`countsOf`).
    */
   private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', heldCaches.posts);
+  /** Counts by hex post id (see `countsOf`). */
+  private readonly heldCounts = new ReadThroughCache<string, PostCounts>('post counts', heldCaches.postCounts);
+  /** Posts deleted lately: a page that still showed one must not bring it back into the tier (see `hold`). */
+  private readonly removedLately = new RecentRemovals(heldCaches.posts.ttlMs);
 
   constructor(
     private readonly content: Collection<ContentDocument>,
@@ -61,14 +66,47 @@ export class PostLookups {
 
   /** Deleted posts: the tier drops them, so a linked entry or `post(id)` no longer shows them. */
   forgetPosts(ids: readonly ObjectId[]): void {
+    for (const id of ids) this.removedLately.remember(id);
     this.postCache.invalidate(ids.map((id) => id.toHexString()));
+    this.heldCounts.invalidate(ids.map((id) => id.toHexString()));
   }
 
-  /** Current like, repost and reply counts of these posts, by hex id, in one query; missing posts are absent. */
+  /**
+   * Public posts a page showed from its timeline's embedded entries, held so that liking or
+   * reposting one of them reads nothing; one deleted lately is not taken back in.
+   */
+  hold(posts: readonly PostRecord[]): void {
+    for (const post of posts) {
+      if (post.visibility !== 'PUBLIC' || this.removedLately.includes(post)) continue;
+      this.postCache.hold(post.id.toHexString(), post.counts === null ? post : { ...post, counts: null });
+    }
+  }
+
+  /**
+   * Current like, repost and reply counts of these posts, by hex id, through the in-process tier
+   * (Weibo's counter cache): one query for those not held; missing posts are absent. Every change
+   * of a post's counts is announced with the counts it left, which each instance takes in place.
+   */
   async countsOf(ids: readonly ObjectId[]): Promise<Map<string, PostCounts>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { n: 1 } }).toArray();
-    return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
+    return this.heldCounts.getMany(
+      ids.map((id) => id.toHexString()),
+      async (missing) => {
+        const docs = await this.content.find({ _id: { $in: missing.map((hex) => new ObjectId(hex)) } }, { projection: { n: 1 } }).toArray();
+        return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
+      },
+    );
+  }
+
+  /**
+   * A post's counts as a change left them: held from now on, unless what is held is newer. With
+   * none (they changed, and how is not known), what is held goes.
+   */
+  countsChanged(postId: ObjectId, counts: PostCounts | null): void {
+    const hex = postId.toHexString();
+    if (counts === null) return this.heldCounts.invalidate([hex]);
+    this.heldCounts.update(hex, (held) => (held.version >= counts.version ? held : counts));
+    this.heldCounts.hold(hex, counts);
   }
 
   cacheStats() {

@@ -4,20 +4,13 @@ import { AppError } from '../errors.js';
 import type { UserAccounts } from '../graph/userAccounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
-import { RetryLater, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
+import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { NotificationService } from '../notifications/notificationService.js';
-import type { Fanout } from './fanout.js';
+import type { AccountPayload, QueuedWork, TaskHandlers } from './queuedWork.js';
 import type { Publishing } from './publishing.js';
 import type { ReaderRelations } from './readerRelations.js';
 import { stalledSince } from '../db/stalledWork.js';
 import { sleep } from '../sleep.js';
-
-interface AccountPayload {
-  handle: string;
-  accountId: string;
-  /** Set on a sub-task: followers whose follow it ends. */
-  followers?: string[];
-}
 
 /** How long `deleteAccount` waits for a small account to be gone before answering anyway. */
 const answerWithinMs = 10_000;
@@ -46,15 +39,15 @@ export class AccountRemoval {
     private readonly graph: UserGraphService,
     private readonly accounts: UserAccounts,
     private readonly content: ContentService,
-    private readonly publishing: Pick<Publishing, 'removeAuthored' | 'undoInteractionsOf'>,
+    private readonly publishing: Pick<Publishing, 'removeAuthored' | 'undoInteractionsOf' | 'forgetInteractionsOf'>,
     private readonly relations: Pick<ReaderRelations, 'endFollow' | 'forgetReader'>,
     private readonly changes: ChangePublisher,
-    private readonly fanout: Fanout,
+    private readonly work: QueuedWork,
     private readonly notifications: Pick<NotificationService, 'forgetRecipient'>,
   ) {}
 
-  /** Runs this work's tasks (kind `remove-account`); Fanout's workers are given it at construction. */
-  readonly handle: TaskHandler = (task, run) => this.run(task as TaskDocument<AccountPayload>, run);
+  /** The queued work this class does. */
+  readonly handlers: Pick<TaskHandlers, 'remove-account'> = { 'remove-account': (task, run) => this.run(task, run) };
 
   /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
   async remove(handle: string, accountId: string): Promise<void> {
@@ -74,7 +67,7 @@ export class AccountRemoval {
   }
 
   private enqueue(handle: string, accountId: string): Promise<void> {
-    return this.fanout.enqueueWork([{ _id: rootId(handle, accountId), kind: removeAccountKind, payload: { handle, accountId } }]);
+    return this.work.enqueue([{ _id: rootId(handle, accountId), kind: 'remove-account', payload: { handle, accountId } }]);
   }
 
   private async run(task: TaskDocument<AccountPayload>, run: TaskRun): Promise<void> {
@@ -87,16 +80,15 @@ export class AccountRemoval {
       for (const post of posts) await this.publishing.removeAuthored(post);
     }
     while ((await this.publishing.undoInteractionsOf(handle, stepSize)) > 0) await run.checkpoint();
+    await this.publishing.forgetInteractionsOf(handle);
 
     let index = 0;
-    for await (const batch of this.graph.followerIdBatches(handle, this.fanout.options.batchSize)) {
+    for await (const batch of this.graph.followerIdBatches(handle, this.work.options.batchSize)) {
       await run.checkpoint();
-      await this.fanout.enqueueWork([
-        { _id: `${rootId(handle, accountId)}:${index++}`, kind: removeAccountKind, payload: { handle, accountId, followers: batch } },
-      ]);
+      await this.work.enqueue([{ _id: `${rootId(handle, accountId)}:${index++}`, kind: 'remove-account', payload: { handle, accountId, followers: batch } }]);
     }
     await this.endFollows(await this.graph.followingIds(handle), handle, run, true);
-    const pending = await this.fanout.queue.tasks.countDocuments({ _id: { $regex: `^${escapeRegex(rootId(handle, accountId))}:` } }, { limit: 1 });
+    const pending = await this.work.queue.tasks.countDocuments({ _id: { $regex: `^${escapeRegex(rootId(handle, accountId))}:` } }, { limit: 1 });
     if (pending > 0) throw new RetryLater(200, 'followers are still being removed');
 
     // Their follows, and so every membership of their lists, ended above.
@@ -122,6 +114,3 @@ export class AccountRemoval {
 
 const rootId = (handle: string, accountId: string) => `remove-account:${handle}:${accountId}`;
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** The kind of the queue's tasks that remove an account. */
-export const removeAccountKind = 'remove-account';

@@ -1,4 +1,5 @@
 import type { ObjectId } from 'mongodb';
+import { counted, type ChangePublisher } from '../changes/events.js';
 import { decodeBookmarkCursor, encodeBookmarkCursor, type Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import { AppError, notFound } from '../errors.js';
@@ -31,6 +32,7 @@ export class Bookmarking {
     private readonly content: ContentService,
     private readonly readerFilters: Pick<ReaderFilters, 'of' | 'assertNotBlocked'>,
     private readonly visibility: Pick<PostVisibility, 'canSee'>,
+    private readonly changes: ChangePublisher,
   ) {}
 
   ensureIndexes(): Promise<void> {
@@ -47,7 +49,8 @@ export class Bookmarking {
     await this.readerFilters.assertNotBlocked(userId, post.authorId, 'bookmark a post of');
     await this.bookmarks.add(post.id, userId);
     // A delete that ran meanwhile removed the post's bookmarks before this one was stored.
-    if (!(await this.content.lookups.exists(post.id))) {
+    const [stored] = await Promise.all([this.content.lookups.exists(post.id), this.announce(userId, post.id)]);
+    if (!stored) {
       await this.bookmarks.remove(post.id, userId);
       throw notFound(`No post with id "${id}"`);
     }
@@ -56,8 +59,16 @@ export class Bookmarking {
 
   async unbookmark(userId: string, id: string): Promise<PostRecord> {
     const postId = parsePostId(id);
-    if (postId) await this.bookmarks.remove(postId, userId);
+    if (postId) {
+      await this.bookmarks.remove(postId, userId);
+      await this.announce(userId, postId);
+    }
     return this.existingPost(id, userId);
+  }
+
+  /** Every instance forgets what it held of the viewer's bookmark of the post. */
+  private announce(userId: string, postId: ObjectId): Promise<void> {
+    return this.changes.publish(counted(postId, null, { id: userId, state: 'bookmark' }));
   }
 
   /** One page of `ownerId`'s bookmarks, for them only; never short while more bookmarks exist. */

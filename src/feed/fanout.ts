@@ -4,33 +4,12 @@ import type { ContentService } from '../content/contentService.js';
 import { publicVisibility, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
-import type { Logger } from '../logger.js';
-import { TaskQueue, type NewTask, type QueueStatus, type TaskDocument } from '../queue/taskQueue.js';
-import { RetryLater, TaskWorkers, type BatchHandler, type TaskHandler, type TaskRun } from '../queue/taskWorkers.js';
+import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
+import type { QueueStatus, TaskDocument } from '../queue/taskQueue.js';
+import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
-
-export const fanoutCollection = 'fanout_tasks';
-
-/**
- * A post as a task carries it: enough to write embedded entries without reading `content`. Always
- * public: limited posts are never queued.
- */
-type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
-
-/**
- * A post's first task has no `recipients`: it reads the author's followers once, in one streamed
- * pass over the covered `{ _f, _t }` index, and queues them as sub-tasks of FANOUT_BATCH recipients
- * each, all at once, so workers take them in parallel. A sub-task carries its recipients, so a replay
- * reaches exactly the same followers, and no sub-task reads the follower list again.
- */
-interface FanoutPayload {
-  post: PostPayload;
-  recipients?: string[];
-}
-
-interface GapPayload {
-  userId: string;
-}
+import type { BatchTaskHandlers, FanoutPayload, GapPayload, PostPayload, QueuedTask, QueuedWork, TaskHandlers } from './queuedWork.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** Recipients reached per minute, for the delivery rate operators see. */
 interface StatsDocument {
@@ -81,90 +60,57 @@ const fromPayload = (post: PostPayload): PostRecord => ({
  * there, retractions and refills can repeat, and range cuts are recorded before they are used.
  */
 export class Fanout {
-  readonly queue: TaskQueue;
   private readonly stats: Collection<StatsDocument>;
-  private workers: TaskWorkers | null = null;
-  private readonly handlers: Record<string, TaskHandler>;
-  private readonly batchHandlers: Record<string, BatchHandler>;
+  /** Recipients reached this minute and not written yet (see `countDelivered`). */
+  private tally: { minute: number; recipients: number; subtasks: number; since: number } | null = null;
 
-  /**
-   * `otherWork`: other durable background work that rides the same queue and workers (account
-   * deletion, notifications); `otherBatchWork`: those of its kinds whose claimed tasks run together.
-   */
+  /** The queued work this class does, by kind. */
+  readonly handlers: Pick<TaskHandlers, 'deliver' | 'retract' | 'fill-gap'> = {
+    deliver: (task, run) => this.deliver(task, run),
+    retract: (task, run) => this.retract(task, run),
+    'fill-gap': (task, run) => this.fillGap(task, run),
+  };
+
+  /** Deliveries claimed together run as one piece of work (see `deliverEach`). */
+  readonly batchHandlers: Pick<BatchTaskHandlers, 'deliver'> = {
+    deliver: (tasks, run) => this.deliverEach(tasks, run, { inline: true }),
+  };
+
   constructor(
     db: Db,
+    private readonly work: QueuedWork,
     private readonly graph: UserGraphService,
     private readonly feedState: UserFeedState,
     private readonly content: ContentService,
     private readonly backend: FeedBackend,
     readonly options: FanoutOptions,
-    otherWork: Record<string, TaskHandler> = {},
-    otherBatchWork: Record<string, BatchHandler> = {},
   ) {
-    this.batchHandlers = {
-      ...otherBatchWork,
-      deliver: (tasks, run) => this.deliverEach(tasks as TaskDocument<FanoutPayload>[], run, { inline: true }),
-    };
-    this.handlers = {
-      ...otherWork,
-      deliver: (task, run) => this.deliver(task as TaskDocument<FanoutPayload>, run),
-      retract: (task, run) => this.retract(task as TaskDocument<FanoutPayload>, run),
-      'fill-gap': (task, run) => this.fillGap(task as TaskDocument<GapPayload>, run),
-    };
-    this.queue = new TaskQueue(db, fanoutCollection, {
-      leaseMs: options.leaseMs,
-      maxAttempts: options.maxAttempts,
-      retryBaseMs: options.retryBaseMs,
-    });
-    this.stats = db.collection<StatsDocument>('fanout_stats');
+    this.stats = plannedCollection<StatsDocument>(db, 'fanout_stats');
+  }
+
+  /** The durable queue behind fanout and every other background work. */
+  get queue() {
+    return this.work.queue;
   }
 
   async ensureIndexes(): Promise<void> {
     await Promise.all([
-      this.queue.ensureIndexes(),
+      this.work.ensureIndexes(),
       // Minutes older than an hour say nothing about the current rate.
-      this.stats.createIndex({ at: 1 }, { name: 'minute_ttl', expireAfterSeconds: 3600 }),
+      plannedIndexes(this.stats, [{ key: { at: 1 }, name: 'minute_ttl', expireAfterSeconds: 3600 }]),
     ]);
-  }
-
-  /**
-   * Starts FANOUT_WORKERS workers in this process. They also finish follows, likes and reposts
-   * whose request died, so they run under fanout on read too, where the queue itself stays empty.
-   */
-  start(logger: Logger, repairStalled: () => Promise<unknown>, workers = this.options.workers): void {
-    if (this.workers || workers === 0) return;
-    this.workers = new TaskWorkers(this.queue, this.handlers, {
-      concurrency: workers,
-      logger,
-      periodic: repairStalled,
-      periodicMs: 2000,
-      claimBatch: this.options.claimBatch,
-      batchHandlers: this.batchHandlers,
-    });
-    this.workers.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.workers?.stop();
-    this.workers = null;
-  }
-
-  /** Queues such work whatever the strategy: fanout on read delivers nothing, but deletes accounts too. */
-  async enqueueWork(tasks: NewTask[]): Promise<void> {
-    await this.queue.enqueue(tasks);
-    this.workers?.wake();
   }
 
   /**
    * Queues the post's delivery to its followers (unless `deliver` is false: its readers pull it)
    * and the other work of the same moment (its notifications), in one write; call before storing the post.
    */
-  async enqueueDelivery(post: PostRecord, alongside: NewTask[] = [], deliver = true): Promise<void> {
+  async enqueueDelivery(post: PostRecord, alongside: QueuedTask[] = [], deliver = true): Promise<void> {
     await this.enqueueWith(deliver ? [rootTask('deliver', post)] : [], alongside);
   }
 
   /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */
-  async enqueueRetraction(post: PostRecord, alongside: NewTask[] = [], retract = true): Promise<void> {
+  async enqueueRetraction(post: PostRecord, alongside: QueuedTask[] = [], retract = true): Promise<void> {
     await this.enqueueWith(retract ? [rootTask('retract', post)] : [], alongside);
   }
 
@@ -176,7 +122,7 @@ export class Fanout {
   async status(): Promise<FanoutStatus> {
     const minuteAgo = new Date(Date.now() - 60_000);
     const [queue, minutes] = await Promise.all([
-      this.queue.status(),
+      this.work.queue.status(),
       this.stats.find({ _id: { $gte: minuteStart(minuteAgo.getTime()) } }).toArray(),
     ]);
     // The oldest minute is partly outside the window; count it whole and divide by the time covered.
@@ -189,25 +135,14 @@ export class Fanout {
     };
   }
 
-  private async enqueue(tasks: NewTask[]): Promise<void> {
+  private async enqueue(tasks: QueuedTask[]): Promise<void> {
     if (!this.backend.materialized) return;
-    await this.queue.enqueue(tasks);
-    this.workers?.wake();
+    await this.work.enqueue(tasks);
   }
 
   /** Timeline work only under a materialized strategy; `always` whatever the strategy. */
-  private async enqueueWith(timelineWork: NewTask[], always: NewTask[]): Promise<void> {
-    const tasks = [...(this.backend.materialized ? timelineWork : []), ...always];
-    if (tasks.length === 0) return;
-    await this.queue.enqueue(tasks);
-    this.workers?.wake();
-  }
-
-  /** Runs one task as a worker would; tests use it with their own `run` to force interleavings. */
-  handle(task: TaskDocument, run: TaskRun): Promise<void> {
-    const handler = this.handlers[task.kind];
-    if (!handler) throw new Error(`no handler for tasks of kind "${task.kind}"`);
-    return handler(task, run);
+  private async enqueueWith(timelineWork: QueuedTask[], always: QueuedTask[]): Promise<void> {
+    await this.work.enqueue([...(this.backend.materialized ? timelineWork : []), ...always]);
   }
 
   /** One task alone: a post's first task always splits its audience into sub-tasks. */
@@ -224,14 +159,18 @@ export class Fanout {
    */
   private async deliverEach(tasks: TaskDocument<FanoutPayload>[], run: TaskRun, { inline }: { inline: boolean }): Promise<TaskDocument[]> {
     const posts = tasks.map((task) => fromPayload(task.payload.post));
-    const stored = await this.content.lookups.existing(posts.map((post) => post.id));
+    const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.recipients).map((task) => task.payload.post.authorId))] : [];
+    const [stored, audiences] = await Promise.all([
+      this.content.lookups.existing(posts.map((post) => post.id)),
+      this.graph.smallAudiences(roots, this.options.batchSize),
+    ]);
     const notStored: TaskDocument[] = [];
     const deliveries: { post: PostRecord; recipients: string[] }[] = [];
     await Promise.all(
       tasks.map(async (task, index) => {
         const post = posts[index]!;
         if (!stored.has(post.id.toHexString())) return notStored.push(task);
-        const recipients = task.payload.recipients ?? (inline ? await this.smallAudience(post.authorId) : null);
+        const recipients = task.payload.recipients ?? audiences.get(post.authorId) ?? null;
         if (recipients) deliveries.push({ post, recipients });
         else await this.split(task, run);
       }),
@@ -242,35 +181,55 @@ export class Fanout {
       const reached = chunk.map(({ post, recipients }) => ({ post, recipients: recipients.filter((userId) => active.has(userId)) }));
       await run.checkpoint();
       await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
+      this.delivered(reached);
       // Written, then checked: a delete that came first has retracted already and would miss these entries.
       const stillStored = await this.content.lookups.existing(chunk.map((delivery) => delivery.post.id));
       for (const { post, recipients } of reached) {
         if (!stillStored.has(post.id.toHexString())) await this.backend.removeFrom(recipients, post);
       }
-      const minute = minuteStart(Date.now());
-      await this.stats.updateOne(
-        { _id: minute },
-        {
-          $inc: { recipients: reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), subtasks: chunk.length },
-          $setOnInsert: { at: new Date(minute) },
-        },
-        { upsert: true },
-      );
+      await this.countDelivered(reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), chunk.length);
     }
     return notStored;
   }
 
-  /** The author's followers when they fit one sub-task, read in one query; null when they need splitting. */
-  private async smallAudience(authorId: string): Promise<string[] | null> {
-    const batches = this.graph.followerIdBatches(authorId, this.options.batchSize);
-    try {
-      const first = await batches.next();
-      if (first.done) return [];
-      return (await batches.next()).done ? first.value : null;
-    } finally {
-      await batches.return(undefined);
-    }
+  /**
+   * Adds to this process's tally of the minute, written at most every `statsFlushMs` (and when the
+   * minute ends): one write for many deliveries. What the last seconds before a crash counted is lost,
+   * which a rate over a minute can afford.
+   */
+  private async countDelivered(recipients: number, subtasks: number): Promise<void> {
+    const minute = minuteStart(Date.now());
+    if (this.tally && this.tally.minute !== minute) await this.flushStats();
+    this.tally ??= { minute, recipients: 0, subtasks: 0, since: Date.now() };
+    this.tally.recipients += recipients;
+    this.tally.subtasks += subtasks;
+    if (Date.now() - this.tally.since >= statsFlushMs) await this.flushStats();
   }
+
+  /** Writes this process's tally of delivered recipients; also called when the workers stop. */
+  async flushStats(): Promise<void> {
+    const tally = this.tally;
+    this.tally = null;
+    if (!tally || (tally.recipients === 0 && tally.subtasks === 0)) return;
+    await this.stats.updateOne(
+      { _id: tally.minute },
+      { $inc: { recipients: tally.recipients, subtasks: tally.subtasks }, $setOnInsert: { at: new Date(tally.minute) } },
+      { upsert: true },
+    );
+  }
+
+  /** What operators watch of deliveries: recipients reached, and how long after its creation each post reached them. */
+  private delivered(reached: readonly { post: PostRecord; recipients: readonly string[] }[]): void {
+    const now = Date.now();
+    let recipients = 0;
+    for (const delivery of reached) {
+      if (delivery.recipients.length === 0) continue;
+      recipients += delivery.recipients.length;
+      deliveryLag.observe(Math.max(0, now - delivery.post.createdAt.getTime()) / 1000);
+    }
+    if (recipients > 0) fanoutRecipients.inc({ strategy: this.backend.strategy }, recipients);
+  }
+
 
   /**
    * The first sub-task of a retraction finishes the deletion itself: its request may have died
@@ -289,7 +248,7 @@ export class Fanout {
       await this.backend.removeFrom([post.authorId], post);
       // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
       // (they check after writing).
-      await this.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
+      await this.work.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
       return this.split(task, run);
     }
     await run.checkpoint();
@@ -303,10 +262,11 @@ export class Fanout {
   private async split(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
     const kind = task.kind as FanoutKind;
-    let pending: NewTask[] = [];
+    let pending: QueuedTask[] = [];
     let index = 0;
     for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
-      pending.push(subTask(kind, post, index++, recipients));
+      // The sub-tasks carry the origin of the task that split them: the request that posted.
+      pending.push({ ...subTask(kind, post, index++, recipients), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);
@@ -367,12 +327,15 @@ function byRecipients<T extends { recipients: readonly string[] }>(deliveries: r
 /** Sub-tasks queued per insert while a post's followers are split. */
 const splitInsertSize = 100;
 
-function rootTask(kind: FanoutKind, post: PostRecord): NewTask {
+function rootTask(kind: FanoutKind, post: PostRecord): QueuedTask {
   return { _id: `${kind}:${post.id.toHexString()}`, kind, payload: { post: toPayload(post) } };
 }
 
-function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[]): NewTask {
+function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[]): QueuedTask {
   return { _id: `${kind}:${post.id.toHexString()}:${index}`, kind, payload: { post: toPayload(post), recipients } };
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);
+
+/** How often a worker process writes what it delivered, at most. */
+const statsFlushMs = 5_000;

@@ -48,9 +48,10 @@ export interface FeedBackend {
   /**
    * A page of `userId`'s materialized timeline around a point, newest first. `authorIds` are the
    * reader and everyone they follow, for strategies that read `content` (fanout on read, and the
-   * cache below its stretch). Entries of other authors may be present; the caller filters.
+   * cache below its stretch), and `followingVersion` how often whom they follow has changed.
+   * Entries of other authors may be present; the caller filters.
    */
-  timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>>;
+  timeline(userId: string, request: PageRequest, authorIds: readonly string[], followingVersion?: number): Promise<Page<TimelineEntry>>;
   /**
    * `followerId` now follows `followeeId`: the followee's recent posts join the timeline, by a
    * backfill here or by the rebuild of the next read. Runs under the pair's lease; idempotent.

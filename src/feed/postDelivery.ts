@@ -1,6 +1,6 @@
-import { changed, postAdded, postRemoved, type ChangePublisher } from '../changes/events.js';
+import { changed, postAdded, postRemoved, type ChangeEvent, type ChangePublisher } from '../changes/events.js';
 import type { ContentService } from '../content/contentService.js';
-import type { InteractionDocument, InteractionEffects } from '../content/interactions.js';
+import type { InteractionDocument } from '../content/interactions.js';
 import { AppError } from '../errors.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
@@ -8,7 +8,14 @@ import type { PostRecord } from '../records/posts.js';
 import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
-import type { NotificationService } from '../notifications/notificationService.js';
+import { postNotificationTasks, retractionNotificationTasks } from '../notifications/notificationService.js';
+
+/** What a repost's transition does to timelines: its own entry, made and taken back. */
+export interface RepostTimelineEffects {
+  /** Returns what to announce, with the rest of the transition. */
+  adding(edge: InteractionDocument): Promise<ChangeEvent[]>;
+  removing(edge: InteractionDocument): Promise<void>;
+}
 
 export interface PostDeliveryDependencies {
   users: Pick<UserDirectory, 'getUser'>;
@@ -19,8 +26,6 @@ export interface PostDeliveryDependencies {
   changes: ChangePublisher;
   /** Authors with more followers than this are pulled at read time instead of pushed. */
   pullThreshold: number;
-  /** The replies' and mentions' notifications, queued with the post's own tasks. */
-  notifications: Pick<NotificationService, 'postTasks' | 'retractionTasks'>;
 }
 
 /**
@@ -32,7 +37,7 @@ export interface PostDeliveryDependencies {
  */
 export class PostDelivery {
   /** The reposts' transition effects (see Interactions): their own timeline entry. */
-  readonly repostEffects: InteractionEffects = {
+  readonly repostEffects: RepostTimelineEffects = {
     adding: (edge) => this.repostAdded(edge),
     removing: (edge) => this.repostRemoved(edge),
   };
@@ -45,23 +50,27 @@ export class PostDelivery {
    * see it finds it (see TimelineReading).
    */
   async publish(post: PostRecord): Promise<void> {
+    await this.deps.changes.publish(await this.store(post));
+  }
+
+  /** `publish` without its announcement, which it returns: for a repost, announced with the rest of its transition. */
+  async store(post: PostRecord): Promise<ChangeEvent[]> {
     const { feedState, content, backend, fanout, changes } = this.deps;
     if (post.visibility !== 'PUBLIC') {
       // Readers ask for limited posts only where these marks say some exist: mark first.
       const marked = await feedState.markLimited(post.authorId, post.visibility, post.audience);
       if (marked.length > 0) await changes.publish(changed({ users: marked }));
       // No delivery, but the replied-to and mentioned accounts who may see it are told.
-      await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), false);
+      await fanout.enqueueDelivery(post, postNotificationTasks(post), false);
       await content.storePost(post);
-      await changes.publish(postAdded(post));
-      return;
+      return [postAdded(post)];
     }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
-    await fanout.enqueueDelivery(post, this.deps.notifications.postTasks(post), backend.materialized && !post.pulled);
+    await fanout.enqueueDelivery(post, postNotificationTasks(post), backend.materialized && !post.pulled);
     await content.storePost(post);
     await backend.deliverTo([post.authorId], [post], { announced: true });
-    await changes.publish(postAdded(post));
+    return [postAdded(post)];
   }
 
   /**
@@ -73,7 +82,7 @@ export class PostDelivery {
   async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
     const inTimelines = post.visibility === 'PUBLIC';
-    await fanout.enqueueRetraction(post, this.deps.notifications.retractionTasks(post), inTimelines && !post.pulled);
+    await fanout.enqueueRetraction(post, retractionNotificationTasks(post), inTimelines && !post.pulled);
     const removed = await content.deletePost(post);
     // Announced by whichever call removed the post, this one or a racing one.
     if (inTimelines) await backend.removeFrom([post.authorId], post, { announced: true });
@@ -96,12 +105,22 @@ export class PostDelivery {
    * Also run by whoever finishes a repost its request left half-made: the sweep, or the removal of
    * the reposter's account, which must not fail on it.
    */
-  private async repostAdded(edge: InteractionDocument): Promise<void> {
-    const [original, reposter] = await Promise.all([this.deps.content.lookups.getPost(edge.p), this.deps.users.getUser(edge.u)]);
-    // The original was deleted meanwhile: nothing left to bring. The reposter's account is going:
-    // the repost gets no entry, and the account's removal takes the repost back.
-    if (!original || !reposter) return;
-    await this.publish(this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled: this.pulls(reposter) }));
+  private async repostAdded(edge: InteractionDocument): Promise<ChangeEvent[]> {
+    // The original as the repost's request held it (its text never changes); one deleted meanwhile
+    // is found by the deletion, which takes back its reposts, or else right below.
+    const [[original], reposter] = await Promise.all([this.deps.content.lookups.cachedPosts([edge.p]), this.deps.users.getUser(edge.u)]);
+    // The original was deleted: nothing left to bring. The reposter's account is going: the repost
+    // gets no entry, and the account's removal takes the repost back.
+    if (!original || original.repostOf || !reposter) return [];
+    const repost = this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled: this.pulls(reposter) });
+    const events = await this.store(repost);
+    // Stored, then checked, as deliveries are: a deletion that scanned for reposts before this one
+    // was stored would have missed it.
+    if (!(await this.deps.content.lookups.exists(original.id))) {
+      await this.retract(repost);
+      return [];
+    }
+    return events;
   }
 
   private async repostRemoved(edge: InteractionDocument): Promise<void> {

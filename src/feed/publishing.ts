@@ -7,7 +7,7 @@ import { postText } from '../content/text.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import { narrowerVisibility, parsePostId, type PostRecord, type Visibility } from '../records/posts.js';
+import { narrowerVisibility, parsePostId, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
 
@@ -103,34 +103,40 @@ export class Publishing implements PostPublishing {
   }
 
   async likePost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(userId, id);
+    const post = await this.existingPost(userId, id, { held: true });
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'like');
-    await this.interactions.likes.add(post.id, userId);
-    return this.existingPost(userId, id);
+    return this.withCounts(post, id, await this.interactions.likes.add(post, userId));
   }
 
   async unlikePost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(userId, id);
-    await this.interactions.likes.remove(post.id, userId);
-    return this.existingPost(userId, id);
+    const post = await this.existingPost(userId, id, { held: true });
+    return this.withCounts(post, id, await this.interactions.likes.remove(post.id, userId));
   }
 
   /** The repost's own entry is made by the transition's effects (PostDelivery), so a crash is finished by the sweep. */
   async repost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(userId, id);
+    const post = await this.existingPost(userId, id, { held: true });
     if (post.authorId === userId) throw new AppError('FORBIDDEN', 'You cannot repost your own post');
     // A repost shows the post to the reposter's followers: only a post everyone may see can go there.
     if (post.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'repost');
     await this.deps.rateLimits.post(userId);
-    await this.interactions.reposts.add(post.id, userId);
-    return this.existingPost(userId, id);
+    return this.withCounts(post, id, await this.interactions.reposts.add(post, userId));
   }
 
   async undoRepost(userId: string, id: string): Promise<PostRecord> {
-    const post = await this.existingPost(userId, id);
-    await this.interactions.reposts.remove(post.id, userId);
-    return this.existingPost(userId, id);
+    const post = await this.existingPost(userId, id, { held: true });
+    return this.withCounts(post, id, await this.interactions.reposts.remove(post.id, userId));
+  }
+
+  /**
+   * The post with the counts its like or repost left, read only when another request made the
+   * change; a post deleted meanwhile no longer exists for the viewer.
+   */
+  private async withCounts(post: PostRecord, id: string, counts: PostCounts | null): Promise<PostRecord> {
+    const current = counts ?? (await this.content.lookups.countsOf([post.id])).get(post.id.toHexString());
+    if (!current) throw notFound(`No post with id "${id}"`);
+    return { ...post, counts: current };
   }
 
   /** A post or repost of an account being deleted. */
@@ -155,6 +161,11 @@ export class Publishing implements PostPublishing {
     return found;
   }
 
+  /** The last traces of a deleted account's likes and reposts, once each is taken back. */
+  async forgetInteractionsOf(userId: string): Promise<void> {
+    await Promise.all([this.interactions.likes.forgetUser(userId), this.interactions.reposts.forgetUser(userId)]);
+  }
+
   /** A post goes with its reposts, likes and bookmarks; replies stay, their `replyTo` now null. Whether this call removed it. */
   private async removePost(post: PostRecord): Promise<boolean> {
     if (!(await this.delivery.retract(post))) return false;
@@ -165,10 +176,13 @@ export class Publishing implements PostPublishing {
     return true;
   }
 
-  /** A post the viewer may see: one they may not does not exist for them. */
-  private async existingPost(viewerId: string, id: string): Promise<PostRecord> {
+  /**
+   * A post the viewer may see: one they may not does not exist for them. `held`: through the
+   * in-process tier, for a like or repost, whose own write finds out if the post was deleted meanwhile.
+   */
+  private async existingPost(viewerId: string, id: string, { held = false } = {}): Promise<PostRecord> {
     const postId = parsePostId(id);
-    const post = postId && (await this.content.lookups.getPost(postId));
+    const post = postId && (held ? (await this.content.lookups.cachedPosts([postId])).find((found) => !found.repostOf) : await this.content.lookups.getPost(postId));
     if (!post || !(await this.deps.visibility.canSee(viewerId, [post]))[0]) throw notFound(`No post with id "${id}"`);
     return post;
   }

@@ -1,5 +1,5 @@
 import type { RateLimits } from '../auth/rateLimits.js';
-import { changed, followChange, type ChangeParts, type ChangePublisher } from '../changes/events.js';
+import { changed, followChange, notificationAdded, type ChangeParts, type ChangePublisher } from '../changes/events.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
@@ -7,8 +7,10 @@ import type { UserDirectory } from '../graph/userDirectory.js';
 import type { FollowResult, UserGraphService } from '../graph/userGraphService.js';
 import type { UserRecord } from '../records/users.js';
 import type { FollowEffects } from '../graph/followPairs.js';
-import type { NotificationService } from '../notifications/notificationService.js';
+import type { GroupMemberships } from '../notifications/groupMemberships.js';
+import { relationNotificationTasks } from '../notifications/notificationService.js';
 import type { FeedBackend } from './feedBackend.js';
+import type { QueuedWork } from './queuedWork.js';
 
 /** Whom a reader follows, mutes and blocks, and which phrases they filter out. */
 export interface RelationsOfReader {
@@ -31,8 +33,10 @@ export interface ReaderRelationsDependencies {
   backend: FeedBackend;
   rateLimits: RateLimits;
   changes: ChangePublisher;
-  /** A follow's notification rides its timeline work; mutes and blocks hide what was notified. */
-  notifications: Pick<NotificationService, 'withFollowNotifications' | 'hide'>;
+  /** A follow joins the followee's notification group under the pair's lease. */
+  memberships: Pick<GroupMemberships, 'followEffects'>;
+  /** Mutes and blocks queue taking back what was notified. */
+  work: Pick<QueuedWork, 'enqueue'>;
 }
 
 /**
@@ -43,13 +47,13 @@ export interface ReaderRelationsDependencies {
 export class ReaderRelations implements RelationsOfReader {
   readonly readerFilters: ReaderFilters;
   private readonly graph: UserGraphService;
-  /** The follow's timeline work and its notification, run under the pair's lease. */
-  private readonly followEffects: FollowEffects;
+  /** The follow's timeline work and its notification group, run under the pair's lease. */
+  readonly followEffects: FollowEffects;
 
   constructor(private readonly deps: ReaderRelationsDependencies) {
     this.readerFilters = deps.readerFilters;
     this.graph = deps.graph;
-    this.followEffects = deps.notifications.withFollowNotifications(deps.backend);
+    this.followEffects = { followed: (...pair) => deps.backend.followed(...pair), unfollowed: (...pair) => deps.backend.unfollowed(...pair), group: deps.memberships.followEffects };
   }
 
   filtersOf(readerId: string): Promise<ReaderView> {
@@ -71,23 +75,35 @@ export class ReaderRelations implements RelationsOfReader {
     return followed.followee ?? this.freshUser(followeeId);
   }
 
+  /**
+   * Not rate limited: an unfollow only takes away what a follow, which is limited, made, and tells
+   * nobody; like a read, it costs only its caller's own requests.
+   */
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
-    const checks = this.deps.rateLimits.follow(followerId);
-    checks.catch(() => {});
-    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.followEffects, checks);
+    const unfollowed = await this.graph.unfollow(followerId, followeeId, this.followEffects);
     await this.announceFollow(unfollowed, followerId, followeeId);
     return unfollowed.followee ?? this.freshUser(followeeId);
   }
 
+  /** The follow, and the notification group it joined, in one announcement. */
   private async announceFollow(result: FollowResult, followerId: string, followeeId: string): Promise<void> {
-    if (result.changed) await this.deps.changes.publish(followChange(result.following, followerId, followeeId, result.counts));
+    const events = [
+      ...(result.changed ? [followChange(result.following, followerId, followeeId, result.counts)] : []),
+      ...(result.notified ? [notificationAdded(result.notified)] : []),
+    ];
+    await this.deps.changes.publish(events);
+  }
+
+  /** What `actor` did stops showing in `recipient`'s notifications. */
+  private hide(recipient: string, actor: string): Promise<void> {
+    return this.deps.work.enqueue(relationNotificationTasks(recipient, actor));
   }
 
   async mute(viewerId: string, handle: string): Promise<UserRecord> {
     const user = await this.otherUser(viewerId, handle, 'mute');
     await this.readerFilters.mute(viewerId, handle);
     await this.announce({ filters: [viewerId] });
-    await this.deps.notifications.hide(viewerId, handle);
+    await this.hide(viewerId, handle);
     return user;
   }
 
@@ -105,7 +121,7 @@ export class ReaderRelations implements RelationsOfReader {
     await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
       await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.followEffects), followerId, followeeId);
-      await this.deps.notifications.hide(followeeId, followerId);
+      await this.hide(followeeId, followerId);
     }
     return this.freshUser(handle);
   }
@@ -134,7 +150,7 @@ export class ReaderRelations implements RelationsOfReader {
    * A deleted followee's notifications go with it, so ending its followers' follows queues none.
    */
   async endFollow(followerId: string, followeeId: string, followeeGone = false): Promise<void> {
-    await this.graph.endFollow(followerId, followeeId, followeeGone ? this.deps.backend : this.followEffects);
+    await this.graph.endFollow(followerId, followeeId, followeeGone ? { followed: this.followEffects.followed, unfollowed: this.followEffects.unfollowed } : this.followEffects);
     await this.deps.changes.publish(followChange(false, followerId, followeeId));
   }
 

@@ -7,27 +7,31 @@ export interface StalledWorkDependencies {
   graph: Pick<UserGraphService, 'pairs' | 'lists' | 'invalidateAll'>;
   content: { readonly replyCounts: Pick<ReplyCounts, 'repairStalled'> };
   interactions: InteractionStores;
-  /** A follow's timeline work and notification, which a repaired pair runs too. */
+  /** A follow's timeline work and notification group, which a repaired pair runs too. */
   followEffects: FollowEffects;
 }
 
 /**
- * Finishes follows, unfollows, likes, reposts, reply counts and list deletions whose request died; the fanout
- * workers call this now and then. Returns how many it repaired.
+ * Finishes follows, unfollows, likes, reposts, reply counts and list deletions whose request died,
+ * and prunes the tokens that finished follows, likes and reposts left on users, posts and
+ * notification groups; the fanout workers call this now and then. Returns how many it repaired.
  */
 export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<number> {
+  const { graph, interactions, followEffects } = deps;
   return async () => {
     const repaired = await Promise.all([
-      deps.graph.pairs.repairStalled(deps.followEffects).then((pairs) => {
+      graph.pairs.repairStalled(followEffects).then((pairs) => {
         // Counts and follow lists changed under whatever this process holds.
-        if (pairs > 0) deps.graph.invalidateAll();
+        if (pairs > 0) graph.invalidateAll();
         return pairs;
       }),
-      deps.interactions.likes.repairStalled(),
-      deps.interactions.reposts.repairStalled(),
+      interactions.likes.repairStalled(),
+      interactions.reposts.repairStalled(),
       deps.content.replyCounts.repairStalled(),
-      deps.graph.lists.repairStalled(),
+      graph.lists.repairStalled(),
     ]);
+    // Only settled work is pruned: after the repairs, a pass also covers what they finished.
+    await Promise.all([graph.pairs.pruneSettled(followEffects.group), interactions.likes.pruneSettled(), interactions.reposts.pruneSettled()]);
     return repaired.reduce((sum, count) => sum + count, 0);
   };
 }

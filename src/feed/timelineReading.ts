@@ -85,11 +85,11 @@ export class TimelineReading implements TimelineReader {
     const [followees, view] = await Promise.all([this.graph.followingIds(userId), this.readerFilters.of(userId)]);
     const authorIds = this.authorsOf(userId, followees);
     const sources: EntrySource[] = [];
-    const { pulling, inbox } = await this.deps.feedState.readerSources(userId, followees);
+    const { pulling, inbox, followingVersion } = await this.deps.feedState.readerSources(userId, followees);
     if (!this.backend.materialized || (await this.activity.hasTimelineGap(userId))) {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
     } else {
-      sources.push((page) => this.backend.timeline(userId, page, authorIds));
+      sources.push((page) => this.backend.timeline(userId, page, authorIds, followingVersion));
       if (pulling.length > 0) sources.push((page) => this.content.pulledPageByAuthors(pulling, page));
     }
     // Limited posts never enter timelines or outboxes: whoever may see one finds it here, so its
@@ -148,6 +148,8 @@ export class TimelineReading implements TimelineReader {
     const present = posts.filter(
       (post): post is PostRecord => post !== null && users.has(post.authorId) && (!post.repostOf || users.has(post.repostOf.authorId)),
     );
+    // What a reader is shown is what they like next: held, a like or repost of it reads nothing.
+    this.content.lookups.hold(present);
     return firstOccurrences(present, reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
   }
 

@@ -1,15 +1,19 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
+import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource, type GroupMembership, type GroupTokens, type NotificationRecord, type TokenToPrune } from '../records/notifications.js';
 import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
+import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
  * and which version the edges, counts and timeline reflect (`applied`). Follow and unfollow
  * requests only record their wish here; the one holder of the pair's lease then brings everything
  * else in line with the latest wish, so racing requests of a pair never interleave their writes.
+ * The pair is also the follower's membership of the followee's FOLLOW notification group.
  */
-export interface FollowPairDocument {
+export interface FollowPairDocument extends GroupMembership {
   /** `<follower> <followee>`: handles contain no space. */
   _id: string;
   f: string;
@@ -17,37 +21,67 @@ export interface FollowPairDocument {
   want: boolean;
   v: number;
   applied: number;
+  /** Whether both users' counts include this pair. */
+  counted: boolean;
   /**
-   * Whether both users' counts include this pair. Null for a pair written before pairs existed,
-   * when an edge and its counts were always written together: the edge tells.
+   * A count change under way: its token sits in each user's `pendingCounts`. The same token
+   * guards the group change (`gc`) recorded with it.
    */
-  counted: boolean | null;
-  /** A count change under way: its token sits in each user's `pendingCounts` until it is finished. */
   countChange?: { token: string; delta: 1 | -1; applied: boolean };
   lease: { owner: string; until: Date } | null;
   /** True while `applied < v`: a repair sweep finds pairs whose request died. */
   dirty: boolean;
   updatedAt: Date;
+  /** Tokens finished changes left on both users (and group `g`), to be pruned (`pruneSettled`). */
+  prune?: TokenToPrune[];
+  /** Set while `prune` holds anything: what the pruning sweep looks for. */
+  tp?: true;
 }
 
-/** Timeline work that belongs to a follow or unfollow; runs under the pair's lease. */
+/** The notification group a follow counts in: handed down by notifications/ (see GroupMemberships). */
+export interface FollowGroupEffects {
+  /** The group a new follow joins: null when it tells the followee nothing. Asked with the request's checks. */
+  groupOf(followerId: string, followeeId: string): Promise<string | null>;
+  /** When a follow joins its group. */
+  now(): Date;
+  /** Applies a recorded join once; returns the group as it is now (null when applied before). */
+  join(change: { group: string; token: string; at: Date }, followerId: string, followeeId: string): Promise<NotificationRecord | null>;
+  leave(change: { group: string; token: string }, followerId: string, followeeId: string, members: GroupMemberSource): Promise<void>;
+  /** Whether the followee's group holds the change with this token (applied, and not pruned yet). */
+  applied(group: string, followeeId: string, token: string): Promise<boolean>;
+  pruneGroupTokens(tokensByGroup: GroupTokens): Promise<void>;
+}
+
+/** Work that belongs to a follow or unfollow; runs under the pair's lease. */
 export interface FollowEffects {
   /** After the edges are written: a backfill must see the edge a concurrent post's fanout missed. */
   followed(followerId: string, followeeId: string): Promise<void>;
   unfollowed(followerId: string, followeeId: string): Promise<void>;
-  /**
-   * Work that needs only the recorded wish, not the edges (a notification task, which checks the
-   * pair's wish when it runs): sent beside the edge and count writes, saving the request a round trip.
-   */
-  besideEdges?(followerId: string, followeeId: string, want: boolean): Promise<void>;
+  /** The followee's notification group; none for a follow that tells no one (an account's removal). */
+  group?: FollowGroupEffects;
+}
+
+/** What a follow or unfollow request left: see `FollowPairs.set`. */
+export interface PairResult {
+  pair: FollowPairDocument;
+  changed: boolean;
+  followee: UserDocument | null;
+  counts: UserCounts[];
+  /** The followee's FOLLOW group this request's follow joined, as it is now. */
+  notified: NotificationRecord | null;
 }
 
 /** Long enough for a reconcile's dozen writes; a crashed holder delays its pair this long. */
 const pairLeaseMs = 10_000;
 /** A dirty pair untouched this long has lost its request; the sweep finishes it. */
 const stalledAfterMs = 2_000;
+/** Up to this many settled pairs' tokens are pruned by one pass of the sweep. */
+const pruneBatch = 500;
 
 const pairId = (followerId: string, followeeId: string) => `${followerId} ${followeeId}`;
+
+/** The group change a wish records with its lease: into the day's group for a follow, out of any for an unfollow. */
+const groupChangeOf = (token: string, want: boolean, group: string | null, at: Date): NonNullable<GroupMembership['gc']> => ({ t: token, to: want ? group : null, at });
 
 /**
  * Follows and unfollows, exact under any interleaving and any crash.
@@ -56,12 +90,13 @@ const pairId = (followerId: string, followeeId: string) => `${followerId} ${foll
  *   lease applies the newest wish until nothing newer is left; the others wait for their version.
  * - Counts change exactly once per transition without transactions: the pair first records the
  *   change and a token, each user's `$inc` is guarded by `pendingCounts: { $ne: token }` and adds
- *   the token in the same write, so a replay after a crash skips the users already counted; the
- *   tokens are removed only after the pair says the change is complete.
+ *   the token in the same write, so a replay after a crash skips the users already counted. The
+ *   follower's membership of the followee's FOLLOW group changes under the same token (see
+ *   notifications/notificationGroups.ts). Tokens are pruned in batches once the pair is finished.
  * - A request that dies leaves its pair dirty; the next request for the pair, or the repair sweep
  *   the fanout workers run, finishes it once the lease has run out.
  */
-export class FollowPairs {
+export class FollowPairs implements GroupMemberSource {
   readonly pairs: Collection<FollowPairDocument>;
 
   constructor(
@@ -70,16 +105,52 @@ export class FollowPairs {
     private readonly following: Collection<EdgeDocument>,
     private readonly followers: Collection<EdgeDocument>,
   ) {
-    this.pairs = db.collection<FollowPairDocument>('follow_pairs');
+    this.pairs = plannedCollection<FollowPairDocument>(db, 'follow_pairs');
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.pairs.createIndexes([
+    await plannedIndexes(this.pairs, [
       { key: { dirty: 1, updatedAt: 1 }, name: 'dirty_since' },
       // Every pair of a deleted account, either side.
       { key: { f: 1 }, name: 'follower' },
       { key: { t: 1 }, name: 'followee' },
+      { key: { tp: 1 }, name: 'tokens_to_prune', partialFilterExpression: { tp: true } },
+      // A FOLLOW group's members in the order it shows them, and those joining it.
+      { key: { g: 1, ga: -1, f: -1 }, name: 'group_members', partialFilterExpression: { g: { $exists: true } } },
+      { key: { 'gc.to': 1 }, name: 'group_changes', partialFilterExpression: { 'gc.to': { $exists: true } } },
     ]);
+  }
+
+  /**
+   * Pairs for follow edges written before pairs existed, so that every edge has one: settled, as
+   * the edge and its counts were always written together. Idempotent; run at start until it has
+   * gone through once (see `prepareDatabase`).
+   */
+  async pairEveryEdge(): Promise<number> {
+    let created = 0;
+    let batch: EdgeDocument[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const now = new Date();
+      const result = await this.pairs.bulkWrite(
+        batch.map(({ _f, _t }) => ({
+          updateOne: {
+            filter: { _id: pairId(_f, _t) },
+            update: { $setOnInsert: { f: _f, t: _t, want: true, v: 1, applied: 1, counted: true, lease: null, dirty: false, updatedAt: now } },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+      created += result.upsertedCount;
+      batch = [];
+    };
+    for await (const edge of this.following.find({}, { projection: { _id: 0, _f: 1, _t: 1 } })) {
+      batch.push(edge);
+      if (batch.length === 1000) await flush();
+    }
+    await flush();
+    return created;
   }
 
   /** Forgets the finished pairs of a deleted account, so a new account under the handle starts clean. */
@@ -104,36 +175,58 @@ export class FollowPairs {
    * users' counts as that change left them (empty when it changed none). `checks` (the
    * caller's own: rate limits, blocks, the followee's existence) must pass before anything is written.
    */
-  async set(
-    followerId: string,
-    followeeId: string,
-    want: boolean,
-    effects: FollowEffects,
-    checks: Promise<unknown> = Promise.resolve(),
-  ): Promise<{ pair: FollowPairDocument; changed: boolean; followee: UserDocument | null; counts: UserCounts[] }> {
+  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects, checks: Promise<unknown> = Promise.resolve()): Promise<PairResult> {
     const id = pairId(followerId, followeeId);
     const owner = new ObjectId().toHexString();
-    // A pair seen for the first time may have an edge from before pairs existed: asked beside the
-    // checks, the answer is stored with a new pair in the wish's own write.
-    const [edgeBeforePairs] = await Promise.all([want ? this.edgeExists(followerId, followeeId) : null, checks]);
+    // Which group a follow would join is asked beside the checks and recorded with the wish.
+    const [group] = await Promise.all([want && effects.group ? effects.group.groupOf(followerId, followeeId) : null, checks]);
     // Recorded with the lease, before it is known to be needed: applied only while the pair's
-    // `counted` differs from its direction, so one that turns out needless is simply dropped.
-    const countChange = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false } as const;
-    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, edgeBeforePairs, countChange);
+    // `counted` (or its group) differs from the wish, so one that turns out needless is dropped.
+    const token = new ObjectId().toHexString();
+    const countChange = { token, delta: want ? 1 : -1, applied: false } as const;
+    const groupChange = groupChangeOf(token, want, group, effects.group?.now() ?? new Date());
+    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, countChange, groupChange);
     const changed = (claim.before?.want ?? false) !== want;
     const version = (claim.before?.v ?? 0) + 1;
-    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [] };
+    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [], notified: null };
     const leased: FollowPairDocument = {
-      ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: edgeBeforePairs }),
+      ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: false }),
       want,
       v: version,
       dirty: true,
       countChange,
+      gc: groupChange,
       lease: { owner, until: claim.leaseUntil },
       updatedAt: claim.leaseUntil,
     };
     const applied = await this.applyUnderLease(leased, owner, effects, true);
     return { ...applied, changed };
+  }
+
+  /**
+   * Takes the follower out of the followee's FOLLOW group, leaving the follow: the followee muted
+   * them. Under the pair's lease; a no-op for a pair in no group.
+   */
+  async leaveGroup(followerId: string, followeeId: string, group: FollowGroupEffects): Promise<void> {
+    const id = pairId(followerId, followeeId);
+    for (const backoff = new Backoff(); ; await backoff.wait()) {
+      const current = await this.pairs.findOne({ _id: id }, { projection: { g: 1, dirty: 1 } });
+      if (!current?.g) return;
+      const owner = new ObjectId().toHexString();
+      const now = new Date();
+      const leased = await this.pairs.findOneAndUpdate(
+        { _id: id, dirty: false, g: current.g, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+        { $set: { lease: { owner, until: new Date(now.getTime() + pairLeaseMs) } } },
+        { returnDocument: 'after' },
+      );
+      if (!leased) continue;
+      const held = { _id: id, 'lease.owner': owner };
+      const token = new ObjectId().toHexString();
+      await this.update(held, { $set: { gc: { t: token, to: null, at: now } } });
+      await group.leave({ group: current.g, token }, followerId, followeeId, this);
+      await this.update(held, { $set: { lease: null, tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: token, g: current.g, left: true } } });
+      return;
+    }
   }
 
   /** Finishes pairs whose request died mid-way. Returns how many it repaired. */
@@ -142,23 +235,67 @@ export class FollowPairs {
     return finishEach(stalled, (pair) => this.applyUpTo(pair._id, pair.v, effects));
   }
 
-  private async edgeExists(followerId: string, followeeId: string): Promise<boolean> {
-    return (await this.following.countDocuments({ _f: followerId, _t: followeeId }, { limit: 1 })) > 0;
+  /**
+   * One pass of the sweep that drops the tokens finished follows left on users and groups: three
+   * writes for up to `pruneBatch` pairs. Returns how many pairs it pruned.
+   */
+  async pruneSettled(group: Pick<FollowGroupEffects, 'pruneGroupTokens'> | undefined): Promise<number> {
+    const settled = await findStalled(this.pairs, { tp: true }, { limit: pruneBatch, projection: { prune: 1, f: 1, t: 1 } });
+    if (settled.length === 0) return 0;
+    const byUser = new Map<string, string[]>();
+    for (const pair of settled) {
+      for (const { t } of pair.prune ?? []) for (const user of [pair.f, pair.t]) byUser.set(user, [...(byUser.get(user) ?? []), t]);
+    }
+    const byGroup = groupTokens(settled.map((pair) => ({ recipient: pair.t, prune: pair.prune })));
+    await Promise.all([
+      byUser.size > 0 &&
+        this.users.bulkWrite(
+          [...byUser].map(([user, tokens]) => ({ updateOne: { filter: { _id: user }, update: { $pull: { pendingCounts: { $in: tokens } } } } })),
+          { ordered: false, ...sweepQuery },
+        ),
+      group?.pruneGroupTokens(byGroup),
+    ]);
+    await this.pairs.bulkWrite(
+      settled.flatMap((pair) => {
+        const tokens = (pair.prune ?? []).map(({ t }) => t);
+        return [
+          // Nothing finished since the read but what is pruned now (by this pass or a racing one): the pair is clean.
+          { updateOne: { filter: { _id: pair._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } }, update: { $unset: { tp: '' as const, prune: '' as const } } } },
+          // Something did: only what was pruned leaves, the newer tokens wait for the next pass.
+          { updateOne: { filter: { _id: pair._id, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
+        ];
+      }),
+      { ordered: true, ...sweepQuery },
+    );
+    return settled.length;
+  }
+
+  /** A FOLLOW group's members after `below`, in the order the group shows them (see GroupMemberSource). */
+  async *membersAfter(group: string, below: GroupActor): AsyncIterable<GroupMember> {
+    const pairs = this.pairs
+      .find({ g: group, $or: [{ ga: { $lt: below.at } }, { ga: below.at, f: { $lt: below.u } }] }, { projection: { f: 1, g: 1, ga: 1, gc: 1 } })
+      .sort({ g: 1, ga: -1, f: -1 })
+      .batchSize(50);
+    for await (const pair of pairs) yield asMember(pair);
+  }
+
+  async membersJoining(group: string): Promise<GroupMember[]> {
+    return (await this.pairs.find({ 'gc.to': group }, { projection: { f: 1, g: 1, ga: 1, gc: 1 } }).toArray()).map(asMember);
   }
 
   /**
    * One write for the common case: the wish, the pair's lease when nobody holds it, and the count
-   * change it may need. When someone holds the lease, or a change a dead request began is still
-   * recorded, the filter misses, the upsert collides with the pair's `_id`, and the wish is recorded
-   * alone for the holder, or the careful path, to apply.
+   * and group changes it may need. When someone holds the lease, or a change a dead request began
+   * is still recorded, the filter misses, the upsert collides with the pair's `_id`, and the wish
+   * is recorded alone for the holder, or the careful path, to apply.
    */
   private async recordWishAndLease(
     followerId: string,
     followeeId: string,
     want: boolean,
     owner: string,
-    edgeBeforePairs: boolean | null,
     countChange: NonNullable<FollowPairDocument['countChange']>,
+    groupChange: NonNullable<FollowPairDocument['gc']>,
   ): Promise<{ before: FollowPairDocument | null; leased: boolean; leaseUntil: Date }> {
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + pairLeaseMs);
@@ -166,9 +303,9 @@ export class FollowPairs {
       const before = await this.pairs.findOneAndUpdate(
         { _id: pairId(followerId, followeeId), $or: [{ lease: null }, { 'lease.until': { $lt: now } }], countChange: { $exists: false } },
         {
-          $set: { want, dirty: true, updatedAt: now, lease: { owner, until: leaseUntil }, countChange },
+          $set: { want, dirty: true, updatedAt: now, lease: { owner, until: leaseUntil }, countChange, gc: groupChange },
           $inc: { v: 1 },
-          $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: edgeBeforePairs },
+          $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: false },
         },
         { upsert: true, returnDocument: 'before' },
       );
@@ -184,16 +321,15 @@ export class FollowPairs {
     const _id = pairId(followerId, followeeId);
     for (let attempt = 0; ; attempt++) {
       try {
-        const pair = await this.pairs.findOneAndUpdate(
+        return await this.pairs.findOneAndUpdate(
           { _id },
           {
             $set: { want, dirty: true, updatedAt: new Date() },
             $inc: { v: 1 },
-            $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: null, lease: null },
+            $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: false, lease: null },
           },
           { upsert: true, returnDocument: 'before' },
         );
-        return pair;
       } catch (error) {
         // Two first requests for a new pair: one insert wins, the other becomes an update.
         if (!isDuplicateKeyError(error) || attempt > 0) throw error;
@@ -222,101 +358,92 @@ export class FollowPairs {
   }
 
   /**
-   * Applies the newest wish, and any that arrive meanwhile, then gives the lease back. `start.counted`
-   * may be null (a pair from before pairs existed): it is then read from the edge and stored before
-   * any edge is written. `ownChange`: the count change on `start` is the one this request's wish
-   * recorded, not one a dead request left.
+   * Applies the newest wish, and any that arrive meanwhile, then gives the lease back. `ownChange`:
+   * the changes on `start` are the ones this request's wish recorded, not ones a dead request left.
    */
-  private async applyUnderLease(
-    start: FollowPairDocument,
-    owner: string,
-    effects: FollowEffects,
-    ownChange: boolean,
-  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null; counts: UserCounts[] }> {
+  private async applyUnderLease(start: FollowPairDocument, owner: string, effects: FollowEffects, ownChange: boolean): Promise<Omit<PairResult, 'changed'>> {
     let pair = start;
     const held = { _id: pair._id, 'lease.owner': owner };
-    let followee: UserDocument | null = null;
-    let counts: UserCounts[] = [];
     for (;;) {
       const { want, v } = pair;
-      let token: string | null = null;
-      // Stored before any edge is written, so a replay reads what the edge was, not what this wrote.
-      if (pair.counted === null) pair = await this.update(held, { $set: { counted: await this.edgeExists(pair.f, pair.t) } });
-      if (pair.countChange && !ownChange) {
-        // A change begun by a request that died (a later round finds none: the round before it
-        // removed it), finished the careful way, one step at a time.
-        await Promise.all([this.writeEdges(pair.f, pair.t, want), effects.besideEdges?.(pair.f, pair.t, want)]);
+      let result: Omit<PairResult, 'changed'> = { pair, followee: null, counts: [], notified: null };
+      let outcome: Outcome = { membership: 'unchanged', prune: null };
+      if ((pair.countChange || pair.gc) && !ownChange) {
+        // Changes begun by a request that died (a later round finds none: the round before it
+        // removed them), finished the careful way, one step at a time, each recording its tokens.
+        await this.writeEdges(pair.f, pair.t, want);
         pair = await this.settleCounts(pair, held, want);
+        pair = await this.settleGroup(pair, held, want, effects);
         await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
+        result = { ...result, pair };
       } else {
-        ({ pair, followee, counts, token } = await this.applyWish(pair, held, want, effects));
+        ({ outcome, ...result } = await this.applyWish(pair, held, want, effects));
+        pair = result.pair;
       }
-      const finished = await this.pairs.findOneAndUpdate(
-        { ...held, v },
-        { $set: { applied: v, counted: want, dirty: false, lease: null, updatedAt: new Date() }, $unset: { countChange: '' } },
-        { returnDocument: 'after' },
-      );
-      // Only once the pair says the change is complete may its tokens go; one left behind by a
-      // crash guards nothing, since every change has a token of its own.
-      const forgetToken = () => (token ? this.users.updateMany({ _id: { $in: [start.f, start.t] } }, { $pull: { pendingCounts: token } }) : null);
-      if (finished) {
-        await forgetToken();
-        return { pair: finished, followee, counts };
-      }
+      const applied = appliedUpdate(v, want, outcome);
+      const finished = await this.pairs.findOneAndUpdate({ ...held, v }, { ...applied, $set: { ...applied.$set, lease: null, dirty: false } }, { returnDocument: 'after' });
+      if (finished) return { ...result, pair: finished };
       // A newer wish arrived meanwhile: apply it too, still holding the lease.
-      pair = await this.update(held, { $set: { applied: v, counted: want }, $unset: { countChange: '' } });
-      await forgetToken();
-      followee = null;
-      counts = [];
+      pair = await this.update(held, applied);
+      ownChange = true;
     }
   }
 
   /**
    * The common case, with no change left over by a dead request: the count change (the one the
    * wish's own write recorded, or one recorded here) is applied to both users beside both edges
-   * (each write is idempotent, and the token guards the counts on a replay), then the timeline
-   * work. The caller's finishing write records the result. Returns the token the users now hold.
+   * and the group change (each write is idempotent, and the token guards the counts and the group
+   * on a replay), then the timeline work. The caller's finishing write records the outcome.
    */
   private async applyWish(
     start: FollowPairDocument,
     held: Record<string, unknown>,
     want: boolean,
     effects: FollowEffects,
-  ): Promise<{ pair: FollowPairDocument; followee: UserDocument | null; counts: UserCounts[]; token: string | null }> {
+  ): Promise<Omit<PairResult, 'changed'> & { outcome: Outcome }> {
     let pair = start;
-    let followee: UserDocument | null = null;
-    let follower: Pick<UserDocument, '_id' | 'followerCount' | 'followingCount' | 'countVersion'> | null = null;
-    let token: string | null = null;
-    if (pair.counted === want) {
-      // The counts already include the pair exactly when `want` says; the finishing write drops
-      // the recorded change, and a replay finds it needless too.
-      await Promise.all([this.writeEdges(pair.f, pair.t, want), effects.besideEdges?.(pair.f, pair.t, want)]);
-    } else {
-      let change = pair.countChange;
-      if (change?.delta !== (want ? 1 : -1)) {
-        change = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false };
-        pair = await this.update(held, { $set: { countChange: change } });
-      }
-      const { delta } = change;
-      token = change.token;
-      [follower, followee] = await Promise.all([
-        this.users.findOneAndUpdate(
-          { _id: pair.f, pendingCounts: { $ne: token } },
-          { $inc: { followingCount: delta, countVersion: 1 }, $push: { pendingCounts: token } },
-          { returnDocument: 'after', projection: { followerCount: 1, followingCount: 1, countVersion: 1 } },
-        ),
-        this.users.findOneAndUpdate(
-          { _id: pair.t, pendingCounts: { $ne: token } },
-          { $inc: { followerCount: delta, countVersion: 1 }, $push: { pendingCounts: token } },
-          { returnDocument: 'after', projection: { passwordHash: 0, pendingCounts: 0 } },
-        ),
-        this.writeEdges(pair.f, pair.t, want),
-        effects.besideEdges?.(pair.f, pair.t, want),
-      ]);
+    const delta = want ? 1 : -1;
+    const countsChange = pair.counted !== want;
+    // In for a new follow that tells the followee (its recorded change names a group), out for an unfollow.
+    const groupChange = want ? !pair.g && !pair.counted : pair.g !== undefined;
+    if ((countsChange || groupChange) && (pair.countChange?.delta !== delta || pair.gc?.t !== pair.countChange.token)) {
+      // A later round of the loop: this wish recorded nothing of its own yet.
+      const token = new ObjectId().toHexString();
+      const group = want && effects.group ? await effects.group.groupOf(pair.f, pair.t) : null;
+      const gc = groupChangeOf(token, want, group, effects.group?.now() ?? new Date());
+      pair = await this.update(held, { $set: { countChange: { token, delta, applied: false }, gc } });
     }
+    const token = pair.countChange?.token;
+    const joining = groupChange && want && pair.gc?.to ? pair.gc : null;
+    const leaving = groupChange && !want ? pair.g! : null;
+    const [follower, followee, notified] = await Promise.all([
+      countsChange
+        ? this.users.findOneAndUpdate(
+            { _id: pair.f, pendingCounts: { $ne: token } },
+            { $inc: { followingCount: delta, countVersion: 1, followingVersion: 1 }, $push: { pendingCounts: token! } },
+            { returnDocument: 'after', projection: { followerCount: 1, followingCount: 1, countVersion: 1, followingVersion: 1 } },
+          )
+        : null,
+      countsChange
+        ? this.users.findOneAndUpdate(
+            { _id: pair.t, pendingCounts: { $ne: token } },
+            { $inc: { followerCount: delta, countVersion: 1 }, $push: { pendingCounts: token! } },
+            { returnDocument: 'after', projection: { passwordHash: 0, pendingCounts: 0 } },
+          )
+        : null,
+      joining && effects.group ? effects.group.join({ group: joining.to!, token: joining.t, at: joining.at }, pair.f, pair.t) : null,
+      leaving && effects.group ? effects.group.leave({ group: leaving, token: pair.gc!.t }, pair.f, pair.t, this).then(() => null) : null,
+      // At rest the edges exist exactly when the pair is counted: a wish that changes no count changes no edge.
+      countsChange ? this.writeEdges(pair.f, pair.t, want) : null,
+    ]);
     await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
     const counts = [follower, followee].filter((user) => user !== null).map(toUserCounts);
-    return { pair, followee, counts, token };
+    const touched = countsChange || joining !== null || leaving !== null;
+    const outcome: Outcome = {
+      membership: joining ? { g: joining.to!, ga: joining.at } : leaving ? 'left' : 'unchanged',
+      prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving, left: true as const } : {}) } : null,
+    };
+    return { pair, followee, counts, notified, outcome };
   }
 
   private async writeEdges(followerId: string, followeeId: string, exists: boolean): Promise<void> {
@@ -342,11 +469,7 @@ export class FollowPairs {
    * A change recorded with a wish that turned out not to need it (the pair's `counted` already
    * went its way) is dropped unapplied.
    */
-  private async settleCounts(
-    start: FollowPairDocument,
-    held: Record<string, unknown>,
-    want: boolean,
-  ): Promise<FollowPairDocument> {
+  private async settleCounts(start: FollowPairDocument, held: Record<string, unknown>, want: boolean): Promise<FollowPairDocument> {
     let pair = start;
     if (!pair.countChange && pair.counted !== want) {
       const countChange = { token: new ObjectId().toHexString(), delta: want ? 1 : -1, applied: false } as const;
@@ -357,15 +480,44 @@ export class FollowPairs {
     if (!change.applied && pair.counted !== (change.delta === 1)) {
       const { token, delta } = change;
       await Promise.all([
-        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta, countVersion: 1 }, $push: { pendingCounts: token } }),
+        this.users.updateOne({ _id: pair.f, pendingCounts: { $ne: token } }, { $inc: { followingCount: delta, countVersion: 1, followingVersion: 1 }, $push: { pendingCounts: token } }),
         this.users.updateOne({ _id: pair.t, pendingCounts: { $ne: token } }, { $inc: { followerCount: delta, countVersion: 1 }, $push: { pendingCounts: token } }),
       ]);
       pair = await this.update(held, { $set: { counted: delta === 1, 'countChange.applied': true } });
     }
-    await this.users.updateMany({ _id: { $in: [pair.f, pair.t] } }, { $pull: { pendingCounts: change.token } });
-    pair = await this.update(held, { $unset: { countChange: '' } });
+    // Its token may sit on either user (applied before a crash, or just now): the sweep prunes it.
+    pair = await this.update(held, { $set: { tp: true }, $unset: { countChange: '' }, $push: { prune: { t: change.token } } });
     // The unfinished change may have gone the other way than the newest wish.
     return pair.counted === want ? pair : this.settleCounts(pair, held, want);
+  }
+
+  /**
+   * The group's counterpart of `settleCounts`: a group change a dead request recorded is finished
+   * (a join only while the pair is in no group and still wanted, or already applied; a leave
+   * always), then an unfollow leaves a group the pair is still in.
+   */
+  private async settleGroup(start: FollowPairDocument, held: Record<string, unknown>, want: boolean, effects: FollowEffects): Promise<FollowPairDocument> {
+    let pair = start;
+    const group = effects.group;
+    const change = pair.gc;
+    if (change && group) {
+      const joins = change.to !== null && !pair.g && (want || (await group.applied(change.to, pair.t, change.t)));
+      const leaves = change.to === null && pair.g !== undefined;
+      if (joins) {
+        await group.join({ group: change.to!, token: change.t, at: change.at }, pair.f, pair.t);
+        pair = await this.update(held, { $set: { g: change.to!, ga: change.at, tp: true }, $unset: { gc: '' }, $push: { prune: { t: change.t, g: change.to! } } });
+      } else if (leaves) {
+        await group.leave({ group: pair.g!, token: change.t }, pair.f, pair.t, this);
+        pair = await this.update(held, { $set: { tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: change.t, g: pair.g!, left: true } } });
+      } else {
+        pair = await this.update(held, { $unset: { gc: '' } });
+      }
+    }
+    if (!want && pair.g && group) {
+      pair = await this.update(held, { $set: { gc: { t: new ObjectId().toHexString(), to: null, at: new Date() } } });
+      return this.settleGroup(pair, held, want, effects);
+    }
+    return pair;
   }
 
   /** An update that must still hold the lease; losing it means another holder took over. */
@@ -374,4 +526,21 @@ export class FollowPairs {
     if (!pair) throw new Error(`lost the lease on follow pair "${String(held._id)}"`);
     return pair;
   }
+}
+
+const asMember = (pair: Pick<FollowPairDocument, 'f' | 'g' | 'ga' | 'gc'>): GroupMember => ({ u: pair.f, g: pair.g, ga: pair.ga, gc: pair.gc });
+
+/** What applying a wish did to the pair's group, and the token it left on the users and the group. */
+interface Outcome {
+  membership: { g: string; ga: Date } | 'left' | 'unchanged';
+  prune: TokenToPrune | null;
+}
+
+/** The write that records a wish as applied: the version, the counts, the group, the tokens to prune. */
+function appliedUpdate(version: number, want: boolean, { membership, prune }: Outcome) {
+  return {
+    $set: { applied: version, counted: want, updatedAt: new Date(), ...(typeof membership === 'object' ? membership : {}), ...(prune ? { tp: true as const } : {}) },
+    $unset: { countChange: '' as const, gc: '' as const, ...(membership === 'left' ? { g: '' as const, ga: '' as const } : {}) },
+    ...(prune ? { $push: { prune } } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import type { Collection } from 'mongodb';
 import { findStalled } from '../db/stalledWork.js';
 import type { UserDocument } from '../records/users.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * Accounts: credentials, the account id tokens name, and the steps of deleting an account (marked,
@@ -16,7 +17,7 @@ export class UserAccounts {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.users.createIndex({ deletedAt: 1 }, { name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } });
+    await plannedIndexes(this.users, [{ key: { deletedAt: 1 }, name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } }]);
   }
 
   async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {
@@ -59,6 +60,14 @@ export class UserAccounts {
     );
     this.directory.forget([handle]);
     return doc ? doc.tokenGeneration ?? 0 : null;
+  }
+
+  /**
+   * Stores a new hash of the same password (at today's cost) in place of `expectedHash`; nothing
+   * when the password was changed meanwhile. Tokens stay valid: the password is the same.
+   */
+  async upgradePasswordHash(handle: string, expectedHash: string, passwordHash: string): Promise<void> {
+    await this.users.updateOne({ _id: handle, ...live, passwordHash: expectedHash }, { $set: { passwordHash } });
   }
 
   /** Starts deleting the account: true when this call did, false when it was gone or going already. */

@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { heldCaches } from '../config.js';
 import { toUserRecord, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
+import { plannedCollection } from '../db/shardPlan.js';
 
 /** Users that still exist: an account being deleted is gone for every read from the start. */
 export const existingUsers = { deletedAt: { $exists: false } } as const;
@@ -17,6 +18,8 @@ export interface CachedUser {
   inbox: boolean;
   /** The version of `record`'s counts (UserDocument.countVersion). */
   countVersion: number;
+  /** How many times whom the user follows changed (UserDocument.followingVersion). */
+  followingVersion: number;
 }
 
 /**
@@ -29,7 +32,7 @@ export class UserDirectory {
   private readonly cache = new ReadThroughCache<string, CachedUser>('users', heldCaches.users);
 
   constructor(db: Db) {
-    this.users = db.collection<UserDocument>('users');
+    this.users = plannedCollection<UserDocument>(db, 'users');
   }
 
   async getUser(handle: string): Promise<UserRecord | null> {
@@ -59,6 +62,7 @@ export class UserDirectory {
             followersOnly: doc.followersOnly === true,
             inbox: doc.inbox === true,
             countVersion: doc.countVersion ?? 0,
+            followingVersion: doc.followingVersion ?? 0,
           },
         ]),
       );
@@ -71,8 +75,10 @@ export class UserDirectory {
    * never take a count back.
    */
   applyCounts(counts: readonly UserCounts[]): void {
-    for (const { handle, followerCount, followingCount, version } of counts) {
-      this.cache.update(handle, (held) => (held.countVersion >= version ? held : { ...held, countVersion: version, record: { ...held.record, followerCount, followingCount } }));
+    for (const { handle, followerCount, followingCount, version, followingVersion } of counts) {
+      this.cache.update(handle, (held) =>
+        held.countVersion >= version ? held : { ...held, countVersion: version, followingVersion, record: { ...held.record, followerCount, followingCount } },
+      );
     }
   }
 

@@ -2,6 +2,7 @@ import type { Collection } from 'mongodb';
 import type { UserDocument } from '../records/users.js';
 import type { InboxSources } from '../content/contentService.js';
 import type { UserDirectory } from './userDirectory.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * What the feed keeps on each user: when they last read (`readAt`, for skipping inactive readers),
@@ -16,7 +17,7 @@ export class UserFeedState {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.users.createIndex({ readAt: 1 }, { name: 'read_at' });
+    await plannedIndexes(this.users, [{ key: { readAt: 1 }, name: 'read_at' }]);
   }
 
   /**
@@ -32,7 +33,7 @@ export class UserFeedState {
    * pass: the authors whose posts are pulled (the reader among them: a cache built after their
    * pulled post holds only pushed ones), and the reader's inbox sources.
    */
-  async readerSources(readerId: string, followees: readonly string[]): Promise<{ pulling: string[]; inbox: InboxSources }> {
+  async readerSources(readerId: string, followees: readonly string[]): Promise<{ pulling: string[]; inbox: InboxSources; followingVersion: number }> {
     const users = await this.directory.cached([readerId, ...followees]);
     const pulling: string[] = [];
     const followersOnlyAuthors: string[] = [];
@@ -40,7 +41,8 @@ export class UserFeedState {
       if (user.pulls) pulling.push(user.record.handle);
       if (user.followersOnly) followersOnlyAuthors.push(user.record.handle);
     }
-    return { pulling, inbox: { readerId, addressed: users.get(readerId)?.inbox === true, followersOnlyAuthors } };
+    const reader = users.get(readerId);
+    return { pulling, inbox: { readerId, addressed: reader?.inbox === true, followersOnlyAuthors }, followingVersion: reader?.followingVersion ?? 0 };
   }
 
   /** Whether these users have the marks of limited posts (see `markLimited`), from the users this process holds. */

@@ -11,8 +11,10 @@ import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
 import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
+import type { NotificationRecord } from '../records/notifications.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** What changed, for the in-process tier of every instance to forget. */
 export interface GraphChange {
@@ -31,6 +33,8 @@ export interface FollowResult {
   followee: UserRecord | null;
   /** Both users' counts as this request's change left them; empty when it changed none. */
   counts: UserCounts[];
+  /** The followee's FOLLOW notification group as this follow left it; null when it joined none. */
+  notified: NotificationRecord | null;
 }
 
 /**
@@ -53,16 +57,16 @@ export class UserGraphService {
     private readonly directory: UserDirectory,
   ) {
     this.users = directory.users;
-    this.followers = db.collection<EdgeDocument>('followers');
-    this.following = db.collection<EdgeDocument>('following');
+    this.followers = plannedCollection<EdgeDocument>(db, 'followers');
+    this.following = plannedCollection<EdgeDocument>(db, 'following');
     this.pairs = new FollowPairs(db, this.users, this.following, this.followers);
     this.lists = new UserLists(db, this.following);
   }
 
   async ensureIndexes(): Promise<void> {
     await Promise.all([
-      this.followers.createIndexes([edgeIndex]),
-      this.following.createIndexes([edgeIndex]),
+      plannedIndexes(this.followers, [edgeIndex]),
+      plannedIndexes(this.following, [edgeIndex]),
       this.pairs.ensureIndexes(),
       this.lists.ensureIndexes(),
     ]);
@@ -125,7 +129,12 @@ export class UserGraphService {
     return this.setFollow(followerId, followeeId, false, effects, checks);
   }
 
-  /** `checks` are the caller's own (rate limits, blocks): run beside the existence check, all before any write. */
+  /**
+   * `checks` are the caller's own (rate limits, blocks): run beside the existence check, all before
+   * any write. A follow reads the followee from the database, so no follow reaches an account whose
+   * deletion has begun on another instance; an unfollow, which can only take an edge away, asks the
+   * users this process holds.
+   */
   private async setFollow(
     followerId: string,
     followeeId: string,
@@ -133,10 +142,10 @@ export class UserGraphService {
     effects: FollowEffects,
     checks: Promise<unknown> = Promise.resolve(),
   ): Promise<FollowResult> {
-    const allChecks = Promise.all([this.assertUserExists(followeeId), checks]);
-    const { pair, changed, followee, counts } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
+    const allChecks = Promise.all([want ? this.assertUserExists(followeeId) : this.assertUserHeld(followeeId), checks]);
+    const { pair, changed, followee, counts, notified } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
     this.settled(followerId, followeeId, counts);
-    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts };
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, notified };
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */
@@ -176,6 +185,29 @@ export class UserGraphService {
     if (batch.length > 0) yield batch;
   }
 
+  /**
+   * The followers of each of these authors whose audience fits `limit`, all in one query over the
+   * covered `{ _f, _t }` index; an author with more (by the count held here, or by what the query
+   * finds) is absent, for their followers to be split into sub-tasks instead.
+   */
+  async smallAudiences(authorIds: readonly string[], limit: number): Promise<Map<string, string[]>> {
+    if (authorIds.length === 0) return new Map();
+    const authors = await this.directory.cached(authorIds);
+    const small = [...authors.values()].filter((author) => author.record.followerCount <= limit).map((author) => author.record.handle);
+    const audiences = new Map<string, string[]>(small.map((handle) => [handle, []]));
+    if (small.length === 0) return audiences;
+    // Counts held here may be a moment old: read a little past them, and leave out any author found to have more.
+    const expected = small.reduce((sum, handle) => sum + authors.get(handle)!.record.followerCount, 0);
+    const edges = await this.followers
+      .find({ _f: small.length === 1 ? small[0]! : { $in: small } }, { projection: { _id: 0, _f: 1, _t: 1 } })
+      .limit(expected + 10 * small.length + 1)
+      .toArray();
+    for (const edge of edges) audiences.get(edge._f)?.push(edge._t);
+    const cutShort = edges.length > expected + 10 * small.length;
+    for (const [handle, followers] of audiences) if (cutShort || followers.length > limit) audiences.delete(handle);
+    return audiences;
+  }
+
   /** Which of `handles` the viewer follows: one query for a whole page of users. */
   async followedAmong(viewerId: string, handles: readonly string[]): Promise<Set<string>> {
     if (handles.length === 0) return new Set();
@@ -205,6 +237,11 @@ export class UserGraphService {
       .limit(page.limit + 1)
       .toArray();
     return { handles: docs.slice(0, page.limit).map((edge) => edge._t), hasMore: docs.length > page.limit };
+  }
+
+  private async assertUserHeld(handle: string): Promise<void> {
+    assertHandle(handle);
+    if (!(await this.directory.getUser(handle))) throw notFound(`No user with handle "${handle}"`);
   }
 
   private async assertUserExists(handle: string): Promise<void> {

@@ -112,6 +112,16 @@ export class LiveService {
     this.notifications.endAll();
   }
 
+  /** Whether live events reach this instance's subscribers now: the bus runs and its transport is not failing. */
+  eventsFlowing(): boolean {
+    return this.bus.flowing();
+  }
+
+  /** Open subscriptions by kind, for the metrics. */
+  subscriptionCounts(): { timeline: number; notifications: number } {
+    return { timeline: this.timelines.stats().subscriptions, notifications: this.notifications.stats().subscriptions };
+  }
+
   stats(): LiveStats {
     const timelines = this.timelines.stats();
     const notifications = this.notifications.stats();

@@ -106,6 +106,8 @@ export class TimelineSubscriptions {
         // Filters and users are read again for every event (the visibility rules): nothing to route.
         return;
       case 'notificationAdded':
+      case 'counted':
+        // Counts and a viewer's likes are read with each page a subscriber loads, not pushed.
         return;
       default:
         throw new UnreachableCaseError(event);
@@ -183,6 +185,7 @@ export class TimelineSubscriptions {
         return;
       case 'changed':
       case 'notificationAdded':
+      case 'counted':
         return;
       default:
         throw new UnreachableCaseError(event);

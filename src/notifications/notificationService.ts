@@ -1,22 +1,22 @@
 /**
  * notifications/ tells people what happened to them: follows, likes, reposts, replies and
- * mentions. Requests only queue a task (one insert, or none where a task is queued anyway); the
- * fanout workers build the notifications (NotificationGroups for the grouped kinds), announce them
- * on the change bus, and keep them in line with undos, deletions, mutes and blocks.
+ * mentions. Grouped kinds (follows, likes, reposts) change with their action, in its request
+ * (GroupMemberships over NotificationGroups); replies and mentions travel with the post's queued
+ * work, and deletions, mutes and blocks take back what no longer stands through the same queue.
  */
-import { ObjectId, type Collection, type Db } from 'mongodb';
+import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { notificationAdded, type ChangePublisher } from '../changes/events.js';
 import type { ContentService } from '../content/contentService.js';
-import type { InteractionEffects, Interactions } from '../content/interactions.js';
+import type { Interactions } from '../content/interactions.js';
 import { mentionedHandles } from '../content/mentions.js';
+import { staleChangeMs } from '../content/postCounters.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
-import type { FollowEffects } from '../graph/followPairs.js';
-import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { NewTask, TaskDocument } from '../queue/taskQueue.js';
-import { RetryLater, type BatchHandler, type TaskHandler } from '../queue/taskWorkers.js';
+import { RetryLater } from '../queue/taskWorkers.js';
 import {
+  notificationId,
   toNotificationRecord,
   type NotificationDocument,
   type NotificationKind,
@@ -24,7 +24,12 @@ import {
 } from '../records/notifications.js';
 import { visibleTo, type PostRecord } from '../records/posts.js';
 import { handlePattern } from '../records/users.js';
-import { NotificationGroups, type GroupSubject, type GroupTarget, type GroupedKind } from './notificationGroups.js';
+import type { GroupMemberships } from './groupMemberships.js';
+import { NotificationGroups } from './notificationGroups.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+
+/** A group everyone left is kept a moment (see NotificationGroups), shown to no one. */
+const shown = { n: { $gt: 0 } } as const;
 
 /** `unreadCount` counts this far and no further. */
 export const maxUnreadCounted = 1000;
@@ -32,28 +37,33 @@ export const maxUnreadCounted = 1000;
 /** A post missing from `content` this long after its task was queued was never stored (its request died). */
 const unstoredGraceMs = 60_000;
 
-interface MemberPayload {
-  kind: GroupedKind;
-  key: string;
-  actor: string;
-  at: Date;
-}
+/**
+ * When a deletion's or a mute's clean-up runs again: after any request that acted on the old state
+ * (a like of the deleted post, a like that read the filters before the mute) has finished, or been
+ * finished by the repair sweep.
+ */
+const secondPassMs = 2 * staleChangeMs;
 
-interface PostPayload {
+export interface PostPayload {
   postId: ObjectId;
+  /** A deletion's second pass: after the likes that raced it. */
+  again?: true;
 }
 
-interface RelationPayload {
+export interface RelationPayload {
   recipient: string;
   actor: string;
 }
 
-export const notificationTaskKinds = {
-  member: 'notify-member',
-  post: 'notify-post',
-  forgetPost: 'notify-forget-post',
-  relation: 'notify-relation',
-} as const;
+/** The queued work of notifications, by kind (see feed/queuedWork.ts). */
+export interface NotificationTasks {
+  'notify-post': PostPayload;
+  'notify-forget-post': PostPayload;
+  'notify-relation': RelationPayload;
+}
+
+/** A notification task to queue, its payload checked against its kind. */
+export type NotificationTask = { [K in keyof NotificationTasks]: NewTask<NotificationTasks[K] & Document> & { kind: K } }[keyof NotificationTasks];
 
 /** Where a notification sits in its recipient's list: newest event first, then by id. */
 export interface NotificationPosition {
@@ -76,14 +86,10 @@ export interface NotificationDependencies {
   content: ContentService;
   graph: Pick<UserGraphService, 'pairs' | 'followedAmong'>;
   users: Pick<UserDirectory, 'getUsers'>;
-  readerFilters: Pick<ReaderFilters, 'of'>;
-  /** The likes and reposts, given once they are built (they are built with this service's effects). */
-  interactions: () => { likes: Interactions; reposts: Interactions };
-  /** The durable queue the fanout workers run. */
-  enqueue: (tasks: NewTask[]) => Promise<void>;
+  interactions: { likes: Interactions; reposts: Interactions };
+  memberships: GroupMemberships;
+  groups: NotificationGroups;
   changes: ChangePublisher;
-  /** How long a worker holds an actor of a group: the queue's lease. */
-  leaseMs: number;
 }
 
 interface MarkerDocument {
@@ -94,89 +100,39 @@ interface MarkerDocument {
 
 export class NotificationService {
   readonly notifications: Collection<NotificationDocument>;
-  readonly groups: NotificationGroups;
   private readonly markers: Collection<MarkerDocument>;
-  /** The time actions are stamped with; tests move it to another day. */
-  now: () => Date = () => new Date();
 
   constructor(
     db: Db,
     private readonly deps: NotificationDependencies,
   ) {
-    this.notifications = db.collection<NotificationDocument>('notifications');
-    this.markers = db.collection<MarkerDocument>('notification_markers');
-    this.groups = new NotificationGroups(db, this.notifications, deps.leaseMs, (group) => this.announce(group));
+    this.notifications = deps.groups.groups;
+    this.markers = plannedCollection<MarkerDocument>(db, 'notification_markers');
+  }
+
+  /** The collection the groups are kept in, for wiring them before this service. */
+  static collection(db: Db): Collection<NotificationDocument> {
+    return plannedCollection<NotificationDocument>(db, 'notifications');
   }
 
   async ensureIndexes(): Promise<void> {
-    await Promise.all([
-      this.notifications.createIndexes([
-        // A recipient's page, newest first, and the unread count: a range on `at` after the marker.
-        { key: { r: 1, at: -1, _id: -1 }, name: 'recipient_newest' },
-        { key: { p: 1 }, name: 'post' },
-      ]),
-      this.groups.ensureIndexes(),
+    await plannedIndexes(this.notifications, [
+      // A recipient's page, newest first, and the unread count: a range on `at` after the marker.
+      { key: { r: 1, at: -1, _id: -1 }, name: 'recipient_newest' },
+      { key: { p: 1 }, name: 'post' },
     ]);
   }
 
-  /** The work that rides the fanout queue's workers. */
-  readonly handlers: Record<string, TaskHandler> = {
-    [notificationTaskKinds.member]: (task) => this.reconcileMember(task.payload as MemberPayload),
-    [notificationTaskKinds.post]: (task) => this.notifyPost(task as TaskDocument<PostPayload>),
-    [notificationTaskKinds.forgetPost]: (task) => this.forgetPost(task as TaskDocument<PostPayload>),
-    [notificationTaskKinds.relation]: (task) => this.relationChanged(task.payload as RelationPayload),
+  /** The queued work this service does, by kind. */
+  readonly handlers: { [K in keyof NotificationTasks]: (task: TaskDocument<NotificationTasks[K] & Document>) => Promise<void> } = {
+    'notify-post': (task) => this.notifyPost(task),
+    'notify-forget-post': (task) => this.forgetPost(task),
+    'notify-relation': (task) => this.relationChanged(task.payload),
   };
-
-  /** Member tasks claimed together run as one piece of work (see NotificationGroups.reconcileMany). */
-  readonly batchHandlers: Record<string, BatchHandler> = {
-    [notificationTaskKinds.member]: (tasks) => this.reconcileMembers(tasks as TaskDocument<MemberPayload>[]),
-  };
-
-  /** Likes' transitions queue their notification's task (see Interactions: replayed by its repair). */
-  readonly likeEffects: InteractionEffects = {
-    adding: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!, edge.d),
-    removing: (edge) => this.enqueueMember('LIKE', edge.p.toHexString(), edge.u, edge.token!, edge.d),
-  };
-
-  readonly repostEffects: InteractionEffects = {
-    adding: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!, edge.d),
-    removing: (edge) => this.enqueueMember('REPOST', edge.p.toHexString(), edge.u, edge.token!, edge.d),
-  };
-
-  /** `effects` plus the follow's notification task, queued under the pair's lease beside its edge writes. */
-  withFollowNotifications(effects: FollowEffects): FollowEffects {
-    return {
-      followed: (followerId, followeeId) => effects.followed(followerId, followeeId),
-      unfollowed: (followerId, followeeId) => effects.unfollowed(followerId, followeeId),
-      // Its task reads the pair's wish, recorded before the edges are written.
-      besideEdges: async (followerId, followeeId, want) => {
-        await Promise.all([effects.besideEdges?.(followerId, followeeId, want), this.enqueueMember('FOLLOW', followeeId, followerId, new ObjectId().toHexString())]);
-      },
-    };
-  }
-
-  /** The task that tells a post's replied-to author and mentioned users; none when there is no one to tell. */
-  postTasks(post: PostRecord): NewTask[] {
-    if (post.repostOf || (!post.replyTo && mentionedHandles(post.text).length === 0)) return [];
-    return [{ _id: `${notificationTaskKinds.post}:${post.id.toHexString()}`, kind: notificationTaskKinds.post, payload: { postId: post.id } }];
-  }
-
-  /** The task that removes what a deleted post was about or caused, once it is gone. */
-  retractionTasks(post: PostRecord): NewTask[] {
-    if (post.repostOf) return [];
-    return [{ _id: `${notificationTaskKinds.forgetPost}:${post.id.toHexString()}`, kind: notificationTaskKinds.forgetPost, payload: { postId: post.id } }];
-  }
-
-  /** After a mute or block: what `actor` did stops showing in `recipient`'s notifications. */
-  async hide(recipient: string, actor: string): Promise<void> {
-    await this.deps.enqueue([
-      { _id: `${notificationTaskKinds.relation}:${recipient}:${actor}:${new ObjectId().toHexString()}`, kind: notificationTaskKinds.relation, payload: { recipient, actor } },
-    ]);
-  }
 
   /** A deleted account's own notifications and read marker. */
   async forgetRecipient(handle: string): Promise<void> {
-    await this.groups.forgetRecipient(handle);
+    await this.notifications.deleteMany({ r: handle });
     await this.markers.deleteOne({ _id: handle });
   }
 
@@ -185,7 +141,7 @@ export class NotificationService {
     const { after, limit, kinds } = request;
     const beyond = after ? { $or: [{ at: { $lt: after.at } }, { at: after.at, _id: { $lt: after.id } }] } : {};
     const docs = await this.notifications
-      .find({ r: viewerId, ...(kinds ? { k: { $in: [...kinds] } } : {}), ...beyond }, { projection: { tk: 0 } })
+      .find({ r: viewerId, ...(kinds ? { k: { $in: [...kinds] } } : {}), ...beyond, ...shown }, { projection: { tk: 0 } })
       .sort({ at: -1, _id: -1 })
       .limit(limit + 1)
       .toArray();
@@ -205,7 +161,7 @@ export class NotificationService {
   async unreadCount(viewerId: string, marker?: NotificationPosition | null): Promise<number> {
     const read = marker === undefined ? (await this.markersOf([viewerId])).get(viewerId) ?? null : marker;
     const newer = read ? { $or: [{ at: { $gt: read.at } }, { at: read.at, _id: { $gt: read.id } }] } : {};
-    return this.notifications.countDocuments({ r: viewerId, ...newer }, { limit: maxUnreadCounted });
+    return this.notifications.countDocuments({ r: viewerId, ...newer, ...shown }, { limit: maxUnreadCounted });
   }
 
   /** Moves the viewer's marker up to `upTo` (never back) and returns what is left unread. */
@@ -223,64 +179,6 @@ export class NotificationService {
     return this.unreadCount(viewerId);
   }
 
-  /** `at`: when the action was taken (a like's own time, so a repaired one keeps its place). */
-  private async enqueueMember(kind: GroupedKind, key: string, actor: string, token: string, at = this.now()): Promise<void> {
-    const payload: MemberPayload = { kind, key, actor, at };
-    await this.deps.enqueue([{ _id: `${notificationTaskKinds.member}:${kind}:${key}:${actor}:${token}`, kind: notificationTaskKinds.member, payload }]);
-  }
-
-  private async reconcileMember({ kind, key, actor, at }: MemberPayload): Promise<void> {
-    const subject: GroupSubject = { kind, key };
-    let target: GroupTarget | null = null;
-    await this.groups.reconcile(subject, actor, new Date(at), async () => (target = await this.truth(subject, actor)));
-    // Written, then checked: a post deleted meanwhile had its notifications removed before this wrote.
-    const postId = (target as GroupTarget | null)?.postId;
-    if (postId && !(await this.deps.content.lookups.exists(postId))) await this.groups.forgetPost(postId);
-  }
-
-  /** `reconcileMember` for many tasks; returns those left to run alone. */
-  private async reconcileMembers(tasks: TaskDocument<MemberPayload>[]): Promise<TaskDocument[]> {
-    const requests = tasks.map((task) => ({ task, subject: { kind: task.payload.kind, key: task.payload.key }, actor: task.payload.actor, at: new Date(task.payload.at) }));
-    let targets: (GroupTarget | null)[] = [];
-    const left = await this.groups.reconcileMany(requests, async (held) => (targets = await this.truths(held)));
-    // Written, then checked: a post deleted meanwhile had its notifications removed before this wrote.
-    const postIds = targets.flatMap((target) => (target?.postId ? [target.postId] : []));
-    const stored = await this.deps.content.lookups.existing(postIds);
-    const gone = new Map(postIds.filter((postId) => !stored.has(postId.toHexString())).map((postId) => [postId.toHexString(), postId]));
-    await Promise.all([...gone.values()].map((postId) => this.groups.forgetPost(postId)));
-    return left.map(({ task }) => task);
-  }
-
-  /** `truth` for many actors: the follows among them read in one query. */
-  private async truths(requests: readonly { subject: GroupSubject; actor: string }[]): Promise<(GroupTarget | null)[]> {
-    const follows = requests.filter(({ subject }) => subject.kind === 'FOLLOW').map(({ subject, actor }) => [actor, subject.key] as const);
-    const followed = await this.deps.graph.pairs.wanted(follows);
-    return Promise.all(requests.map(({ subject, actor }) => this.truth(subject, actor, followed)));
-  }
-
-  /**
-   * Whom the actor's like, repost or follow tells now: null when it does not exist or may not tell.
-   * `followed`: the wanted follows among many, read together (FollowPairs.wanted); read here otherwise.
-   */
-  private async truth(subject: GroupSubject, actor: string, followed?: (followerId: string, followeeId: string) => boolean): Promise<GroupTarget | null> {
-    if (subject.kind === 'FOLLOW') {
-      const follows = followed ?? (await this.deps.graph.pairs.wanted([[actor, subject.key]]));
-      if (!follows(actor, subject.key) || !(await this.tells(subject.key, actor))) return null;
-      return { recipient: subject.key, postId: null };
-    }
-    const post = await this.deps.content.lookups.getPost(new ObjectId(subject.key));
-    if (!post) return null;
-    const edges = subject.kind === 'LIKE' ? this.deps.interactions().likes : this.deps.interactions().reposts;
-    if (!(await edges.isOn(post.id, actor)) || !(await this.tells(post.authorId, actor))) return null;
-    return { recipient: post.authorId, postId: post.id };
-  }
-
-  /** Never one's own action, nor one of an account the recipient muted or blocked, or that blocked them. */
-  private async tells(recipient: string, actor: string): Promise<boolean> {
-    if (recipient === actor) return false;
-    return !(await this.deps.readerFilters.of(recipient)).hides(actor);
-  }
-
   private async notifyPost(task: TaskDocument<PostPayload>): Promise<void> {
     const { content } = this.deps;
     const post = await content.lookups.getPost(task.payload.postId);
@@ -289,27 +187,31 @@ export class NotificationService {
       if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(200, 'the post is not stored yet');
       return;
     }
+    const { memberships } = this.deps;
     const told: { recipient: string; kind: 'REPLY' | 'MENTION'; _id: string }[] = [];
     const parentAuthor = post.replyTo?.authorId ?? null;
-    if (parentAuthor && (await this.tells(parentAuthor, post.authorId))) {
-      told.push({ recipient: parentAuthor, kind: 'REPLY', _id: `y:${post.id.toHexString()}` });
+    if (parentAuthor && (await memberships.tells(parentAuthor, post.authorId))) {
+      told.push({ recipient: parentAuthor, kind: 'REPLY', _id: notificationId({ kind: 'REPLY', replyId: post.id }) });
     }
     const mentioned = mentionedHandles(post.text).filter((handle) => handle !== post.authorId && handle !== parentAuthor && handlePattern.test(handle));
     for (const user of await this.deps.users.getUsers(mentioned)) {
-      if (await this.tells(user.handle, post.authorId)) told.push({ recipient: user.handle, kind: 'MENTION', _id: `m:${post.id.toHexString()}:${user.handle}` });
+      if (await memberships.tells(user.handle, post.authorId)) {
+        told.push({ recipient: user.handle, kind: 'MENTION', _id: notificationId({ kind: 'MENTION', postId: post.id, recipient: user.handle }) });
+      }
     }
     for (const { recipient, kind, _id } of told) {
       // A limited post does not exist for whoever may not see it: nor does its notification.
       if (!(await this.maySee(recipient, post))) continue;
       const doc: NotificationDocument = { _id, r: recipient, k: kind, at: post.createdAt, n: 1, a: [{ u: post.authorId, at: post.createdAt }], p: post.id, v: 1 };
-      const { _id: _, ...fields } = doc;
-      const written = await this.notifications.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
+      const { _id: _, r: __, ...fields } = doc;
+      const written = await this.notifications.updateOne({ _id, r: recipient }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
         if (isDuplicateKeyError(error)) return null;
         throw error;
       });
-      if (written?.upsertedCount === 1) await this.announce(doc);
+      if (written?.upsertedCount === 1) await this.deps.changes.publish(notificationAdded(toNotificationRecord(doc)));
     }
-    if (!(await content.lookups.exists(post.id))) await this.groups.forgetPost(post.id);
+    // Written, then checked: a post deleted meanwhile had its notifications removed before this wrote.
+    if (!(await content.lookups.exists(post.id))) await this.deps.groups.forgetPost(post.id);
   }
 
   private async maySee(recipient: string, post: PostRecord): Promise<boolean> {
@@ -324,29 +226,52 @@ export class NotificationService {
       if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(25, 'the post is not deleted yet');
       return;
     }
-    await this.groups.forgetPost(postId);
+    // The deletion took its likes and reposts back itself; a like that raced it, and the group it
+    // wrote, are what the second pass finds. (Such a repost's edge is left: it counts on nothing.)
+    await Promise.all([this.deps.groups.forgetPost(postId), task.payload.again ? this.deps.interactions.likes.forgetPost(postId) : null]);
   }
 
+  /** `actor` no longer tells `recipient` anything: out of their groups, and their replies and mentions gone. */
   private async relationChanged({ recipient, actor }: RelationPayload): Promise<void> {
-    for (const member of await this.groups.membershipsOf(actor, recipient)) {
-      const subject = subjectOfMember(member._id);
-      await this.reconcileMember({ ...subject, actor, at: member.at });
+    const { memberships, interactions, graph } = this.deps;
+    if (await memberships.tells(recipient, actor)) return;
+    for (const edges of [interactions.likes, interactions.reposts]) {
+      for (const edge of await edges.inGroupsOf(actor, recipient)) await edges.leaveGroup(edge.p, actor);
     }
-    if (!(await this.tells(recipient, actor))) {
-      await this.notifications.deleteMany({ r: recipient, k: { $in: ['REPLY', 'MENTION'] }, 'a.u': actor });
-    }
-  }
-
-  private async announce(group: NotificationDocument): Promise<void> {
-    await this.deps.changes.publish(notificationAdded(toNotificationRecord(group)));
+    await graph.pairs.leaveGroup(actor, recipient, memberships.followEffects);
+    await this.notifications.deleteMany({ r: recipient, k: { $in: ['REPLY', 'MENTION'] }, 'a.u': actor });
   }
 }
 
-const subjectKinds: Record<string, GroupedKind> = { l: 'LIKE', r: 'REPOST', f: 'FOLLOW' };
+/** The task that tells a post's replied-to author and mentioned users; none when there is no one to tell. */
+export function postNotificationTasks(post: PostRecord): NotificationTask[] {
+  if (post.repostOf || (!post.replyTo && mentionedHandles(post.text).length === 0)) return [];
+  return [{ _id: `notify-post:${post.id.toHexString()}`, kind: 'notify-post', payload: { postId: post.id } }];
+}
 
-function subjectOfMember(memberKey: string): { kind: GroupedKind; key: string } {
-  const [subject] = memberKey.split('|') as [string];
-  return { kind: subjectKinds[subject[0]!]!, key: subject.slice(2) };
+/**
+ * The tasks that remove what a deleted post was about or caused, once it is gone: now, and again
+ * once a like or repost that raced the deletion has been written.
+ */
+export function retractionNotificationTasks(post: PostRecord): NotificationTask[] {
+  if (post.repostOf) return [];
+  const key = post.id.toHexString();
+  return [
+    { _id: `notify-forget-post:${key}`, kind: 'notify-forget-post', payload: { postId: post.id } },
+    { _id: `notify-forget-post:${key}:again`, kind: 'notify-forget-post', payload: { postId: post.id, again: true }, runAt: new Date(Date.now() + secondPassMs) },
+  ];
+}
+
+/**
+ * After a mute or block: what `actor` did stops showing in `recipient`'s notifications, now and
+ * again once every like, repost or follow that read the filters before the change is written.
+ */
+export function relationNotificationTasks(recipient: string, actor: string): NotificationTask[] {
+  const key = `${recipient}:${actor}:${new ObjectId().toHexString()}`;
+  return [
+    { _id: `notify-relation:${key}`, kind: 'notify-relation', payload: { recipient, actor } },
+    { _id: `notify-relation:${key}:again`, kind: 'notify-relation', payload: { recipient, actor }, runAt: new Date(Date.now() + secondPassMs) },
+  ];
 }
 
 /** Sorts as (time, id) does: the time zero-padded, so `$max` on it keeps the newer position. */

@@ -5,6 +5,9 @@
  */
 import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { duplicateKeyFailures } from '../errors.js';
+import type { QueueSnapshot, QueueTaskState } from '../observability/metrics.js';
+import { currentOrigin, type TaskOrigin } from '../observability/requestScope.js';
+import { plannedCollection, type PlannedCollectionName, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * One unit of background work. A task is either `ready` (waiting, retrying, or held by a worker)
@@ -27,6 +30,13 @@ export interface TaskDocument<P extends Document = Document> {
   attempts: number;
   createdAt: Date;
   lastError?: string;
+  /**
+   * Queued for a later time (`NewTask.runAt`), until first claimed: work planned ahead, such as a
+   * clean-up's second pass, which a queue with nothing else to do counts as drained.
+   */
+  later?: true;
+  /** The request that queued it (its id, its trace), for the worker's log line and span; absent when none is known. */
+  origin?: TaskOrigin;
 }
 
 export interface NewTask<P extends Document = Document> {
@@ -35,6 +45,8 @@ export interface NewTask<P extends Document = Document> {
   payload: P;
   /** Not before this time; default now. */
   runAt?: Date;
+  /** Default: the request this is queued in (observability/requestScope.ts). A task queued by a task passes its own. */
+  origin?: TaskOrigin;
 }
 
 export interface QueueOptions {
@@ -46,6 +58,8 @@ export interface QueueOptions {
 export interface QueueStatus {
   /** Ready and not held by a live lease: what workers would claim next. */
   waiting: number;
+  /** Queued for later and not due yet (see TaskDocument.later). */
+  scheduled: number;
   /** Held by a worker whose lease has not run out. */
   running: number;
   dead: number;
@@ -69,11 +83,11 @@ export class TaskQueue {
    */
   constructor(
     db: Db,
-    collectionName: string,
+    collectionName: PlannedCollectionName,
     readonly options: QueueOptions,
     private readonly now: () => number = Date.now,
   ) {
-    this.tasks = db.collection<TaskDocument>(collectionName);
+    this.tasks = plannedCollection<TaskDocument>(db, collectionName);
   }
 
   private at(delayMs = 0): Date {
@@ -81,7 +95,7 @@ export class TaskQueue {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.tasks.createIndexes([
+    await plannedIndexes(this.tasks, [
       { key: { state: 1, runAt: 1 }, name: 'state_run_at' },
       { key: { state: 1, createdAt: 1 }, name: 'state_created_at' },
     ]);
@@ -91,16 +105,22 @@ export class TaskQueue {
   async enqueue(tasks: readonly NewTask[]): Promise<void> {
     if (tasks.length === 0) return;
     const now = this.at();
-    const docs: TaskDocument[] = tasks.map((task) => ({
-      _id: task._id,
-      kind: task.kind,
-      payload: task.payload,
-      state: 'ready',
-      runAt: task.runAt ?? now,
-      claim: null,
-      attempts: 0,
-      createdAt: now,
-    }));
+    const origin = currentOrigin();
+    const docs: TaskDocument[] = tasks.map((task) => {
+      const taskOrigin = task.origin ?? origin;
+      return {
+        _id: task._id,
+        kind: task.kind,
+        payload: task.payload,
+        state: 'ready',
+        runAt: task.runAt ?? now,
+        claim: null,
+        attempts: 0,
+        createdAt: now,
+        ...(task.runAt && task.runAt > now ? { later: true as const } : {}),
+        ...(taskOrigin ? { origin: taskOrigin } : {}),
+      };
+    });
     try {
       await this.tasks.insertMany(docs, { ordered: false });
     } catch (error) {
@@ -117,7 +137,7 @@ export class TaskQueue {
       const now = this.at();
       const task = await this.tasks.findOneAndUpdate(
         claimable(now),
-        { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 } },
+        { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 }, $unset: { later: '' } },
         { sort: { runAt: 1 }, returnDocument: 'after' },
       );
       if (!task) return null;
@@ -141,7 +161,7 @@ export class TaskQueue {
     const leaseEnd = new Date(now.getTime() + this.options.leaseMs);
     const { modifiedCount } = await this.tasks.updateMany(
       { _id: { $in: ids }, ...claimable(now) },
-      { $set: { claim, runAt: leaseEnd }, $inc: { attempts: 1 } },
+      { $set: { claim, runAt: leaseEnd }, $inc: { attempts: 1 }, $unset: { later: '' } },
     );
     if (modifiedCount === 0) return [];
     // Won by this claim means nobody else claimed, completed or removed it in between; payloads
@@ -149,7 +169,7 @@ export class TaskQueue {
     // then only the attempt count and last error read here can be one behind.)
     const claimed =
       modifiedCount === candidates.length
-        ? candidates.map((task) => ({ ...task, claim, runAt: leaseEnd, attempts: task.attempts + 1 })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+        ? candidates.map(({ later: _, ...task }) => ({ ...task, claim, runAt: leaseEnd, attempts: task.attempts + 1 })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
         : await this.tasks.find({ _id: { $in: ids }, claim }).sort({ createdAt: 1 }).toArray();
     const usable: TaskDocument[] = [];
     for (const task of claimed) {
@@ -206,6 +226,18 @@ export class TaskQueue {
     );
   }
 
+  /**
+   * Claimed tasks this worker will not run after all (its process is stopping): back in line at
+   * once, with the attempt given back, so another worker need not wait for the lease to run out.
+   */
+  async release(tasks: readonly TaskDocument[]): Promise<void> {
+    if (tasks.length === 0) return;
+    await this.tasks.updateMany(
+      { _id: { $in: tasks.map((task) => task._id) }, claim: tasks[0]!.claim },
+      { $set: { claim: null, runAt: this.at() }, $inc: { attempts: -1 } },
+    );
+  }
+
   /** Puts dead tasks back in line with fresh attempts; returns how many. */
   async redrive(ids?: readonly string[]): Promise<number> {
     const result = await this.tasks.updateMany(
@@ -217,25 +249,63 @@ export class TaskQueue {
 
   async status(): Promise<QueueStatus> {
     const now = this.at();
-    const [waiting, running, dead, oldest] = await Promise.all([
+    const notYet = { state: 'ready' as const, runAt: { $gt: now } };
+    const [waiting, running, dead, oldest, scheduled] = await Promise.all([
       this.tasks.countDocuments(claimable(now)),
-      this.tasks.countDocuments({ state: 'ready', runAt: { $gt: now } }),
+      this.tasks.countDocuments(notYet),
       this.tasks.countDocuments({ state: 'dead' }),
-      this.tasks.find({ state: 'ready' }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+      this.tasks.find({ state: 'ready', later: { $exists: false } }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+      this.tasks.countDocuments({ ...notYet, later: true }),
     ]);
     // A task waiting out its retry back-off is neither claimable nor held; count it as running
     // would mislead, so it is counted with the waiting ones.
-    const backingOff = await this.tasks.countDocuments({ state: 'ready', claim: null, runAt: { $gt: now } });
-    return { waiting: waiting + backingOff, running: running - backingOff, dead, oldestPendingAt: oldest?.createdAt ?? null };
+    const backingOff = (await this.tasks.countDocuments({ ...notYet, claim: null })) - scheduled;
+    return { waiting: waiting + backingOff, scheduled, running: running - backingOff - scheduled, dead, oldestPendingAt: oldest?.createdAt ?? null };
+  }
+
+  /** Tasks by kind and state, and the oldest not done, for the metrics (feed_queue_tasks, feed_queue_oldest_ready_seconds). */
+  async snapshot(): Promise<QueueSnapshot> {
+    const now = this.at();
+    const [groups, oldest] = await Promise.all([
+      this.tasks
+        .aggregate<{ _id: { kind: string; state: QueueTaskState }; count: number }>([
+          {
+            $group: {
+              _id: {
+                kind: '$kind',
+                // As status() counts them: a task backing off before its retry is waiting, not running;
+                // one queued for later and not yet due is scheduled.
+                state: {
+                  $cond: [
+                    { $eq: ['$state', 'dead'] },
+                    'dead',
+                    {
+                      $cond: [
+                        { $and: [{ $eq: ['$later', true] }, { $gt: ['$runAt', now] }] },
+                        'scheduled',
+                        { $cond: [{ $and: [{ $ne: ['$claim', null] }, { $gt: ['$runAt', now] }] }, 'running', 'waiting'] },
+                      ],
+                    },
+                  ],
+                },
+              },
+              count: { $sum: 1 },
+            },
+          },
+        ], { maxTimeMS: 5000 })
+        .toArray(),
+      this.tasks.find({ state: 'ready', later: { $exists: false } }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next(),
+    ]);
+    return { tasks: groups.map(({ _id, count }) => ({ ..._id, count })), oldestReadyAt: oldest?.createdAt ?? null };
   }
 
   dead(limit: number): Promise<TaskDocument[]> {
     return this.tasks.find({ state: 'dead' }).sort({ createdAt: 1 }).limit(limit).toArray();
   }
 
-  /** True when no task is waiting or running (dead ones do not count). */
+  /** True when no task is waiting or running (dead ones, and work queued for later, do not count). */
   async isDrained(): Promise<boolean> {
-    return (await this.tasks.countDocuments({ state: 'ready' }, { limit: 1 })) === 0;
+    return (await this.tasks.countDocuments({ state: 'ready', later: { $exists: false } }, { limit: 1 })) === 0;
   }
 
   private async park(task: TaskDocument, reason: string): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { contextFrom, failed, inSpan, runInContext, SpanKind, startSpan } from '../observability/tracing.js';
 import type { TaskDocument, TaskQueue } from './taskQueue.js';
 import { sleep } from '../sleep.js';
 
@@ -106,7 +107,7 @@ export class TaskWorkers {
     this.loops = Array.from({ length: this.options.concurrency }, () => this.loop());
   }
 
-  /** Lets running tasks finish, then resolves. */
+  /** Lets running tasks finish, gives back the claimed ones not started yet, then resolves. */
   async stop(): Promise<void> {
     this.running = false;
     this.wake();
@@ -147,55 +148,103 @@ export class TaskWorkers {
     }
   }
 
-  /** Kinds with a batch handler run together; whatever a batch could not finish, and every other kind, one by one. */
+  /**
+   * Kinds with a batch handler run together; whatever a batch could not finish, and every other
+   * kind, one by one. Once the workers are stopping, what has not started goes back to the queue.
+   */
   private async runClaimed(tasks: TaskDocument[], lease: BatchLease): Promise<void> {
     const byKind = new Map<string, TaskDocument[]>();
     for (const task of tasks) byKind.set(task.kind, [...(byKind.get(task.kind) ?? []), task]);
     for (const [kind, group] of byKind) {
+      if (!this.running) {
+        await this.giveBack(group, lease);
+        continue;
+      }
       const batchHandler = this.options.batchHandlers?.[kind];
       const alone = batchHandler ? await this.runBatch(batchHandler, group, lease) : group;
-      for (const task of alone) await this.run(task, lease);
+      for (const [index, task] of alone.entries()) {
+        if (!this.running) {
+          await this.giveBack(alone.slice(index), lease);
+          break;
+        }
+        await this.run(task, lease);
+      }
     }
   }
 
   /** The tasks still to run one by one: those the handler left, or all of them when it failed. */
   private async runBatch(handler: BatchHandler, tasks: TaskDocument[], lease: BatchLease): Promise<TaskDocument[]> {
+    const started = performance.now();
+    // One span per task, each in the trace of the request that queued it; the batch's own work runs in the first.
+    const spans = tasks.map((task) => startSpan(`task ${task.kind}`, SpanKind.CONSUMER, taskAttributes(task, tasks.length), contextFrom(task.origin)));
+    const work = () => handler(tasks, { attempt: Math.max(...tasks.map((task) => task.attempts)), checkpoint: lease.checkpoint });
     try {
-      const left = new Set(await handler(tasks, { attempt: Math.max(...tasks.map((task) => task.attempts)), checkpoint: lease.checkpoint }));
+      const left = new Set(await (spans[0] ? runInContext(spans[0].context, work) : work()));
       const finished = tasks.filter((task) => !left.has(task));
       await this.queue.completeBatch(finished);
       lease.settled(finished);
+      for (const task of finished) this.logRun(task, 'done', started, tasks.length);
       return [...left];
     } catch (error) {
+      for (const span of spans) if (span) failed(span.span, error);
       // Each task gets its own run, with its own outcome (retry later, failure, dead). A batch that
       // cannot proceed yet is no failure: its tasks say so again when they run alone.
       if (!(error instanceof RetryLater)) this.options.logger.error(`fanout worker: a batch of ${tasks.length} tasks failed; running each alone`, error);
       return tasks;
+    } finally {
+      for (const span of spans) span?.span.end();
     }
   }
 
   private async run(task: TaskDocument, lease: BatchLease): Promise<void> {
     const handler = this.handlers[task.kind];
+    const started = performance.now();
+    const parent = contextFrom(task.origin);
     try {
-      if (!handler) throw new Error(`no handler for tasks of kind "${task.kind}"`);
-      await handler(task, { attempt: task.attempts, checkpoint: lease.checkpoint });
+      await inSpan(`task ${task.kind}`, { kind: SpanKind.CONSUMER, attributes: taskAttributes(task, 1), parent }, async () => {
+        if (!handler) throw new Error(`no handler for tasks of kind "${task.kind}"`);
+        await handler(task, { attempt: task.attempts, checkpoint: lease.checkpoint });
+      });
       await this.queue.complete(task);
+      this.logRun(task, 'done', started, 1);
     } catch (error) {
       if (error instanceof RetryLater) {
-        await this.queue.postpone(task, error.delayMs).catch((postponeError: unknown) => {
-          this.options.logger.error(`fanout worker: could not postpone task ${task._id}`, postponeError);
-        });
+        await this.queue.postpone(task, error.delayMs).then(
+          () => this.logRun(task, 'postponed', started, 1),
+          (postponeError: unknown) => this.options.logger.error(`fanout worker: could not postpone task ${task._id}`, postponeError),
+        );
         return;
       }
       try {
         const outcome = await this.queue.fail(task, error);
-        this.options.logger.error(`fanout worker: task ${task._id} failed (attempt ${task.attempts}, ${outcome})`, error);
+        this.options.logger.error(`fanout worker: task ${task._id} failed (attempt ${task.attempts}, ${outcome})`, error, taskFields(task));
       } catch (failError) {
-        this.options.logger.error(`fanout worker: could not record the failure of task ${task._id}`, failError);
+        this.options.logger.error(`fanout worker: could not record the failure of task ${task._id}`, failError, taskFields(task));
       }
     } finally {
       lease.settled([task]);
     }
+  }
+
+  /** Claimed, not started, and the workers are stopping: back in line for another worker at once. */
+  private async giveBack(tasks: TaskDocument[], lease: BatchLease): Promise<void> {
+    try {
+      await this.queue.release(tasks);
+      for (const task of tasks) this.options.logger.debug('task given back', taskFields(task));
+    } catch (error) {
+      // Their lease runs out instead, and another worker takes them then.
+      this.options.logger.error(`fanout worker: could not give back ${tasks.length} claimed tasks`, error);
+    } finally {
+      lease.settled(tasks);
+    }
+  }
+
+  /** One line per task run: what it was, which attempt, how long, how it ended, and the request that queued it. */
+  private logRun(task: TaskDocument, outcome: 'done' | 'postponed', startedAt: number, batch: number): void {
+    const fields = { ...taskFields(task), outcome, durationMs: Math.round((performance.now() - startedAt) * 10) / 10, ...(batch > 1 ? { batch } : {}) };
+    // A task that cannot proceed yet may be postponed many times a second: not worth a line each at info.
+    if (outcome === 'postponed') this.options.logger.vetted.debug('task', fields);
+    else this.options.logger.vetted.info('task', fields);
   }
 
   private async housekeeping(): Promise<void> {
@@ -204,4 +253,17 @@ export class TaskWorkers {
     this.lastPeriodic = Date.now();
     await periodic();
   }
+}
+
+function taskFields(task: TaskDocument): Record<string, unknown> {
+  return { taskId: task._id, kind: task.kind, attempt: task.attempts, ...(task.origin?.requestId ? { requestId: task.origin.requestId } : {}) };
+}
+
+function taskAttributes(task: TaskDocument, batch: number): Record<string, string | number> {
+  return {
+    'feed.task.kind': task.kind,
+    'feed.task.attempt': task.attempts,
+    ...(batch > 1 ? { 'feed.task.batch': batch } : {}),
+    ...(task.origin?.requestId ? { 'feed.request_id': task.origin.requestId } : {}),
+  };
 }

@@ -1,40 +1,176 @@
 /**
- * Notifications as every layer sees them: the stored group document, the public record and the
- * mapper between them. Types and pure functions only: no service, no I/O.
+ * Notifications as every layer sees them: the one table of kinds, the stored group document, the
+ * membership a grouped kind's members carry, the public record and the mappers between them.
+ * Types and pure functions only: no service, no I/O.
  */
 import type { ObjectId } from 'mongodb';
+import { UnreachableCaseError } from '../errors.js';
 
 export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION';
 
-export const notificationKinds: readonly NotificationKind[] = ['FOLLOW', 'LIKE', 'REPOST', 'REPLY', 'MENTION'];
+/**
+ * Every kind, what its documents' ids start with, and whether people are grouped in it. A new
+ * kind is one row here and one case in `notificationId`, which the compiler asks for.
+ */
+export const notificationKindTable = {
+  FOLLOW: { prefix: 'f', grouped: true },
+  LIKE: { prefix: 'l', grouped: true },
+  REPOST: { prefix: 'r', grouped: true },
+  REPLY: { prefix: 'y', grouped: false },
+  MENTION: { prefix: 'm', grouped: false },
+} as const satisfies Record<NotificationKind, { prefix: string; grouped: boolean }>;
 
-/** The newest actors a group keeps, newest first; `n` counts them all. */
+export const notificationKinds = Object.keys(notificationKindTable) as NotificationKind[];
+
+/** The kinds whose notification is a group of people: each of a post's likes and reposts, a day's new followers. */
+export type GroupedKind = { [K in NotificationKind]: (typeof notificationKindTable)[K]['grouped'] extends true ? K : never }[NotificationKind];
+
+/** What a notification is about, which names its document: every writer of one group meets in it. */
+export type NotificationSubject =
+  | { kind: 'LIKE' | 'REPOST'; postId: ObjectId }
+  | { kind: 'FOLLOW'; recipient: string; day: string }
+  | { kind: 'REPLY'; replyId: ObjectId }
+  | { kind: 'MENTION'; postId: ObjectId; recipient: string };
+
+export function notificationId(subject: NotificationSubject): string {
+  const prefix = notificationKindTable[subject.kind].prefix;
+  switch (subject.kind) {
+    case 'LIKE':
+    case 'REPOST':
+      return `${prefix}:${subject.postId.toHexString()}`;
+    case 'FOLLOW':
+      return `${prefix}:${subject.recipient}:${subject.day}`;
+    case 'REPLY':
+      return `${prefix}:${subject.replyId.toHexString()}`;
+    case 'MENTION':
+      return `${prefix}:${subject.postId.toHexString()}:${subject.recipient}`;
+    default:
+      throw new UnreachableCaseError(subject);
+  }
+}
+
+/** Follows group by the UTC day they were made. */
+export const followDay = (at: Date) => at.toISOString().slice(0, 10);
+
+/** The newest actors a group shows, newest first; `n` counts them all. */
 export const maxActorsShown = 20;
+
+/** One actor shown in a group: who, and when they joined it. */
+export interface GroupActor {
+  u: string;
+  at: Date;
+}
+
+/** The order of a group's actors: newest first, then by handle, so every writer sorts alike. */
+export const actorOrder = { at: -1, u: -1 } as const;
+
+export function compareActors(a: GroupActor, b: GroupActor): number {
+  return b.at.getTime() - a.at.getTime() || (a.u < b.u ? 1 : a.u > b.u ? -1 : 0);
+}
 
 /**
  * One notification in `notifications`: a group (LIKE and REPOST of one post, FOLLOW of one UTC
- * day) or a single event (REPLY, MENTION). Its `_id` names what it is about, so every writer of
- * the same group meets in one document:
- * `l:<post>`, `r:<post>`, `f:<recipient>:<yyyy-mm-dd>`, `y:<reply>`, `m:<post>:<recipient>`.
+ * day) or a single event (REPLY, MENTION), under the id `notificationId` gives it.
+ *
+ * A group's count, its shown actors and its time change together, in one write per member who
+ * joins or leaves, so every read sees `a` hold exactly the newest `min(n, 20)` members.
  */
 export interface NotificationDocument {
   _id: string;
   /** The recipient. */
   r: string;
   k: NotificationKind;
-  /** Time of the newest event: the page order, with `_id`, and what the read marker compares. */
+  /** Time of the newest event (a group's newest actor's): the page order, with `_id`, and what the read marker compares. */
   at: Date;
   /** Everyone currently in the group, exact. */
   n: number;
-  /** The newest actors, newest first, at most `maxActorsShown`. */
-  a: { u: string; at: Date }[];
+  /** The newest actors, in `actorOrder`, at most `maxActorsShown`. */
+  a: GroupActor[];
   /** LIKE/REPOST: the recipient's post; REPLY/MENTION: the reply or mentioning post. */
   p?: ObjectId;
-  /** Bumped by every change of `n` or `a`, so a rewrite of `a` never overwrites a newer one. */
+  /** Bumped by every write of the group: of two states of one group, the higher is the newer. */
   v: number;
-  /** Tokens of member changes under way (see NotificationGroups), so a replay is applied once. */
+  /**
+   * Tokens of the membership changes applied to this group whose member has not dropped its
+   * record of them yet (see GroupMembership); removed in batches once it has.
+   */
   tk?: string[];
 }
+
+/**
+ * What a member of a grouped kind carries on its own document (a like or repost edge, a follow
+ * pair): the group that counts it, and the change of that under way. A change is recorded with a
+ * token before the group is written, the group's write is guarded by the token and keeps it, and
+ * the member drops the change once the group is written: so a replay after a crash applies a
+ * change once, and the members of a group can always be told from the group's tokens
+ * (`countedIn`).
+ */
+export interface GroupMembership {
+  /** The group that counts this member now. */
+  g?: string;
+  /** When the member joined `g`: its place among the group's actors. */
+  ga?: Date;
+  /** A change of group under way: to `to` (null: out of every group), joined at `at`. */
+  gc?: { t: string; to: string | null; at: Date };
+}
+
+/** Whether `member` counts in `group`, whose tokens are `tokens`. */
+export function countedIn(member: GroupMembership, group: string, tokens: readonly string[]): boolean {
+  const change = member.gc;
+  if (!change || change.to === (member.g ?? null)) return member.g === group;
+  if (change.to === group) return tokens.includes(change.t);
+  if (member.g === group) return !tokens.includes(change.t);
+  return false;
+}
+
+/**
+ * A token a finished change left, recorded on its member for the sweep to prune: from the member's
+ * other documents (a post's counter, both users), and from group `g`, which a leave (`left`) may
+ * have emptied.
+ */
+export interface TokenToPrune {
+  t: string;
+  g?: string;
+  left?: true;
+}
+
+/** What a pass prunes from groups: each group's recipient (its shard key) and tokens, and whether a leave may have emptied it. */
+export type GroupTokens = Map<string, { recipient: string; tokens: string[]; left: boolean }>;
+
+/** Collects the group tokens of many members' prune records; `recipient` is whom the member's groups notify. */
+export function groupTokens(records: Iterable<{ recipient: string; prune?: readonly TokenToPrune[] | undefined }>): GroupTokens {
+  const byGroup: GroupTokens = new Map();
+  for (const { recipient, prune } of records) {
+    for (const { t, g, left } of prune ?? []) {
+      if (!g) continue;
+      const entry = byGroup.get(g) ?? { recipient, tokens: [], left: false };
+      entry.tokens.push(t);
+      entry.left ||= left === true;
+      byGroup.set(g, entry);
+    }
+  }
+  return byGroup;
+}
+
+/** A member of a group as its own store keeps it (a like or repost edge, a follow pair): the actor, and their membership. */
+export type GroupMember = GroupMembership & { u: string };
+
+/**
+ * Where a grouped kind's members live, read only when a shown actor leaves a group that counts
+ * more people than it shows: the next one in line is shown instead.
+ */
+export interface GroupMemberSource {
+  /**
+   * Members whose `g` is `group`, after `below` in actor order (newest first), in that order; the
+   * caller stops reading once it has what it needs.
+   */
+  membersAfter(group: string, below: GroupActor): AsyncIterable<GroupMember>;
+  /** Members with a change into `group` under way: few at any moment. */
+  membersJoining(group: string): Promise<GroupMember[]>;
+}
+
+/** The time `member` joined (or is joining) `group`, where `countedIn` says it counts. */
+export const joinedAt = (member: GroupMembership, group: string): Date => (member.gc && member.gc.to === group ? member.gc.at : member.ga!);
 
 export interface NotificationRecord {
   id: string;

@@ -59,8 +59,8 @@ export interface ContentDocument {
   _r?: PostRefDocument;
   /** Repost of this post. */
   _o?: RepostOfDocument;
-  /** Counts kept on the post (the counter service): likes, reposts, replies. Absent means 0. */
-  n?: { l?: number; r?: number; y?: number };
+  /** Counts kept on the post (the counter service): likes, reposts, replies, and `v`, bumped by every change. Absent means 0. */
+  n?: { l?: number; r?: number; y?: number; v?: number };
   /** Tokens of count changes under way (see PostCounters); empty or absent at rest. */
   pc?: string[];
   /** A reply not yet counted on its parent; cleared once it is. */
@@ -91,6 +91,8 @@ export interface PostCounts {
   likes: number;
   reposts: number;
   replies: number;
+  /** Grows with every change of the counts: of two copies, the higher is the newer. */
+  version: number;
 }
 
 export interface PostRecord {
@@ -145,6 +147,7 @@ export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
   likes: Math.max(0, doc.n?.l ?? 0),
   reposts: Math.max(0, doc.n?.r ?? 0),
   replies: Math.max(0, doc.n?.y ?? 0),
+  version: doc.n?.v ?? 0,
 });
 
 /** The stored shape of a post; also how fanout tasks and live events carry one. */

@@ -39,6 +39,12 @@ export interface UserDocument {
    * counts announced with a higher version and ignores older ones, whatever order they arrive in.
    */
   countVersion?: number;
+  /**
+   * Bumped by every change of whom the user follows (absent means 0), so a timeline built for one
+   * set of followees is never taken for the same set after an unfollow and a follow back (see
+   * the cache strategy's fingerprint).
+   */
+  followingVersion?: number;
   /** Tokens of count changes under way (see FollowPairs); empty or absent at rest. */
   pendingCounts?: string[];
   /** Last timeline read, at most `activityGranularity` stale; fanout skips readers inactive too long. */
@@ -95,13 +101,15 @@ export interface UserCounts {
   followerCount: number;
   followingCount: number;
   version: number;
+  followingVersion: number;
 }
 
-export const toUserCounts = (doc: Pick<UserDocument, '_id' | 'followerCount' | 'followingCount' | 'countVersion'>): UserCounts => ({
+export const toUserCounts = (doc: Pick<UserDocument, '_id' | 'followerCount' | 'followingCount' | 'countVersion' | 'followingVersion'>): UserCounts => ({
   handle: doc._id,
   followerCount: doc.followerCount,
   followingCount: doc.followingCount,
   version: doc.countVersion ?? 0,
+  followingVersion: doc.followingVersion ?? 0,
 });
 
 /** Of `handles`, those whose counts `counts` does not carry: what a follow leaves to read again. */

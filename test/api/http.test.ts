@@ -30,10 +30,29 @@ describe('the HTTP surface', () => {
     expect(await get.json()).toEqual({ data: { __typename: 'Query' } });
   });
 
-  it('reports database reachability on /healthz', async () => {
-    const response = await fetch(app.url.replace('/graphql', '/healthz'));
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ok', database: true });
+  it('answers /livez, and /readyz with each check, /healthz being the same as /readyz', async () => {
+    const live = await fetch(app.url.replace('/graphql', '/livez'));
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: 'ok' });
+    for (const path of ['/readyz', '/healthz']) {
+      const response = await fetch(app.url.replace('/graphql', path));
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ status: 'ok', accepting: true, database: true, liveEvents: true });
+    }
+  });
+
+  it('turns /readyz to 503 once draining, while /livez and GraphQL still answer', async () => {
+    const draining = await startTestApp();
+    try {
+      draining.drain();
+      const ready = await fetch(draining.url.replace('/graphql', '/readyz'));
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: 'unavailable', accepting: false, database: true });
+      expect((await fetch(draining.url.replace('/graphql', '/livez'))).status).toBe(200);
+      expect((await draining.gql('{ __typename }')).data).toEqual({ __typename: 'Query' });
+    } finally {
+      await draining.stop();
+    }
   });
 
   it('answers a malformed body with a GraphQL-shaped 400', async () => {

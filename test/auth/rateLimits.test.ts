@@ -85,4 +85,56 @@ describe('rate limits', () => {
       await second.stop();
     }
   });
+
+  it('says where the client stands in RateLimit-Limit, -Remaining and -Reset on every answer under a limit', async () => {
+    // Its own database: the tests above used up this address's sign-ups.
+    const fresh = await startTestApp(realLimits);
+    try {
+      await rateLimitHeadersOn(fresh);
+    } finally {
+      await fresh.stop();
+    }
+  });
 });
+
+/** Sign-ups, posts, follows and failed log-ins each tell their limit; reads tell none. */
+async function rateLimitHeadersOn(app: TestApp): Promise<void> {
+  const send = async (query: string, variables: Record<string, unknown> = {}, token?: string) => {
+    const response = await fetch(app.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ query, variables }),
+    });
+    const header = (name: string) => response.headers.get(name);
+    return { status: response.status, limit: header('ratelimit-limit'), remaining: header('ratelimit-remaining'), reset: Number(header('ratelimit-reset')), retryAfter: header('retry-after') };
+  };
+  const signUp = 'mutation($h: String!) { signUp(handle: $h, password: "correct horse battery") { token } }';
+  const first = await send(signUp, { h: 'headers_a' });
+  const second = await send(signUp, { h: 'headers_b' });
+  expect(first).toMatchObject({ status: 200, limit: '20' });
+  expect(Number(second.remaining)).toBe(Number(first.remaining) - 1);
+  expect(second.reset).toBeGreaterThan(0);
+  expect(second.reset).toBeLessThanOrEqual(3600);
+
+  const token = await app.signUp('headers_poster');
+  const post = (text: string) => send('mutation($t: String!) { createPost(text: $t) { id } }', { t: text }, token);
+  expect(await post('one')).toMatchObject({ status: 200, limit: '60', remaining: '59' });
+  expect(await post('two')).toMatchObject({ limit: '60', remaining: '58' });
+  expect(await send('mutation { follow(handle: "headers_a") { handle } }', {}, token)).toMatchObject({ status: 200, limit: '120', remaining: '119' });
+
+  const failedBefore = await send('mutation { logIn(handle: "headers_a", password: "wrong password") { token } }');
+  const failedAfter = await send('mutation { logIn(handle: "headers_a", password: "wrong again") { token } }');
+  expect(failedBefore).toMatchObject({ limit: '100' });
+  expect(Number(failedAfter.remaining)).toBe(Number(failedBefore.remaining) - 1);
+
+  // A read counts against nothing, and says nothing.
+  expect(await send('{ timeline(first: 1) { edges { cursor } } }', {}, token)).toMatchObject({ status: 200, limit: null, remaining: null });
+
+  // Over the limit: 429 with Retry-After, and the same headers saying nothing is left.
+  const spammer = await app.signUp('headers_spammer');
+  for (let i = 0; i < 60; i++) await send('mutation($t: String!) { createPost(text: $t) { id } }', { t: `post ${i}` }, spammer);
+  const refused = await send('mutation { createPost(text: "one too many") { id } }', {}, spammer);
+  expect(refused).toMatchObject({ status: 429, limit: '60', remaining: '0' });
+  expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+  expect(refused.reset).toBeGreaterThan(0);
+}

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
-import type { Logger } from '../../src/logger.js';
+import { quietLogger, type Logger } from '../../src/logger.js';
 import { ChangeStreamEventSource, toDocument } from '../../src/changes/changeStreamEvents.js';
 import type { ChangeEvent as LiveEvent } from '../../src/changes/events.js';
 
@@ -49,7 +49,7 @@ function fakeDatabase(streams: Step[][]) {
 
 function recordingLogger() {
   const errors: string[] = [];
-  const logger: Logger = { info: () => {}, warn: () => {}, error: (message) => void errors.push(message) };
+  const logger: Logger = { ...quietLogger, error: (message) => void errors.push(message) };
   return { logger, errors };
 }
 

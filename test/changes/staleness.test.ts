@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { changed, followChange, postAdded, postRemoved, type ChangeEvent } from '../../src/changes/events.js';
+import { changed, counted, followChange, postAdded, postRemoved, type ChangeEvent } from '../../src/changes/events.js';
 import { forgetStale, type HeldRecords } from '../../src/changes/staleness.js';
 import type { PostRecord } from '../../src/records/posts.js';
 import { publicPost } from '../support/records.js';
@@ -17,6 +17,8 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
     forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
     forgetTimelines: (userIds) => forgotten.push(`timelines ${userIds.join(',')}`),
     forgetLists: (ownerIds) => forgotten.push(`lists ${ownerIds.join(',')}`),
+    postCounted: (postId, counts) => forgotten.push(`post counts ${postId.toHexString()}${counts ? ` ${counts.likes}@${counts.version}` : ''}`),
+    forgetViewerState: (viewerId, state, postId) => forgotten.push(`${state} of ${viewerId} ${postId.toHexString()}`),
   };
   return { held, forgotten };
 }
@@ -54,9 +56,25 @@ describe('forgetStale', () => {
   });
 
   it('updates the users a follow carries the counts of in place, and drops only the others', () => {
-    const counts = (handle: string, followerCount: number) => ({ handle, followerCount, followingCount: 1, version: 7 });
+    const counts = (handle: string, followerCount: number) => ({ handle, followerCount, followingCount: 1, version: 7, followingVersion: 1 });
     expect(forgottenBy(followChange(true, 'ann', 'bob', [counts('ann', 3), counts('bob', 9)]))).toEqual(['counts ann:3@7,bob:9@7', 'users  following ann', 'timelines ann']);
     expect(forgottenBy(followChange(false, 'ann', 'bob', [counts('bob', 8)]))).toEqual(['counts bob:8@7', 'users ann following ann', 'timelines ann']);
+  });
+
+  it('forgets a public reply\'s parent\'s counts when the reply comes and when it goes', () => {
+    const parent = { id: new ObjectId('000000000000000000000009'), authorId: 'bob' };
+    expect(forgottenBy(postAdded(post({ replyTo: parent })))).toEqual(['post counts 000000000000000000000009', 'outboxes ann', 'timelines ann']);
+    expect(forgottenBy(postRemoved(post({ replyTo: parent })))).toEqual(['post counts 000000000000000000000009', 'posts 000000000000000000000001', 'outboxes ann', 'timelines ann']);
+  });
+
+  it('takes a like\'s counts in place and forgets the liker\'s state of the post', () => {
+    const postId = new ObjectId('000000000000000000000003');
+    expect(forgottenBy(counted(postId, { likes: 4, reposts: 0, replies: 0, version: 12 }, { id: 'cat', state: 'like' }))).toEqual([
+      'post counts 000000000000000000000003 4@12',
+      'like of cat 000000000000000000000003',
+    ]);
+    expect(forgottenBy(counted(postId, null, { id: 'cat', state: 'bookmark' }))).toEqual(['bookmark of cat 000000000000000000000003']);
+    expect(forgottenBy(counted(postId, 'stale', { id: 'cat', state: 'repost' }))).toEqual(['post counts 000000000000000000000003', 'repost of cat 000000000000000000000003']);
   });
 
   it('drops what a change names, and every filter when it says so', () => {

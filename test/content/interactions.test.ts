@@ -42,7 +42,9 @@ describe('likes, reposts and replies', () => {
     expect(await postState('bob', id)).toMatchObject({ likeCount: 2, viewerHasLiked: false });
     const doc = await app.database.db.collection('content').findOne({ _id: new ObjectId(id) });
     expect(doc?.n?.l).toBe(2);
-    expect(doc?.pc ?? []).toEqual([]);
+    // The tokens the changes left go with the sweep's next pruning pass.
+    await app.services.feed.repairStalled();
+    expect((await app.database.db.collection<any>('content').findOne({ _id: new ObjectId(id) }))?.pc ?? []).toEqual([]);
   });
 
   it('ends with the last of a user racing likes and unlikes, with the count matching', async () => {
@@ -52,6 +54,8 @@ describe('likes, reposts and replies', () => {
     );
     const liked = (await postState('dee', id)).viewerHasLiked;
     expect((await postState('dee', id)).likeCount).toBe(liked ? 1 : 0);
+    // Taken-back likes go with the sweep's next pruning pass: then only a standing one is left.
+    await app.services.feed.repairStalled();
     expect(await app.database.db.collection('likes').countDocuments({ p: new ObjectId(id) })).toBe(liked ? 1 : 0);
   });
 

@@ -36,9 +36,9 @@ describe.each(strategies)('many small deliveries claimed together: $strategy', (
   it('puts every post in every follower’s timeline once, with one bulk write per 50 tasks claimed', async () => {
     expect(await app.services.fanout.queue.tasks.countDocuments()).toBe(authorCount * postsPerAuthor);
     const commands = await app.commandsDuring(async () => {
-      app.services.fanout.start(quietLogger, async () => {}, 1);
+      app.services.work.start(app.services.taskHandlers, app.services.batchTaskHandlers, quietLogger, async () => {}, 1);
       await app.settled(60_000);
-      await app.services.fanout.stop();
+      await app.services.work.stop();
     });
     const timelineWrites = commands.filter((command) => command.commandName === 'update' && command.command.update === collection);
     expect(timelineWrites).toHaveLength((authorCount * postsPerAuthor) / 50);

@@ -489,7 +489,7 @@ describe.each(combinations)('random interleavings of follows with queued deliver
       }
       const interrupted = random.chance(0.3);
       let done = false;
-      await fanout.handle(task, {
+      await app.services.runTask(task, {
         attempt: task.attempts,
         checkpoint: async () => {
           if (interrupted && !done) {

@@ -52,7 +52,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     let done = false;
     for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
       const delivering = task.kind === 'deliver' && Array.isArray(task.payload.recipients);
-      await fanout.handle(task, {
+      await app.services.runTask(task, {
         attempt: task.attempts,
         checkpoint: async () => {
           if (!delivering || done) return;
@@ -128,8 +128,8 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     // The delivery first, then the same sub-task again (its worker died before completing), then a repeated follow.
     const second = await post('author', 'delivery first');
     const task = (await app.services.fanout.queue.claim())!;
-    await app.services.fanout.handle(task, { attempt: 1, checkpoint: async () => {} });
-    await app.services.fanout.handle(task, { attempt: 2, checkpoint: async () => {} });
+    await app.services.runTask(task, { attempt: 1, checkpoint: async () => {} });
+    await app.services.runTask(task, { attempt: 2, checkpoint: async () => {} });
     await app.services.fanout.queue.complete(task);
     await runQueued();
     await gql('other', 'mutation { follow(handle: "author") { handle } }');
@@ -188,7 +188,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await fanout.enqueueRetraction((await content.getPost(new ObjectId(id)))!);
     const root = (await fanout.queue.claim())!;
     // While its request could still be deleting, the first sub-task waits for it.
-    await expect(fanout.handle(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);
+    await expect(app.services.runTask(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);
     expect(await content.getPost(new ObjectId(id))).not.toBeNull();
     await fanout.queue.postpone(root, 0);
     // Long after, it finishes the deletion itself.
@@ -223,7 +223,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await queue.tasks.updateOne({ _id: delivery._id }, { $set: { runAt: new Date(0) } }); // ahead of the retraction
     const claimed = (await queue.claim())!;
     expect(claimed._id).toBe(delivery._id);
-    await app.services.fanout.handle(claimed, { attempt: 1, checkpoint: async () => {} }); // no "not stored yet" wait
+    await app.services.runTask(claimed, { attempt: 1, checkpoint: async () => {} }); // no "not stored yet" wait
     await queue.complete(claimed);
     await runQueued();
     expect(await copies('reader', gone)).toBe(0);

@@ -57,9 +57,9 @@ describe('counts held in every instance', () => {
     expect((await seenBy(second)).counts[0]).toBe(1);
     const version = (await second.database.db.collection<{ _id: string; countVersion?: number }>('users').findOne({ _id: 'hc_bob' }))!.countVersion!;
 
-    second.services.graph.applyCounts([{ handle: 'hc_bob', followerCount: 7, followingCount: 0, version: version - 1 }]);
+    second.services.graph.applyCounts([{ handle: 'hc_bob', followerCount: 7, followingCount: 0, version: version - 1, followingVersion: 0 }]);
     expect(await seenBy(second)).toEqual({ counts: [1, 1], reads: 0 });
-    second.services.graph.applyCounts([{ handle: 'hc_bob', followerCount: 7, followingCount: 0, version: version + 1 }]);
+    second.services.graph.applyCounts([{ handle: 'hc_bob', followerCount: 7, followingCount: 0, version: version + 1, followingVersion: 0 }]);
     expect(await seenBy(second)).toEqual({ counts: [7, 1], reads: 0 });
   });
 });

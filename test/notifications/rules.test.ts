@@ -71,11 +71,13 @@ describe('grouping', () => {
     await unlike(app, tokens.hal!, second);
     await undoRepost(app, tokens.jon!, first);
     expect(await listed(app, tokens.gia!)).toEqual(['LIKE 2 [kim,hal]']);
-    expect(await app.database.db.collection('notification_actors').countDocuments({ g: null })).toBe(0);
+    // The group counts exactly the likes that stand.
+    const members = await app.database.db.collection('likes').find({ g: `l:${first}` }).toArray();
+    expect(members.map((edge) => edge.u).sort()).toEqual(['hal', 'kim']);
   });
 
   it('groups follows per UTC day and takes an unfollower out', async () => {
-    const { notifications } = app.services;
+    const { memberships: notifications } = app.services;
     const realNow = notifications.now;
     try {
       notifications.now = () => new Date(Date.now() - 24 * 3600_000);
@@ -155,7 +157,7 @@ describe.each(strategies)('mutes, blocks and deletions, %s', (strategy) => {
     expect(await listed(app, tokens.ray!)).toEqual(['LIKE 1 [quo]']);
     const about = (id: string) => ({ p: new ObjectId(id) });
     for (const id of [post, reply]) {
-      expect(await app.database.db.collection('notification_actors').countDocuments(about(id))).toBe(0);
+      expect(await app.database.db.collection('likes').countDocuments(about(id))).toBe(0);
       expect(await app.database.db.collection('notifications').countDocuments(about(id))).toBe(0);
     }
   });
@@ -179,6 +181,7 @@ describe.each(strategies)('mutes, blocks and deletions, %s', (strategy) => {
     await act(app, tokensB.tia!, 'deleteAccount(password: "correct horse battery")');
     expect(await listed(app, tokensB.sam!)).toEqual(['LIKE 1 [uma]']);
     expect(await app.database.db.collection('notifications').countDocuments({ r: 'tia' })).toBe(0);
-    expect(await app.database.db.collection('notification_actors').countDocuments({ $or: [{ r: 'tia' }, { u: 'tia' }] })).toBe(0);
+    expect(await app.database.db.collection('likes').countDocuments({ u: 'tia', state: { $ne: 'off' } })).toBe(0);
+    expect(await app.database.db.collection('follow_pairs').countDocuments({ $or: [{ f: 'tia' }, { t: 'tia' }] })).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { TestApp } from '../support/testApp.js';
 
 export interface ShownNotification {
@@ -69,3 +70,31 @@ export const repost = (app: TestApp, token: string, id: string) => act(app, toke
 export const undoRepost = (app: TestApp, token: string, id: string) => act(app, token, 'undoRepost(id: $id) { id }', { id });
 export const follow = (app: TestApp, token: string, handle: string) => act(app, token, 'follow(handle: $handle) { handle }', { handle });
 export const unfollow = (app: TestApp, token: string, handle: string) => act(app, token, 'unfollow(handle: $handle) { handle }', { handle });
+
+/** The documents that hold each grouped kind's members, and the field naming the actor. */
+const memberStores = { l: ['likes', 'u'], r: ['reposts', 'u'], f: ['follow_pairs', 'f'] } as const;
+
+/**
+ * At rest (nothing mid-change), every group counts exactly its members, and shows exactly the
+ * newest `min(n, 20)` of them, newest first; no member is mid-change, and, after a pruning pass,
+ * no group keeps a token or stays empty.
+ */
+export async function expectGroupsExact(app: TestApp): Promise<void> {
+  const { db } = app.database;
+  await app.services.feed.repairStalled();
+  for (const [collection] of Object.values(memberStores)) {
+    expect(await db.collection(collection).countDocuments({ gc: { $exists: true } }), `${collection} mid-change`).toBe(0);
+  }
+  const groups = await db.collection<any>('notifications').find({ k: { $in: ['LIKE', 'REPOST', 'FOLLOW'] } }).toArray();
+  for (const group of groups) {
+    const [collection, actor] = memberStores[group._id[0] as keyof typeof memberStores];
+    const members = await db.collection<any>(collection).find({ g: group._id }).toArray();
+    const newest = members
+      .map((member) => ({ u: member[actor] as string, at: member.ga as Date }))
+      .sort((a, b) => b.at.getTime() - a.at.getTime() || (a.u < b.u ? 1 : -1))
+      .slice(0, 20);
+    expect({ group: group._id, n: group.n, a: group.a.map((shown: { u: string }) => shown.u) }).toEqual({ group: group._id, n: members.length, a: newest.map((member) => member.u) });
+    expect(group.tk ?? [], group._id).toEqual([]);
+    expect(group.n, group._id).toBeGreaterThan(0);
+  }
+}

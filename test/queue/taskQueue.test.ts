@@ -21,9 +21,12 @@ type TestClock = ReturnType<typeof testClock>;
 /** The queue under fanout, driven directly: leases, takeover, retries, dead tasks and re-drive. */
 describe('the durable task queue', () => {
   let database: Database;
-  let collection = 0;
-  const newQueue = (clock: TestClock, options: Partial<ConstructorParameters<typeof TaskQueue>[2]> = {}) =>
-    new TaskQueue(database.db, `tasks_${collection++}`, { leaseMs: 200, maxAttempts: 3, retryBaseMs: 50, ...options }, clock.now);
+  // Each queue in a database of its own: the queue's collection is the service's one.
+  const databases: string[] = [];
+  const newQueue = (clock: TestClock, options: Partial<ConstructorParameters<typeof TaskQueue>[2]> = {}) => {
+    databases.push(`${database.db.databaseName}_${databases.length}`);
+    return new TaskQueue(database.client.db(databases.at(-1)), 'fanout_tasks', { leaseMs: 200, maxAttempts: 3, retryBaseMs: 50, ...options }, clock.now);
+  };
   /** Polls `condition` (real time) until it holds, doing `between` after each miss; generous, as only a broken queue needs it all. */
   const waitFor = async (condition: () => Promise<boolean>, what: string, between: () => void = () => {}) => {
     for (const started = Date.now(); !(await condition()); await new Promise((resolve) => setTimeout(resolve, 10))) {
@@ -36,7 +39,7 @@ describe('the durable task queue', () => {
     database = await connectDatabase(testDatabaseUri(), { monitorCommands: true });
   });
   afterAll(async () => {
-    await database?.db.dropDatabase();
+    for (const name of databases) await database?.client.db(name).dropDatabase();
     await database?.close();
   });
 
@@ -228,5 +231,34 @@ describe('the durable task queue', () => {
     expect(ran).toEqual(['later-1']); // postponed three times with two attempts, then ran once
     expect(postponed).toBe(4);
     expect((await queue.dead(10)).map((task) => ({ id: task._id, error: task.lastError }))).toEqual([{ id: 'broken-1', error: 'always' }]);
+  });
+
+  it('gives the claimed tasks it has not started back when it stops, so another worker need not wait out the lease', async () => {
+    const queue = newQueue(testClock(), { leaseMs: 60_000 });
+    let release!: () => void;
+    const started: string[] = [];
+    const handlers: Record<string, TaskHandler> = {
+      slow: async (task) => {
+        started.push(task._id);
+        if (started.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    };
+    await queue.enqueue(['a', 'b', 'c', 'd'].map((id) => ({ _id: id, kind: 'slow', payload: {}, origin: { requestId: 'queued-by-test' } })));
+    const workers = new TaskWorkers(queue, handlers, { concurrency: 1, claimBatch: 4, logger: quietLogger, maxIdleMs: 20 });
+    workers.start();
+    await waitFor(async () => started.length === 1, 'the first task to start');
+    const stopping = workers.stop();
+    release();
+    await stopping;
+
+    expect(started).toEqual(['a']); // it finished the task it had started, and started no other
+    const left = await queue.tasks.find().sort({ _id: 1 }).toArray();
+    expect(left.map((task) => task._id)).toEqual(['b', 'c', 'd']);
+    for (const task of left) {
+      // Claimable now, by anyone, with no attempt spent, and still naming the request that queued it.
+      expect(task).toMatchObject({ state: 'ready', claim: null, attempts: 0, origin: { requestId: 'queued-by-test' } });
+      expect(task.runAt.getTime()).toBeLessThanOrEqual(Date.now());
+    }
+    expect((await queue.claimBatch(10)).map((task) => task._id).sort()).toEqual(['b', 'c', 'd']);
   });
 });

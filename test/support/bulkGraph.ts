@@ -2,7 +2,8 @@ import type { Db } from 'mongodb';
 import { authorsFingerprint } from '../../src/feed/strategies/timelineCache.js';
 
 /**
- * Makes `followerHandles` follow `authorId`, writing the documented layout directly: thousands of
+ * Makes `followerHandles` follow `authorId`, writing the documented layout directly (edges, their
+ * pairs, the counts): thousands of
  * accounts through the API would be thousands of password hashes. The followers count as active
  * readers; with `withCaches` each also has the timeline cache an empty first read leaves: no
  * entries, the fingerprint of whom they follow, and the mark that nothing is below.
@@ -27,6 +28,10 @@ export async function insertFollowers(
   );
   await db.collection('following').insertMany(followerHandles.map((handle) => ({ _f: handle, _t: authorId })));
   await db.collection('followers').insertMany(followerHandles.map((handle) => ({ _f: authorId, _t: handle })));
+  // Every edge has its settled pair, as a follow through the API leaves it.
+  await db.collection('follow_pairs').insertMany(
+    followerHandles.map((handle) => ({ _id: `${handle} ${authorId}` as never, f: handle, t: authorId, want: true, v: 1, applied: 1, counted: true, lease: null, dirty: false, updatedAt: now })),
+  );
   await db.collection('users').updateOne({ _id: authorId as never }, { $inc: { followerCount: followerHandles.length } });
   if (options.withCaches) {
     await db.collection('timeline_cache').insertMany(

@@ -11,8 +11,9 @@ export interface CacheDocument {
   _c: EntryDocument[];
   /**
    * Whom the cache is complete for: the fingerprint of the reader and everyone they followed when
-   * it was built (`authorsFingerprint`); a reader who now follows others gets it rebuilt. A follow
-   * takes it away. Caches written before fingerprints have none, so each is rebuilt once.
+   * it was built, and of how often whom they follow had changed (`authorsFingerprint`); a reader
+   * who now follows others, or the same ones again, gets it rebuilt. Caches written before
+   * fingerprints have none, so each is rebuilt once.
    */
   _h?: string;
   /** Nothing is below the oldest entry: that entry's id ('' for an empty cache); see `isWhole`. */
@@ -23,22 +24,23 @@ export interface CacheDocument {
  * The stretch a cache vouches for runs from its oldest entry up: every pushed post of the
  * fingerprinted authors in that stretch is in it, or still on its way from the queue. Three changes
  * could break that, and each is shaped so it cannot:
- * - a follow or an unfollow changes the authors, and a read whose authors do not match the
- *   fingerprint rebuilds the cache from `content` (a read that learnt the authors before the follow
- *   may build after it; the next read with the new authors rebuilds again). A follow also takes the
- *   fingerprint away, since following someone again brings an old fingerprint back;
+ * - a follow or an unfollow changes the authors and the reader's following version, and a read
+ *   whose fingerprint does not match rebuilds the cache from `content` (a read that learnt the
+ *   authors before the follow may build after it; the next read with the new authors rebuilds
+ *   again). The version tells an unfollow and a follow back from no change at all: the posts
+ *   delivered in between are missing from the cache, so it must not vouch for the same authors again;
  * - a delivery of a post older than the oldest entry would stretch the claim over posts never
  *   merged: deliveries land only above the oldest entry, unless the cache holds the whole timeline;
  * - a refill below the oldest entry is one conditional write, made only if the oldest entry and the
  *   fingerprint are still those the refill read under.
  */
-const fingerprintVersion = 'v2';
+const fingerprintVersion = 'v3';
 
-/** Order-free: the same authors give the same fingerprint in any order. */
-export function authorsFingerprint(authorIds: readonly string[]): string {
+/** Order-free: the same authors, at the same following version, give the same fingerprint in any order. */
+export function authorsFingerprint(authorIds: readonly string[], followingVersion = 0): string {
   const authors = createHash('sha1');
   for (const authorId of [...authorIds].sort()) authors.update(authorId).update('\0');
-  return `${fingerprintVersion} ${authors.digest('base64')}`;
+  return `${fingerprintVersion} ${authors.digest('base64')} ${followingVersion}`;
 }
 
 /**
@@ -51,16 +53,16 @@ export function isWhole(cache: CacheDocument): boolean {
 
 export const wholeMark = (oldestId: ObjectId | undefined) => oldestId?.toHexString() ?? '';
 
-const fingerprints = new WeakMap<readonly string[], string>();
+const fingerprints = new WeakMap<readonly string[], { version: number; fingerprint: string }>();
 
-/** One fingerprint per list of authors: the read path passes the same list while it holds it. */
-export function fingerprintOf(authorIds: readonly string[]): string {
-  let fingerprint = fingerprints.get(authorIds);
-  if (fingerprint === undefined) {
-    fingerprint = authorsFingerprint(authorIds);
-    fingerprints.set(authorIds, fingerprint);
+/** One fingerprint per list of authors and version: the read path passes the same list while it holds it. */
+export function fingerprintOf(authorIds: readonly string[], followingVersion = 0): string {
+  let known = fingerprints.get(authorIds);
+  if (known?.version !== followingVersion) {
+    known = { version: followingVersion, fingerprint: authorsFingerprint(authorIds, followingVersion) };
+    fingerprints.set(authorIds, known);
   }
-  return fingerprint;
+  return known.fingerprint;
 }
 
 /**

@@ -133,9 +133,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * back a fingerprint that a cache built before, or by a read that had not yet learnt of the
    * unfollow, still carries, without the posts made in between.
    */
-  async followed(followerId: string): Promise<void> {
-    await this.disown(followerId);
-  }
+  /** Nothing to write: the reader's following version changed, so the next read rebuilds the cache. */
+  async followed(): Promise<void> {}
 
   /** Deliveries skipped this reader while away: the cache is stale, so it goes and the read rebuilds it. */
   protected ownedBy(userId: string): Filter<CacheDocument> {
@@ -148,19 +147,14 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
 
   /**
    * Nothing to write: the fingerprint no longer matches, so the next read rebuilds, and until then
-   * pages leave the author's entries out. A later follow back disowns the cache, so no fingerprint
-   * seen before can vouch for it again.
+   * pages leave the author's entries out. A follow back comes with another following version, so
+   * no fingerprint seen before can vouch for the cache again.
    */
   async unfollowed(): Promise<void> {}
 
-  /** Deliveries still land in a disowned cache; only reads stop trusting it. */
-  private async disown(userId: string): Promise<void> {
-    await this.writing([userId], () => this.timelines.updateOne({ _id: userId }, { $unset: { _h: '' } }), { announced: true });
-  }
-
-  async timeline(userId: string, request: PageRequest, authorIds: readonly string[]): Promise<Page<TimelineEntry>> {
+  async timeline(userId: string, request: PageRequest, authorIds: readonly string[], followingVersion = 0): Promise<Page<TimelineEntry>> {
     const fanoutOnRead: FanoutReader = (page) => this.content.pageByAuthors(authorIds, page);
-    const authors = fingerprintOf(authorIds);
+    const authors = fingerprintOf(authorIds, followingVersion);
     // A first page needs only the newest `limit + 1` entries: the rest of the cache would be
     // decoded for nothing on the busiest read. When the cache holds no more than that, the slice
     // is the whole cache, so the edge and refill logic below sees the same document either way.

@@ -1,0 +1,119 @@
+import type { Db, Document } from 'mongodb';
+import type { FanoutOptions } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { NotificationTasks } from '../notifications/notificationService.js';
+import type { PostRecord } from '../records/posts.js';
+import { TaskQueue, type NewTask, type TaskDocument } from '../queue/taskQueue.js';
+import { TaskWorkers, type TaskRun } from '../queue/taskWorkers.js';
+
+export const workCollection = 'fanout_tasks';
+
+/**
+ * A post as a task carries it: enough to write embedded entries without reading `content`. Always
+ * public: limited posts are never queued.
+ */
+export type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
+
+/**
+ * A post's first task has no `recipients`: it reads the author's followers once and queues them as
+ * sub-tasks of FANOUT_BATCH recipients each. A sub-task carries its recipients, so a replay reaches
+ * exactly the same followers.
+ */
+export interface FanoutPayload {
+  post: PostPayload;
+  recipients?: string[];
+}
+
+export interface GapPayload {
+  userId: string;
+}
+
+export interface AccountPayload {
+  handle: string;
+  accountId: string;
+  /** Set on a sub-task: followers whose follow it ends. */
+  followers?: string[];
+}
+
+/**
+ * Every kind of background work and what its tasks carry: the closed list the workers run. A new
+ * kind is a line here, and the compiler then asks for its handler where services.ts registers them.
+ */
+export interface QueuedTasks extends NotificationTasks {
+  /** A post into its followers' timelines. */
+  deliver: FanoutPayload;
+  /** A deleted post out of them. */
+  retract: FanoutPayload;
+  /** What fanout skipped while a reader was away. */
+  'fill-gap': GapPayload;
+  'remove-account': AccountPayload;
+}
+
+export type TaskKind = keyof QueuedTasks;
+
+/** A task to queue, its payload checked against its kind. */
+export type QueuedTask = { [K in TaskKind]: NewTask<QueuedTasks[K] & Document> & { kind: K } }[TaskKind];
+
+export type TaskHandlers = { [K in TaskKind]: (task: TaskDocument<QueuedTasks[K] & Document>, run: TaskRun) => Promise<void> };
+
+/** Kinds whose claimed tasks run together; each returns the tasks it left for a run of their own. */
+export type BatchTaskHandlers = { [K in TaskKind]?: (tasks: TaskDocument<QueuedTasks[K] & Document>[], run: TaskRun) => Promise<TaskDocument[]> };
+
+/**
+ * The one durable queue of background work (fanout, notifications' clean-ups, account removal) and
+ * the workers that run it in this process. Services queue through it; the handlers are given to
+ * `start` in one table, by services.ts.
+ */
+export class QueuedWork {
+  readonly queue: TaskQueue;
+  private workers: TaskWorkers | null = null;
+
+  constructor(
+    db: Db,
+    readonly options: FanoutOptions,
+  ) {
+    this.queue = new TaskQueue(db, workCollection, { leaseMs: options.leaseMs, maxAttempts: options.maxAttempts, retryBaseMs: options.retryBaseMs });
+  }
+
+  ensureIndexes(): Promise<void> {
+    return this.queue.ensureIndexes();
+  }
+
+  /** Queues tasks in one write (one already queued under its `_id` is left as it is) and wakes this process's workers. */
+  async enqueue(tasks: readonly QueuedTask[]): Promise<void> {
+    if (tasks.length === 0) return;
+    await this.queue.enqueue(tasks);
+    this.workers?.wake();
+  }
+
+  /**
+   * Starts `workers` workers in this process (none for 0). They also run `periodic` (finishing what
+   * dead requests left), so they run under fanout on read too, where the queue may stay empty.
+   */
+  start(handlers: TaskHandlers, batchHandlers: BatchTaskHandlers, logger: Logger, periodic: () => Promise<unknown>, workers = this.options.workers): void {
+    if (this.workers || workers === 0) return;
+    this.workers = new TaskWorkers(this.queue, handlers as never, {
+      concurrency: workers,
+      logger,
+      periodic,
+      periodicMs: 1000,
+      claimBatch: this.options.claimBatch,
+      batchHandlers: batchHandlers as never,
+    });
+    this.workers.start();
+  }
+
+  /** Gives this process's claimed tasks back and stops its workers. */
+  async stop(): Promise<void> {
+    await this.workers?.stop();
+    this.workers = null;
+  }
+
+}
+
+/** Runs one task as a worker would; tests use it with their own `run` to force interleavings. */
+export function runTask(handlers: TaskHandlers, task: TaskDocument, run: TaskRun): Promise<void> {
+  const handler = handlers[task.kind as TaskKind] as ((task: TaskDocument, run: TaskRun) => Promise<void>) | undefined;
+  if (!handler) throw new Error(`no handler for tasks of kind "${task.kind}"`);
+  return handler(task, run);
+}
