@@ -120,7 +120,7 @@ describe('timeline caches held across two instances', () => {
   const heldHits = () => second.services.feed.backend instanceof TimelineCache ? second.services.feed.backend.cacheStats().hits : 0;
 
   /** The second instance serves the page from its copy, then shows `expected` once it hears of the change. */
-  async function changesWithinASecond(change: () => Promise<unknown>, expected: string[]): Promise<void> {
+  async function changesOnceHeard(change: () => Promise<unknown>, expected: string[]): Promise<void> {
     const before = await texts();
     const hits = heldHits();
     expect(await texts()).toEqual(before);
@@ -145,18 +145,18 @@ describe('timeline caches held across two instances', () => {
   });
 
   it('shows a post delivered by the other instance’s fanout', async () => {
-    await changesWithinASecond(() => ok(first, 'writer', 'mutation { createPost(text: "two") { id } }'), ['two']);
+    await changesOnceHeard(() => ok(first, 'writer', 'mutation { createPost(text: "two") { id } }'), ['two']);
   });
 
   it('drops a post the other instance took out of the cache', async () => {
     const { createPost } = await ok(first, 'writer', 'mutation { createPost(text: "short-lived") { id } }');
     await first.settled();
     await shownOnceHeard(first, second, async () => (await texts())[0], 'short-lived');
-    await changesWithinASecond(() => ok(first, 'writer', `mutation { deletePost(id: "${createPost.id}") }`), ['two']);
+    await changesOnceHeard(() => ok(first, 'writer', `mutation { deletePost(id: "${createPost.id}") }`), ['two']);
   });
 
   it('shows the posts a follow on the other instance brought into the cache', async () => {
     await ok(first, 'later', 'mutation { createPost(text: "from later") { id } }');
-    await changesWithinASecond(() => ok(first, 'reader', 'mutation { follow(handle: "later") { handle } }'), ['from later']);
+    await changesOnceHeard(() => ok(first, 'reader', 'mutation { follow(handle: "later") { handle } }'), ['from later']);
   });
 });
