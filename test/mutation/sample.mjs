@@ -388,10 +388,10 @@ export const mutants = [
   {
     id: "L2",
     area: 'limits',
-    what: "cost with variables cached for the next variables",
+    what: "the cost worked out for a query's first page-size variables is used for any later ones",
     file: "src/api/requestLimits.ts",
-    from: "    costsWithoutVariables.set(operation, cost);\n  } else {",
-    to: "    costsWithoutVariables.set(operation, cost);\n  }\n  {",
+    from: "const sizesKey = byVariables && sizesOf(byVariables.names, variables);",
+    to: "const sizesKey = byVariables && sizesOf(byVariables.names, {});",
     first: ["test/api/directQueries.test.ts"],
   },
   {
