@@ -31,7 +31,7 @@ const areas = {
   limits: ['test/api/requestLimits.test.ts', 'test/notifications/requestCost.test.ts', 'test/api/directQueries.test.ts', 'test/api/errors.test.ts', 'test/live/connectionRules.test.ts'],
   tokens: ['test/auth/tokens.test.ts', 'test/auth/accountSettings.test.ts', 'test/auth/storedSecret.test.ts', 'test/live/connectionRules.test.ts'],
   fanout: ['test/feed/fanoutRaces.test.ts', 'test/feed/bulkDelivery.test.ts', 'test/feed/followDuringDelivery.test.ts', 'test/feed/largeAudience.test.ts', 'test/feed/conformance.test.ts'],
-  notifications: ['test/notifications/concurrency.test.ts', 'test/notifications/rules.test.ts', 'test/notifications/largeGroup.test.ts', 'test/notifications/batchedMembers.test.ts', 'test/notifications/reading.test.ts', 'test/notifications/crash.test.ts'],
+  notifications: ['test/notifications/replayedChanges.test.ts', 'test/notifications/concurrency.test.ts', 'test/notifications/rules.test.ts', 'test/notifications/largeGroup.test.ts', 'test/notifications/batchedMembers.test.ts', 'test/notifications/reading.test.ts', 'test/notifications/crash.test.ts'],
 };
 
 /**
@@ -574,7 +574,7 @@ export const mutants = [
     file: "src/notifications/notificationGroups.ts",
     from: "if (!current || (current.tk ?? []).includes(token)) return;",
     to: "if (!current) return;",
-    first: ["test/notifications/crash.test.ts", "test/notifications/concurrency.test.ts"],
+    first: ["test/notifications/replayedChanges.test.ts", "test/notifications/crash.test.ts"],
   },
   {
     id: "L7",
