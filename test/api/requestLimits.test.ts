@@ -61,6 +61,13 @@ describe('the cost of what fragments select', () => {
     expect(costOf(`{ ...F } fragment F on Query { ${followersOfFollowers} }`)).toBe(plain);
     expect(costOf('{ user(handle: "a") { followers(first: 100) { edges { node { ... on User { followers(first: 100) { totalCount } } } } } } }')).toBe(plain);
   });
+
+  it('prices every spread of a named fragment, not only the first', () => {
+    const plain = costOf(`{ ${followersOfFollowers} }`);
+    // Worked out once and reused: the second spread costs what the first did.
+    expect(costOf(`{ a: user(handle: "a") { ...F } b: user(handle: "b") { ...F } } fragment F on User { followers(first: 100) { edges { node { followers(first: 100) { totalCount } } } } }`)).toBe(2 * plain);
+    expect(costOf(`{ user(handle: "a") { followers(first: 100) { edges { node { ...F } } } following(first: 100) { edges { node { ...F } } } } } fragment F on User { followers(first: 100) { totalCount } }`)).toBe(2 * plain - 1);
+  });
 });
 
 /** What one request may cost, checked before anything runs (see README, "Limits"). */
