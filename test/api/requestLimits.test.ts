@@ -122,6 +122,12 @@ describe('request limits', () => {
     expect(codeOf(viaVariables)).toBe('QUERY_TOO_COMPLEX');
   });
 
+  it('tells a client asking for too large a page the largest it may ask for, not that its query is too complex', async () => {
+    // Priced at the page the server would return (100 at most), the query runs and its page size is refused.
+    const answer = await app.gql('{ timeline(first: 100000) { edges { node { text author { handle } } } } }', {}, token);
+    expect(answer.errors?.[0]).toMatchObject({ message: 'first must be between 1 and 100', extensions: { code: 'BAD_USER_INPUT' } });
+  });
+
   it('refuses nested lists over the budget when they hide inside inline fragments', async () => {
     const wrapped = '{ ... on Query { user(handle: "limits") { followers(first: 100) { edges { node { ... on User { followers(first: 100) { totalCount } } } } } } } }';
     const refused = await app.gql(wrapped, {}, token);
