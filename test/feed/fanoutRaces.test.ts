@@ -50,13 +50,14 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
 
   /**
    * Runs the queued tasks with `action` done once, inside the first delivery sub-task (one that
-   * carries its recipients), at its checkpoint after it found the post stored and before it writes.
+   * carries a range of followers), at its checkpoint after it found the post stored and read its
+   * followers, before it writes.
    */
   const runQueuedWithDeliveryInterruptedBy = async (action: () => Promise<unknown>) => {
     const { fanout } = app.services;
     let done = false;
     for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
-      const delivering = task.kind === 'deliver' && Array.isArray(task.payload.recipients);
+      const delivering = task.kind === 'deliver' && task.payload.range !== undefined;
       await app.services.runTask(task, {
         attempt: task.attempts,
         checkpoint: async () => {
