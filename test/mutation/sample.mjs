@@ -26,7 +26,7 @@ const areas = {
   paging: ['test/content/position.test.ts', 'test/feed/pageMerge.test.ts', 'test/api/timeline.test.ts', 'test/feed/shortTimeline.test.ts', 'test/feed/listTimeline.test.ts', 'test/content/outboxes.test.ts', 'test/feed/conformance.test.ts'],
   visibility: ['test/feed/postVisibility.test.ts', 'test/feed/visibility.test.ts', 'test/live/visibility.test.ts', 'test/feed/visibilityInListsAndNotifications.test.ts', 'test/api/mentions.test.ts', 'test/content/mentions.test.ts'],
   filters: ['test/feed/visibility.test.ts', 'test/graph/readerFilters.test.ts', 'test/live/readerFilters.test.ts', 'test/feed/conformance.test.ts', 'test/api/timeline.test.ts'],
-  graph: ['test/graph/follow.test.ts', 'test/graph/heldCounts.test.ts', 'test/graph/userProfiles.test.ts', 'test/feed/fanoutRaces.test.ts', 'test/graph/followCrash.test.ts', 'test/api/errors.test.ts'],
+  graph: ['test/feed/strategySwitch.test.ts', 'test/feed/accountRemoval.test.ts', 'test/graph/follow.test.ts', 'test/graph/heldCounts.test.ts', 'test/graph/userProfiles.test.ts', 'test/feed/fanoutRaces.test.ts', 'test/graph/followCrash.test.ts', 'test/api/errors.test.ts'],
   text: ['test/content/text.test.ts', 'test/graph/userProfiles.test.ts', 'test/graph/readerFilters.test.ts', 'test/graph/lists.test.ts', 'test/auth/rateLimits.test.ts'],
   limits: ['test/api/requestLimits.test.ts', 'test/notifications/requestCost.test.ts', 'test/api/directQueries.test.ts', 'test/api/errors.test.ts', 'test/live/connectionRules.test.ts'],
   tokens: ['test/auth/tokens.test.ts', 'test/auth/accountSettings.test.ts', 'test/auth/storedSecret.test.ts', 'test/live/connectionRules.test.ts'],
@@ -296,11 +296,11 @@ export const mutants = [
   {
     id: "G4",
     area: 'graph',
-    what: "last partial follower batch dropped",
+    what: "last partial follower batch dropped (a rebuild or an account removal misses those followers)",
     file: "src/graph/userGraphService.ts",
     from: "    if (batch.length > 0) yield batch;\n  }\n\n  /**\n   * The followers of each",
     to: "  }\n\n  /**\n   * The followers of each",
-    first: ["test/feed/fanoutRaces.test.ts"],
+    first: ["test/feed/strategySwitch.test.ts", "test/feed/accountRemoval.test.ts"],
   },
   {
     id: "G5",
