@@ -29,19 +29,19 @@ export type AuthPayload = {
 };
 
 /** A phrase whose posts the viewer's timeline hides. */
-export type KeywordFilter = {
+export type KeywordFilter = Node & {
   __typename?: 'KeywordFilter';
   id: Scalars['ID']['output'];
   phrase: Scalars['String']['output'];
 };
 
 /** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
-export type List = {
+export type List = Node & {
   __typename?: 'List';
   id: Scalars['ID']['output'];
   /** Exact. */
   memberCount: Scalars['Int']['output'];
-  /** Members, ordered by handle. */
+  /** Members, ordered by handle; `last`/`before` pages towards the start. */
   members: UserConnection;
   name: Scalars['String']['output'];
   /**
@@ -55,7 +55,9 @@ export type List = {
 /** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
 export type ListMembersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -65,6 +67,18 @@ export type ListTimelineArgs = {
   before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** What `markNotificationsRead` changed. */
+export type MarkNotificationsReadPayload = {
+  __typename?: 'MarkNotificationsReadPayload';
+  /**
+   * The notifications this call marked read, now `unread: false`, newest first: at most 100, the
+   * newest of them (a client that shows older ones asks again).
+   */
+  notifications: Array<Notification>;
+  /** How many notifications are still unread (counted up to 1,000), as `NotificationConnection.unreadCount`. */
+  unreadCount: Scalars['Int']['output'];
 };
 
 export type Mutation = {
@@ -116,9 +130,9 @@ export type Mutation = {
   /**
    * Marks the viewer's notifications read up to and including the one of this cursor (from
    * `notifications` or `notificationAdded`), on every device. The marker never moves backwards.
-   * Returns how many are still unread (counted up to 1,000).
+   * Returns what changed, for a client's cache to apply without asking again.
    */
-  markNotificationsRead: Scalars['Int']['output'];
+  markNotificationsRead: MarkNotificationsReadPayload;
   /**
    * Marks the viewer's timeline read up to a `timeline` cursor. The marker never moves backwards: a
    * cursor older than the stored one changes nothing. A cursor that names no post of the viewer's
@@ -307,7 +321,16 @@ export type MutationUpdateProfileArgs = {
   displayName?: InputMaybe<Scalars['String']['input']>;
 };
 
-export type Notification = {
+/**
+ * Anything with an identity: fetch it again by its id with `Query.node`. Ids are opaque (do not
+ * parse or build them), unique across every type, and the same for the same thing every time.
+ */
+export type Node = {
+  /** Opaque and unique across all types; pass it back as it is. */
+  id: Scalars['ID']['output'];
+};
+
+export type Notification = Node & {
   __typename?: 'Notification';
   /** Everyone currently in the group: undoing the action takes the actor out again. */
   actorCount: Scalars['Int']['output'];
@@ -362,7 +385,7 @@ export type PageInfo = {
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
-export type Post = {
+export type Post = Node & {
   __typename?: 'Post';
   author: User;
   createdAt: Scalars['DateTime']['output'];
@@ -371,7 +394,7 @@ export type Post = {
   likeCount: Scalars['Int']['output'];
   /** The existing accounts whose `@handle` the text mentions, in order of first mention. */
   mentions: Array<User>;
-  /** Replies to this post that the viewer may see, oldest first. */
+  /** Replies to this post that the viewer may see, oldest first; `last`/`before` pages towards the first reply. */
   replies: PostConnection;
   /** Public replies only: a count everyone who sees the post is shown tells of no limited reply. */
   replyCount: Scalars['Int']['output'];
@@ -391,7 +414,9 @@ export type Post = {
 
 export type PostRepliesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 export type PostConnection = {
@@ -415,9 +440,21 @@ export type Query = {
   /** The viewer's lists, oldest first. */
   lists: Array<List>;
   /**
+   * What has this id, as the viewer would see it through its own field: null for an id that is
+   * malformed, of no known type, or names something gone, another account's, or a post the viewer
+   * may not see; these look the same. A handle or a database id where an id belongs is BAD_USER_INPUT.
+   */
+  node?: Maybe<Node>;
+  /**
+   * `node` for each id, in the same order (null where `node` would be); ids of one type are read
+   * together, one query per type. Costs as many as it asks for.
+   */
+  nodes: Array<Maybe<Node>>;
+  /**
    * What happened to the viewer, newest first: follows, likes, reposts, replies and mentions. A group
    * (likes or reposts of one post, follows of one UTC day) rises to the top when someone joins it.
-   * `kinds` keeps only those kinds. Page size defaults to 20, at most 100.
+   * `kinds` keeps only those kinds. Paged like `timeline`: `first`/`after` goes back in time,
+   * `last`/`before` returns what came after a cursor. Page size defaults to 20, at most 100.
    */
   notifications: NotificationConnection;
   /** A post by id, or null when unknown or when the viewer may not see it. */
@@ -453,10 +490,22 @@ export type QueryListArgs = {
 };
 
 
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
+};
+
+
 export type QueryNotificationsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   kinds?: InputMaybe<Array<NotificationKind>>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -554,25 +603,25 @@ export type TimelineMarker = {
   updatedAt?: Maybe<Scalars['DateTime']['output']>;
 };
 
-export type User = {
+export type User = Node & {
   __typename?: 'User';
   /** Up to 300 characters; null when not set. */
   bio?: Maybe<Scalars['String']['output']>;
   /**
    * The viewer's bookmarked posts, most recently bookmarked first; a deleted post leaves them.
-   * Asking for another user's is FORBIDDEN.
+   * `last`/`before` returns those bookmarked after a cursor. Asking for another user's is FORBIDDEN.
    */
   bookmarks: PostConnection;
   createdAt: Scalars['DateTime']['output'];
   displayName?: Maybe<Scalars['String']['output']>;
   followerCount: Scalars['Int']['output'];
-  /** Who follows this user, ordered by handle. */
+  /** Who follows this user, ordered by handle; `last`/`before` pages towards the start. */
   followers: UserConnection;
-  /** Whom this user follows, ordered by handle. */
+  /** Whom this user follows, ordered by handle; `last`/`before` pages towards the start. */
   following: UserConnection;
   followingCount: Scalars['Int']['output'];
   handle: Scalars['String']['output'];
-  /** The same as the handle: handles are permanent. */
+  /** Opaque: show and type `handle`, never this. */
   id: Scalars['ID']['output'];
   /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
   keywordFilters: Array<KeywordFilter>;
@@ -589,19 +638,25 @@ export type User = {
 
 export type UserBookmarksArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
 export type UserFollowersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
 export type UserFollowingArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -707,6 +762,16 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 
 
+/** Mapping of interface types */
+export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = {
+  Node:
+    | ( KeywordFilter )
+    | ( ListRecord )
+    | ( NotificationRecord )
+    | ( PostRecord )
+    | ( UserRecord )
+  ;
+};
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
@@ -717,7 +782,9 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
   List: ResolverTypeWrapper<ListRecord>;
+  MarkNotificationsReadPayload: ResolverTypeWrapper<Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversTypes['Notification']> }>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   Notification: ResolverTypeWrapper<NotificationRecord>;
   NotificationConnection: ResolverTypeWrapper<NotificationConnectionRecord>;
   NotificationEdge: ResolverTypeWrapper<NotificationEdgeRecord>;
@@ -746,7 +813,9 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   KeywordFilter: KeywordFilter;
   List: ListRecord;
+  MarkNotificationsReadPayload: Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversParentTypes['Notification']> };
   Mutation: Record<PropertyKey, never>;
+  Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   Notification: NotificationRecord;
   NotificationConnection: NotificationConnectionRecord;
   NotificationEdge: NotificationEdgeRecord;
@@ -776,6 +845,7 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 export type KeywordFilterResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['KeywordFilter'] = ResolversParentTypes['KeywordFilter']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   phrase?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type ListResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['List'] = ResolversParentTypes['List']> = {
@@ -784,6 +854,12 @@ export type ListResolvers<ContextType = RequestContext, ParentType extends Resol
   members?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<ListMembersArgs>>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<ListTimelineArgs>>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type MarkNotificationsReadPayloadResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['MarkNotificationsReadPayload'] = ResolversParentTypes['MarkNotificationsReadPayload']> = {
+  notifications?: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType>;
+  unreadCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -801,7 +877,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
   logOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  markNotificationsRead?: Resolver<ResolversTypes['Int'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
+  markNotificationsRead?: Resolver<ResolversTypes['MarkNotificationsReadPayload'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
@@ -818,6 +894,10 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, Partial<MutationUpdateProfileArgs>>;
 };
 
+export type NodeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
+  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
+};
+
 export type NotificationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
   actorCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   actors?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<NotificationActorsArgs>>;
@@ -826,6 +906,7 @@ export type NotificationResolvers<ContextType = RequestContext, ParentType exten
   kind?: Resolver<ResolversTypes['NotificationKind'], ParentType, ContextType>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
   unread?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type NotificationConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['NotificationConnection'] = ResolversParentTypes['NotificationConnection']> = {
@@ -861,6 +942,7 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   viewerHasLiked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasReposted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   visibility?: Resolver<ResolversTypes['Visibility'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type PostConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostConnection'] = ResolversParentTypes['PostConnection']> = {
@@ -877,6 +959,8 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Node']>>, ParentType, ContextType, RequireFields<QueryNodesArgs, 'ids'>>;
   notifications?: Resolver<ResolversTypes['NotificationConnection'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   searchUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QuerySearchUsersArgs, 'query'>>;
@@ -922,6 +1006,7 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasMuted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerIsFollowing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type UserConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['UserConnection'] = ResolversParentTypes['UserConnection']> = {
@@ -940,7 +1025,9 @@ export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   KeywordFilter?: KeywordFilterResolvers<ContextType>;
   List?: ListResolvers<ContextType>;
+  MarkNotificationsReadPayload?: MarkNotificationsReadPayloadResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  Node?: NodeResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   NotificationConnection?: NotificationConnectionResolvers<ContextType>;
   NotificationEdge?: NotificationEdgeResolvers<ContextType>;
