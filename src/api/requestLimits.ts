@@ -47,10 +47,12 @@ const reportClean = (context: ValidationContext | null, error: GraphQLError) =>
  * Depth and alias limits as validation rules (GraphQL Armor). Both visit each fragment once and
  * remember its result, so a document whose fragments spread each other exponentially is checked in
  * time linear in its size; graphql's own rules reject fragment cycles and unknown fragments.
+ * Depth counts fields only: a fragment spread is where a client's components meet (Relay's and
+ * codegen's fragments nest one per component), not a level of the answer.
  */
 export function limitRules(limits: RequestLimits): ValidationRule[] {
   const common = { propagateOnRejection: false, onReject: [reportClean], exposeLimits: true };
-  return [maxDepthRule({ n: limits.maxDepth, ...common }), maxAliasesRule({ n: limits.maxAliases, ...common })];
+  return [maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...common }), maxAliasesRule({ n: limits.maxAliases, ...common })];
 }
 
 /**

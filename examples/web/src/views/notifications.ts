@@ -50,7 +50,7 @@ export function showNotifications(state: App): () => void {
     <ol class="notifications" data-testid="notifications"></ol>
     <div class="sentinel"></div>`;
   const { list, status, more, errorLine } = pagedParts('notifications');
-  const query = state.client.watchQuery<NotificationsData>({ query: NOTIFICATIONS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
+  const query = state.client.watchQuery({ query: NOTIFICATIONS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
   let page: NotificationsData['notifications'] | null = null;
   let markedUpTo = '';
 
@@ -59,8 +59,9 @@ export function showNotifications(state: App): () => void {
     if (cursor === markedUpTo) return;
     markedUpTo = cursor;
     void state.client
-      .mutate<{ markNotificationsRead: number }>({ mutation: MARK_NOTIFICATIONS_READ, variables: { upTo: cursor } })
-      .then(({ data }) => state.setUnread(data?.markNotificationsRead ?? 0))
+      .mutate({ mutation: MARK_NOTIFICATIONS_READ, variables: { upTo: cursor } })
+      // The marked notifications come back with `unread: false`: the cache shows them read without a refetch.
+      .then(({ data }) => state.setUnread(data?.markNotificationsRead.unreadCount ?? 0))
       .catch((error: unknown) => (errorLine.textContent = `Couldn’t mark your notifications read: ${errorMessage(error)}`));
   };
 
@@ -91,7 +92,7 @@ export function showNotifications(state: App): () => void {
     query.updateQuery((previous) => {
       const notifications = (previous as NotificationsData).notifications;
       const edges = [edge, ...notifications.edges.filter((shown) => shown.node.id !== edge.node.id)];
-      return { notifications: { ...notifications, edges, pageInfo: { ...notifications.pageInfo, startCursor: edge.cursor, endCursor: edges.at(-1)!.cursor } } };
+      return { ...(previous as NotificationsData), notifications: { ...notifications, edges, pageInfo: { ...notifications.pageInfo, startCursor: edge.cursor, endCursor: edges.at(-1)!.cursor } } };
     });
   };
 
