@@ -21,6 +21,7 @@ export type Scalars = {
   DateTime: { input: string; output: Date | string; }
 };
 
+/** A session: the token to send as `Authorization: Bearer <token>`, and whose it is. */
 export type AuthPayload = {
   __typename?: 'AuthPayload';
   /** Send as `Authorization: Bearer <token>`. */
@@ -81,6 +82,7 @@ export type MarkNotificationsReadPayload = {
   unreadCount: Scalars['Int']['output'];
 };
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Hides posts containing this phrase (whole words, case-insensitive) from the viewer's timeline. 1 to 100 characters, at most 100 filters. */
@@ -172,38 +174,45 @@ export type Mutation = {
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationAddKeywordFilterArgs = {
   phrase: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationAddToListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationBlockArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationBookmarkArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationChangePasswordArgs = {
   current: Scalars['String']['input'];
   next: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreateListArgs = {
   name: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreatePostArgs = {
   replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
@@ -211,74 +220,88 @@ export type MutationCreatePostArgs = {
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeleteAccountArgs = {
   password: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeleteListArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeletePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationFollowArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationLikePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationLogInArgs = {
   handle: Scalars['String']['input'];
   password: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMarkNotificationsReadArgs = {
   upTo: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMarkTimelineReadArgs = {
   upTo: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMuteArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRemoveFromListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRemoveKeywordFilterArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRenameListArgs = {
   id: Scalars['ID']['input'];
   name: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRepostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationSignUpArgs = {
   displayName?: InputMaybe<Scalars['String']['input']>;
   handle: Scalars['String']['input'];
@@ -286,36 +309,43 @@ export type MutationSignUpArgs = {
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnblockArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnbookmarkArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUndoRepostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnfollowArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnlikePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnmuteArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUpdateProfileArgs = {
   bio?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
@@ -330,6 +360,7 @@ export type Node = {
   id: Scalars['ID']['output'];
 };
 
+/** Something that happened to the viewer: one event, or a group of likes, reposts or follows. */
 export type Notification = Node & {
   __typename?: 'Notification';
   /** Everyone currently in the group: undoing the action takes the actor out again. */
@@ -347,10 +378,12 @@ export type Notification = Node & {
 };
 
 
+/** Something that happened to the viewer: one event, or a group of likes, reposts or follows. */
 export type NotificationActorsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of the viewer's notifications (Relay's connection). */
 export type NotificationConnection = {
   __typename?: 'NotificationConnection';
   edges: Array<NotificationEdge>;
@@ -359,12 +392,14 @@ export type NotificationConnection = {
   unreadCount: Scalars['Int']['output'];
 };
 
+/** A notification on a page, with the cursor of its place there. */
 export type NotificationEdge = {
   __typename?: 'NotificationEdge';
   cursor: Scalars['String']['output'];
   node: Notification;
 };
 
+/** What happened to the viewer. */
 export type NotificationKind =
   /** Someone followed the viewer; grouped per UTC day. */
   | 'FOLLOW'
@@ -377,6 +412,7 @@ export type NotificationKind =
   /** Someone reposted the viewer's post; grouped per post. */
   | 'REPOST';
 
+/** Where a page lies in its list: whether there is more either way, and the cursors of its ends. */
 export type PageInfo = {
   __typename?: 'PageInfo';
   endCursor?: Maybe<Scalars['String']['output']>;
@@ -385,6 +421,7 @@ export type PageInfo = {
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
+/** A post, a reply or the original of a repost. */
 export type Post = Node & {
   __typename?: 'Post';
   author: User;
@@ -412,6 +449,7 @@ export type Post = Node & {
 };
 
 
+/** A post, a reply or the original of a repost. */
 export type PostRepliesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -419,12 +457,14 @@ export type PostRepliesArgs = {
   last?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of posts (Relay's connection). */
 export type PostConnection = {
   __typename?: 'PostConnection';
   edges: Array<PostEdge>;
   pageInfo: PageInfo;
 };
 
+/** A post on a page, with the cursor of its place there. */
 export type PostEdge = {
   __typename?: 'PostEdge';
   cursor: Scalars['String']['output'];
@@ -433,6 +473,7 @@ export type PostEdge = {
   repostedBy?: Maybe<User>;
 };
 
+/** What can be read: over HTTP, GET or POST. */
 export type Query = {
   __typename?: 'Query';
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
@@ -485,21 +526,25 @@ export type Query = {
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryListArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryNodeArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryNodesArgs = {
   ids: Array<Scalars['ID']['input']>;
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryNotificationsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -509,22 +554,26 @@ export type QueryNotificationsArgs = {
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryPostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySearchUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySuggestedFollowsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryTimelineArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -533,6 +582,7 @@ export type QueryTimelineArgs = {
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryUserArgs = {
   handle: Scalars['String']['input'];
 };
@@ -603,6 +653,7 @@ export type TimelineMarker = {
   updatedAt?: Maybe<Scalars['DateTime']['output']>;
 };
 
+/** An account, as the viewer may see it. */
 export type User = Node & {
   __typename?: 'User';
   /** Up to 300 characters; null when not set. */
@@ -636,6 +687,7 @@ export type User = Node & {
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserBookmarksArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -644,6 +696,7 @@ export type UserBookmarksArgs = {
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserFollowersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -652,6 +705,7 @@ export type UserFollowersArgs = {
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserFollowingArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -660,6 +714,7 @@ export type UserFollowingArgs = {
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserPostsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -667,6 +722,7 @@ export type UserPostsArgs = {
   last?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of accounts (Relay's connection), with the count of the whole list. */
 export type UserConnection = {
   __typename?: 'UserConnection';
   edges: Array<UserEdge>;
@@ -674,6 +730,7 @@ export type UserConnection = {
   totalCount: Scalars['Int']['output'];
 };
 
+/** An account on a page, with the cursor of its place there. */
 export type UserEdge = {
   __typename?: 'UserEdge';
   cursor: Scalars['String']['output'];
