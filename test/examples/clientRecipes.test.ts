@@ -99,6 +99,29 @@ describe('docs/clients.md recipes', () => {
     }
   });
 
+  it('Apollo Client: markNotificationsRead shows the notifications read in the cache without a refetch', async () => {
+    const { gql } = await import('@apollo/client');
+    const client = apollo.createFeedClient(app.url, () => tokens.grace!);
+    try {
+      type Notifications = { notifications: { edges: { cursor: string; node: { id: string; unread: boolean } }[]; unreadCount: number } };
+      const notifications = gql`query Notifications { notifications(first: 5) { edges { cursor node { id unread } } unreadCount } }`;
+      const read = await client.query<Notifications>({ query: notifications });
+      const edges = read.data!.notifications.edges;
+      expect(edges.length).toBeGreaterThan(0);
+      expect(edges.every((edge) => edge.node.unread)).toBe(true);
+      const marked = await client.mutate({
+        mutation: gql`mutation Mark($upTo: String!) { markNotificationsRead(upTo: $upTo) { unreadCount notifications { id unread } } }`,
+        variables: { upTo: edges[0]!.cursor },
+      });
+      expect(marked.data).toMatchObject({ markNotificationsRead: { unreadCount: 0 } });
+      // Read from the cache alone: the mutation's answer updated each notification by its id.
+      const cached = client.readQuery<Notifications>({ query: notifications })!;
+      expect(cached.notifications.edges.map((edge) => edge.node.unread)).toEqual(edges.map(() => false));
+    } finally {
+      client.stop();
+    }
+  });
+
   it('urql: a default client gets 400 from CSRF prevention; the recipe keeps one list, a refresh and a live post on top', async () => {
     const { Client, fetchExchange } = await import('@urql/core');
     const naive = new Client({ url: app.url, exchanges: [fetchExchange], fetchOptions: { headers: { authorization: `Bearer ${tokens.hopper}` } } });
