@@ -8,9 +8,14 @@ import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import type { OutboxChange } from '../changes/staleness.js';
 import { isDuplicateKeyError } from '../errors.js';
 import {
-  toContentDocument,
+  toStoredPost,
   toPostRecord,
   byAuthors,
+  byPostId,
+  byPostIds,
+  authorPlace,
+  newPostId,
+  postPlace,
   publicOnly,
   publicVisibility,
   type Visibility,
@@ -25,6 +30,7 @@ import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
@@ -49,19 +55,21 @@ export class ContentService {
 
   /** Authors' newest posts, for pages of one or many authors (see Outboxes). */
   private readonly outboxes: Outboxes;
+  /** Whether some post sits in the place its id names rather than its author's (see `byAuthors`); known at start-up. */
+  private spread = false;
 
   constructor(db: Db) {
-    this.content = db.collection<ContentDocument>('content');
-    this.outboxes = new Outboxes(this.content);
-    this.lookups = new PostLookups(this.content, db.collection<TombstoneDocument>('deleted_posts'));
+    this.content = plannedCollection<ContentDocument>(db, 'content');
+    this.outboxes = new Outboxes(this.content, (authorIds) => this.byAuthors(authorIds));
+    this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'));
     this.counters = new PostCounters(this.content, this.lookups);
-    this.scans = new PostScans(this.content);
-    this.replyCounts = new ReplyCounts(this.content, db.collection<TombstoneDocument>('deleted_posts'), this.counters, this.lookups);
+    this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
+    this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
   }
 
   async ensureIndexes(): Promise<void> {
     // "Newest posts of these authors before this point": equality on _a, then the page order.
-    await this.content.createIndexes([
+    await plannedIndexes(this.content, [
       { key: { _a: 1, _d: -1, _id: -1 }, name: 'author_newest_first' },
       // Only pulled posts: the one extra query a page makes for every pulled author a reader follows.
       { key: { _p: 1, _a: 1, _d: -1, _id: -1 }, name: 'pulled_newest_first', partialFilterExpression: { _p: true } },
@@ -70,7 +78,7 @@ export class ContentService {
       // Limited posts by author: followers-only posts of the authors a reader follows, an author's own.
       { key: { _v: 1, _a: 1, _d: -1, _id: -1 }, name: 'limited_newest_first', partialFilterExpression: { _v: { $exists: true } } },
     ]);
-    await this.content.createIndexes([
+    await plannedIndexes(this.content, [
       // Replies of a post, oldest first.
       { key: { '_r._id': 1, _d: 1, _id: 1 }, name: 'replies_oldest_first', partialFilterExpression: { '_r._id': { $exists: true } } },
       // Who reposted a post: the at-most-once check of a timeline page, and deleting an original.
@@ -94,7 +102,7 @@ export class ContentService {
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
     const visibility = options.visibility ?? 'PUBLIC';
     const audience = visibility === 'MENTIONED' ? [...(options.audience ?? [])] : [];
-    return { id: new ObjectId(), authorId, text, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
+    return { id: newPostId(authorId), authorId, text, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
@@ -119,7 +127,9 @@ export class ContentService {
    * not counted: a count shown to everyone who sees the parent must not tell of posts they cannot see.
    */
   async storePost(post: PostRecord): Promise<void> {
-    const doc = toContentDocument(post);
+    // An id from anywhere but `newPostId` would put the post where its author's pages never look.
+    if (postPlace(post.id) !== authorPlace(post.authorId)) throw new Error(`post ${post.id.toHexString()} is not in the place of ${post.authorId}`);
+    const doc = toStoredPost(post);
     const counted = post.replyTo !== null && post.visibility === 'PUBLIC';
     if (counted) doc._cq = true;
     let stored = true;
@@ -131,7 +141,7 @@ export class ContentService {
     }
     this.outboxes.take(post);
     // A replay counts only a reply that is still marked as not yet counted.
-    const uncounted = stored || (await this.content.countDocuments({ _id: post.id, _cq: true }, { limit: 1 })) > 0;
+    const uncounted = stored || (await this.content.countDocuments({ ...byPostId(post.id), _cq: true }, { limit: 1 })) > 0;
     if (counted && uncounted) await this.replyCounts.count(post.id, post.replyTo!.id);
   }
 
@@ -141,7 +151,7 @@ export class ContentService {
    */
   async deletePost({ id, authorId }: PostRef): Promise<boolean> {
     await this.replyCounts.recordDeletion(id);
-    const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
+    const deleted = (await this.content.deleteOne(byPostId(id))).deletedCount === 1;
     this.lookups.forgetPosts([id]);
     // Also when another caller deleted it first: this process may hold it all the same.
     this.outboxes.drop(authorId, id);
@@ -157,9 +167,40 @@ export class ContentService {
     for (;;) {
       const ids = (await this.content.find({ _to: handle }, { projection: { _id: 1 } }).limit(1000).toArray()).map((doc) => doc._id);
       if (ids.length === 0) return;
-      await this.content.updateMany({ _id: { $in: ids } }, { $pull: { _to: handle } });
+      await this.content.updateMany(byPostIds(ids), { $pull: { _to: handle } });
       this.lookups.forgetPosts(ids);
     }
+  }
+
+  /** The filter for these authors' posts (see `byAuthors` in records/posts.ts). */
+  byAuthors(authorIds: readonly string[]): Filter<ContentDocument> {
+    return byAuthors(authorIds, this.spread);
+  }
+
+  /**
+   * Gives every post stored before posts carried their place (`s`) the place its id names, and
+   * marks (`sx`) those whose author's place differs, so author pages know to ask every shard.
+   * Idempotent, in batches: a start killed half-way resumes. Returns how many posts it placed.
+   */
+  async placeEveryPost(): Promise<number> {
+    let placed = 0;
+    for (;;) {
+      const unplaced = await this.content.find({ s: { $exists: false } }, { projection: { _a: 1 } }).limit(1000).toArray();
+      if (unplaced.length === 0) return placed;
+      await this.content.bulkWrite(
+        unplaced.map(({ _id, _a }) => {
+          const s = postPlace(_id);
+          return { updateOne: { filter: { _id, s: { $exists: false } }, update: { $set: s === authorPlace(_a) ? { s } : { s, sx: true as const } } } };
+        }),
+        { ordered: false },
+      );
+      placed += unplaced.length;
+    }
+  }
+
+  /** Learns at start-up whether any post sits away from its author's place (see `placeEveryPost`). */
+  async checkPlacement(): Promise<void> {
+    this.spread = (await this.content.countDocuments({ sx: true }, { limit: 1 })) > 0;
   }
 
   /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */
@@ -206,8 +247,8 @@ export class ContentService {
    */
   inboxPage(reader: InboxSources, request: PageRequest): Promise<Page<PostRecord>> {
     const clauses: Filter<ContentDocument>[] = [];
-    if (reader.addressed) clauses.push({ _to: reader.readerId }, { _a: reader.readerId, _v: 'm' });
-    if (reader.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...byAuthors(reader.followersOnlyAuthors) });
+    if (reader.addressed) clauses.push({ _to: reader.readerId }, { ...this.byAuthors([reader.readerId]), _v: 'm' });
+    if (reader.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...this.byAuthors(reader.followersOnlyAuthors) });
     return this.limitedPage(clauses, request);
   }
 
@@ -222,8 +263,8 @@ export class ContentService {
     request: PageRequest,
   ): Promise<Page<PostRecord>> {
     const clauses: Filter<ContentDocument>[] = [];
-    if (sources.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...byAuthors(sources.followersOnlyAuthors) });
-    if (sources.addressed && members.length > 0) clauses.push({ _to: ownerId, ...byAuthors(members) });
+    if (sources.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...this.byAuthors(sources.followersOnlyAuthors) });
+    if (sources.addressed && members.length > 0) clauses.push({ _to: ownerId, ...this.byAuthors(members) });
     return this.limitedPage(clauses, request);
   }
 
@@ -232,10 +273,11 @@ export class ContentService {
    * followers-only ones for a follower; those addressed to the viewer.
    */
   limitedPageBy(authorId: string, viewer: { id: string; follows: boolean; addressed: boolean }, request: PageRequest): Promise<Page<PostRecord>> {
-    if (viewer.id === authorId) return this.limitedPage([{ _a: authorId, _v: { $exists: true } }], request);
+    const author = this.byAuthors([authorId]);
+    if (viewer.id === authorId) return this.limitedPage([{ ...author, _v: { $exists: true } }], request);
     const clauses: Filter<ContentDocument>[] = [];
-    if (viewer.follows) clauses.push({ _a: authorId, _v: 'f' });
-    if (viewer.addressed) clauses.push({ _a: authorId, _to: viewer.id });
+    if (viewer.follows) clauses.push({ ...author, _v: 'f' });
+    if (viewer.addressed) clauses.push({ ...author, _to: viewer.id });
     return this.limitedPage(clauses, request);
   }
 
@@ -246,7 +288,7 @@ export class ContentService {
 
   private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
-    return this.find({ ...only, ...publicOnly, ...byAuthors(authorIds) }, request);
+    return this.find({ ...only, ...publicOnly, ...this.byAuthors(authorIds) }, request);
   }
 
   private async find(selection: Filter<ContentDocument>, request: PageRequest): Promise<Page<PostRecord>> {

@@ -1,11 +1,14 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { beyondFilter, sortFor, type Page, type PostPosition } from './position.js';
 import type { ListPageRequest } from '../records/pages.js';
-import { publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { byAuthors, byPostIds, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
-  constructor(private readonly content: Collection<ContentDocument>) {}
+  constructor(
+    private readonly content: Collection<ContentDocument>,
+    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => byAuthors(authorIds),
+  ) {}
 
   /**
    * Replies to a post that `visible` selects (see PostVisibility.filterFor), beyond `from` in `direction` (oldest first is the replies' own order: `forward` reads
@@ -31,7 +34,7 @@ export class PostScans {
   ): Promise<{ originals: Set<string>; reposts: PostRecord[] }> {
     const ids = [...originalIds];
     const docs = await this.content
-      .find({ $or: [{ _id: { $in: ids } }, { '_o._id': { $in: ids }, _a: { $in: [...reposterIds] } }] }, { projection: { _m: 0 } })
+      .find({ $or: [byPostIds(ids), { '_o._id': { $in: ids }, ...this.byAuthors(reposterIds) }] }, { projection: { _m: 0 } })
       .toArray();
     const records = docs.map((doc) => toPostRecord({ ...doc, _m: '' }));
     return {
@@ -52,7 +55,7 @@ export class PostScans {
 
   /** The author's newest posts and reposts, for deleting the account. */
   async postsBy(authorId: string, limit: number): Promise<PostRecord[]> {
-    return (await this.content.find({ _a: authorId }).limit(limit).toArray()).map(toPostRecord);
+    return (await this.content.find(this.byAuthors([authorId])).limit(limit).toArray()).map(toPostRecord);
   }
 
   /** The posts timelines hold (limited posts never enter one). */
@@ -68,7 +71,7 @@ export class PostScans {
   /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
   async *pushedPostsSince(authorIds: readonly string[], from: Date): AsyncGenerator<PostRecord> {
     if (authorIds.length === 0) return;
-    const cursor = this.content.find({ _a: { $in: [...authorIds] }, _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }).sort({ _d: 1, _id: 1 });
+    const cursor = this.content.find({ ...this.byAuthors(authorIds), _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }).sort({ _d: 1, _id: 1 });
     for await (const doc of cursor) yield toPostRecord(doc);
   }
 }

@@ -1,9 +1,10 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
-import type { ContentDocument, TombstoneDocument } from '../records/posts.js';
+import { byPostId, type ContentDocument, type TombstoneDocument } from '../records/posts.js';
 import type { PostCounters } from './postCounters.js';
 import { staleChangeMs } from './postCounters.js';
 import type { PostLookups } from './postLookups.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * Replies counted on their parent exactly once, and taken off again when deleted: a reply is
@@ -19,8 +20,8 @@ export class ReplyCounts {
   ) {}
 
   async ensureIndexes(): Promise<void> {
-    await this.content.createIndex({ _cq: 1, _d: 1 }, { name: 'replies_not_counted', partialFilterExpression: { _cq: true } });
-    await this.tombstones.createIndexes([
+    await plannedIndexes(this.content, [{ key: { _cq: 1, _d: 1 }, name: 'replies_not_counted', partialFilterExpression: { _cq: true } }]);
+    await plannedIndexes(this.tombstones, [
       { key: { at: 1 }, name: 'tombstone_ttl', expireAfterSeconds: 24 * 3600 },
       { key: { 'uncount.at': 1 }, name: 'replies_not_uncounted', partialFilterExpression: { 'uncount.at': { $exists: true } } },
     ]);
@@ -31,7 +32,7 @@ export class ReplyCounts {
    * from one whose request has not stored it yet; for a reply, with the intent to uncount it.
    */
   async recordDeletion(id: ObjectId): Promise<void> {
-    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1, _v: 1 } });
+    const doc = await this.content.findOne(byPostId(id), { projection: { _r: 1, _v: 1 } });
     const now = new Date();
     // Only public replies are counted on their parent (see ContentService.storePost).
     const intent = doc?._r && !doc._v ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
@@ -46,7 +47,7 @@ export class ReplyCounts {
   /** Counts a stored reply on its parent, exactly once. */
   count(replyId: ObjectId, parentId: ObjectId): Promise<void> {
     return this.counters.change(parentId, 'replies', 1, `reply:${replyId.toHexString()}`, () =>
-      this.content.updateOne({ _id: replyId }, { $unset: { _cq: '' } }),
+      this.content.updateOne(byPostId(replyId), { $unset: { _cq: '' } }),
     );
   }
 

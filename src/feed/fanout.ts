@@ -3,12 +3,13 @@ import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
 import { publicVisibility, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { FollowerRange, UserGraphService } from '../graph/userGraphService.js';
 import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
 import type { QueueStatus, TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { BatchTaskHandlers, FanoutPayload, GapPayload, PostPayload, QueuedTask, QueuedWork, TaskHandlers } from './queuedWork.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** Recipients reached per minute, for the delivery rate operators see. */
 interface StatsDocument {
@@ -84,7 +85,7 @@ export class Fanout {
     private readonly backend: FeedBackend,
     readonly options: FanoutOptions,
   ) {
-    this.stats = db.collection<StatsDocument>('fanout_stats');
+    this.stats = plannedCollection<StatsDocument>(db, 'fanout_stats');
   }
 
   /** The durable queue behind fanout and every other background work. */
@@ -96,7 +97,7 @@ export class Fanout {
     await Promise.all([
       this.work.ensureIndexes(),
       // Minutes older than an hour say nothing about the current rate.
-      this.stats.createIndex({ at: 1 }, { name: 'minute_ttl', expireAfterSeconds: 3600 }),
+      plannedIndexes(this.stats, [{ key: { at: 1 }, name: 'minute_ttl', expireAfterSeconds: 3600 }]),
     ]);
   }
 
@@ -158,7 +159,7 @@ export class Fanout {
    */
   private async deliverEach(tasks: TaskDocument<FanoutPayload>[], run: TaskRun, { inline }: { inline: boolean }): Promise<TaskDocument[]> {
     const posts = tasks.map((task) => fromPayload(task.payload.post));
-    const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.recipients).map((task) => task.payload.post.authorId))] : [];
+    const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.range).map((task) => task.payload.post.authorId))] : [];
     const [stored, audiences] = await Promise.all([
       this.content.lookups.existing(posts.map((post) => post.id)),
       this.graph.smallAudiences(roots, this.options.batchSize),
@@ -169,7 +170,8 @@ export class Fanout {
       tasks.map(async (task, index) => {
         const post = posts[index]!;
         if (!stored.has(post.id.toHexString())) return notStored.push(task);
-        const recipients = task.payload.recipients ?? audiences.get(post.authorId) ?? null;
+        const { range } = task.payload;
+        const recipients = range ? await this.graph.followerIdsIn(post.authorId, range) : (audiences.get(post.authorId) ?? null);
         if (recipients) deliveries.push({ post, recipients });
         else await this.split(task, run);
       }),
@@ -238,8 +240,8 @@ export class Fanout {
    */
   private async retract(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
-    const { recipients } = task.payload;
-    if (!recipients) {
+    const { range } = task.payload;
+    if (!range) {
       const requestAlive = Date.now() - task.createdAt.getTime() < deletingRequestGraceMs;
       if (requestAlive && (await this.content.lookups.exists(post.id))) throw new RetryLater(25, 'the deleting request has not removed the post yet');
       await this.content.deletePost(post);
@@ -250,22 +252,24 @@ export class Fanout {
       await this.work.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
       return this.split(task, run);
     }
+    const recipients = await this.graph.followerIdsIn(post.authorId, range);
     await run.checkpoint();
     await this.backend.removeFrom(recipients, post);
   }
 
   /**
-   * Queues the post's followers as sub-tasks of FANOUT_BATCH, numbered in the order the index
-   * gives them, so a replay of this task queues the same ids again (and adds nothing already queued).
+   * Queues the post's followers as sub-tasks of FANOUT_BATCH followers each, a range of handles
+   * apiece (see `followerRanges`), numbered in handle order, so a replay of this task queues the
+   * same ids again (and adds nothing already queued). Each sub-task reads its range when it runs.
    */
   private async split(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
     const kind = task.kind as FanoutKind;
     let pending: QueuedTask[] = [];
     let index = 0;
-    for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
+    for await (const range of this.graph.followerRanges(post.authorId, this.options.batchSize)) {
       // The sub-tasks carry the origin of the task that split them: the request that posted.
-      pending.push({ ...subTask(kind, post, index++, recipients), ...(task.origin ? { origin: task.origin } : {}) });
+      pending.push({ ...subTask(kind, post, index++, range), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);
@@ -330,8 +334,8 @@ function rootTask(kind: FanoutKind, post: PostRecord): QueuedTask {
   return { _id: `${kind}:${post.id.toHexString()}`, kind, payload: { post: toPayload(post) } };
 }
 
-function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[]): QueuedTask {
-  return { _id: `${kind}:${post.id.toHexString()}:${index}`, kind, payload: { post: toPayload(post), recipients } };
+function subTask(kind: FanoutKind, post: PostRecord, index: number, range: FollowerRange): QueuedTask {
+  return { _id: `${kind}:${post.id.toHexString()}:${index}`, kind, payload: { post: toPayload(post), range } };
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);

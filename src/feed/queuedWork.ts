@@ -1,5 +1,6 @@
 import type { Db, Document } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
+import type { FollowerRange } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
 import type { NotificationTasks } from '../notifications/notificationService.js';
 import type { PostRecord } from '../records/posts.js';
@@ -21,7 +22,8 @@ export type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'created
  */
 export interface FanoutPayload {
   post: PostPayload;
-  recipients?: string[];
+  /** Set on a sub-task: the author's followers it reaches (the root task reads or splits the audience). */
+  range?: FollowerRange;
 }
 
 export interface GapPayload {
