@@ -1,13 +1,13 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { beyondFilter, sortFor, type Page, type PostPosition } from './position.js';
 import type { ListPageRequest } from '../records/pages.js';
-import { byAuthors, byPostIds, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { byAuthors as postsOfAuthors, byPostIds, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
   constructor(
     private readonly content: Collection<ContentDocument>,
-    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => byAuthors(authorIds),
+    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => postsOfAuthors(authorIds),
   ) {}
 
   /**

@@ -88,7 +88,10 @@ export const shardPlan = {
   fanout_tasks: {
     unsharded: 'pending work only: a task is deleted when done, so its size is the backlog; claiming takes the oldest due tasks of the whole queue, which one shard answers from one index',
   },
-  live_events: { unsharded: 'announcements live LIVE_EVENT_TTL_SECONDS' },
+  live_events: {
+    key: { _id: 'hashed' },
+    why: 'written once and read only by change streams, which mongos merges from every shard: the inserts of every instance spread over the shards (docs/scaling.md, live events)',
+  },
   fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
   feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },
   migrations: { unsharded: 'one document per migration this code knows' },
@@ -141,6 +144,21 @@ export async function plannedIndexes(collection: Collection<any>, indexes: reado
     }
   }
   await collection.createIndexes([...indexes]);
+}
+
+/**
+ * A TTL index of `field` on a planned collection, made or changed to `expireAfterSeconds`: a
+ * retention setting changed since the index was made is applied with `collMod`.
+ */
+export async function plannedExpiry(db: Db, collection: Collection<any>, field: string, name: string, expireAfterSeconds: number): Promise<void> {
+  const index = { name, expireAfterSeconds };
+  try {
+    await plannedIndexes(collection, [{ key: { [field]: 1 }, ...index }]);
+  } catch (error) {
+    // IndexOptionsConflict: the index exists with another period.
+    if ((error as { code?: unknown }).code !== 85) throw error;
+    await db.command({ collMod: collection.collectionName, index });
+  }
 }
 
 function startsWithKey(index: Record<string, unknown>, key: ShardKey): boolean {

@@ -91,7 +91,7 @@ describe('a like whose request died before its edge settled', () => {
   it('is notified and counted once by the repair that finishes the like, however far the request got', async () => {
     const post = await createPost(app, tokens.author!, 'liked by the dead');
     const postId = internalId(post);
-    const group = `l:${internalHex(post)}`;
+    const group = app.services.memberships.postGroup('LIKE', internalId(post));
     const likes = app.database.db.collection<any>('likes');
     const longAgo = new Date(Date.now() - staleChangeMs - 1000);
     const edge = (handle: string, token: string) => ({
