@@ -8,6 +8,7 @@ import { seededRandom } from '../../bench/generate.js';
 import { heardEverything } from '../support/announcements.js';
 import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 import { publicPost } from '../support/records.js';
+import { internalId } from '../support/ids.js';
 
 let made = 0;
 /** Ids in random order, never twice the same. */
@@ -165,7 +166,7 @@ describe('fanout on read from the outboxes, on the database', () => {
     const newest = () => app.services.content.pageByAuthors(['quiet'], { direction: 'older', from: null, limit: 1 });
     expect((await newest()).items[0]!.text).toBe('raced');
     expect((await newest()).items[0]!.text).toBe('raced'); // from the outbox
-    const id = new ObjectId(createPost.id);
+    const id = internalId(createPost.id);
     await app.database.db.collection('content').deleteOne({ _id: id });
     expect(await app.services.content.deletePost({ id, authorId: 'quiet' })).toBe(false);
     expect((await newest()).items[0]!.text).not.toBe('raced');

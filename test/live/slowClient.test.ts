@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { eventually, follow, liveClient, subscribePostAdded, subscriptionsOpen, type CloseEventLike, type Subscription, type PostEdge } from './liveClient.js';
+import { apiPostId } from '../support/ids.js';
 
 const heavyQuery = `subscription {
   timelinePostAdded { cursor node { id text createdAt author { handle displayName createdAt followerCount followingCount } } }
@@ -55,13 +56,13 @@ describe('a client that stops reading', () => {
     const posted: string[] = [];
     while (app.services.live.stats().subscriptions > 1) {
       expect(posted.length, 'the slow client was never closed').toBeLessThan(2000);
-      posted.push((await app.services.feed.post('sam', text)).id.toHexString());
+      posted.push(apiPostId((await app.services.feed.post('sam', text)).id));
       // Paced by the reader that keeps up: each post waits until it is at most five behind, far
       // below the queue limit, while the stalled one only falls further behind. A server that made
       // it wait for the stalled one would never let it catch up, and this wait would fail.
       if (posted.length > 5) await fastOne.waitFor(posted.length - 5, 20_000);
     }
-    for (let i = 0; i < 5; i++) posted.push((await app.services.feed.post('sam', text)).id.toHexString());
+    for (let i = 0; i < 5; i++) posted.push(apiPostId((await app.services.feed.post('sam', text)).id));
 
     // The fast client got everything, in order.
     const received = await fastOne.waitFor(posted.length, 20_000);

@@ -49,9 +49,9 @@ export function wireComposer(state: App, form: HTMLFormElement, replyTo: string 
     void busy(submit, async () => {
       error.textContent = '';
       try {
-        const result = await state.client.mutate<{ createPost: Post }>({
+        const result = await state.client.mutate({
           mutation: CREATE_POST,
-          variables: { text: text.value, replyTo, visibility: visibility.value },
+          variables: { text: text.value, replyTo, visibility: visibility.value as Visibility },
         });
         text.value = '';
         done(result.data!.createPost);
