@@ -20,6 +20,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Every test file that guards an area: a mutant the first run leaves alive meets all of them. */
 const areas = {
@@ -641,7 +642,10 @@ function run(mutant) {
 }
 
 const args = process.argv.slice(2);
-if (args.includes('--list')) {
+// Run only as a program: importing the list (to read it) must not start mutating sources.
+if (process.argv[1] !== fileURLToPath(import.meta.url)) {
+  // imported
+} else if (args.includes('--list')) {
   for (const mutant of mutants) {
     const occurrences = readFileSync(mutant.file, 'utf8').split(mutant.from).length - 1;
     console.log(`${mutant.id}\t${mutant.file}\t${mutant.what}${occurrences === 1 ? '' : `\t(the text to change occurs ${occurrences} times)`}`);
