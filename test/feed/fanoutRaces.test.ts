@@ -210,7 +210,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const gone = await post('author', 'retracted before anyone delivered it');
     const { queue } = app.services.fanout;
-    const ofPost = { kind: 'deliver', 'payload.post.id': new ObjectId(gone) };
+    const ofPost = { kind: 'deliver', 'payload.post.id': internalId(gone) };
     // Every worker is busy elsewhere: the delivery waits while the post is deleted and retracted.
     await queue.tasks.updateMany(ofPost, { $set: { runAt: new Date(Date.now() + 3_600_000) } });
     await gql('author', `mutation { deletePost(id: "${gone}") }`);
