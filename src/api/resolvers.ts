@@ -4,7 +4,6 @@ import type DataLoader from 'dataloader';
 import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { encodeCursor } from '../content/position.js';
-import { mentionedHandles } from '../content/mentions.js';
 import type { BookmarkLoads } from '../feed/bookmarking.js';
 import type { HandlePage, UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
@@ -197,7 +196,8 @@ export const resolvers: Resolvers = {
   Post: {
     id: (post) => post.id.toHexString(),
     author: (post, _args, context) => author(post, context),
-    visibility: (post) => post.visibility,
+    text: (post) => post.body.text,
+    visibility: (post) => post.body.visibility,
     likeCount: (post, _args, context) => countOf(post, context, 'likes'),
     repostCount: (post, _args, context) => countOf(post, context, 'reposts'),
     replyCount: (post, _args, context) => countOf(post, context, 'replies'),
@@ -209,7 +209,7 @@ export const resolvers: Resolvers = {
       return withEngagement(toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request.from !== null), context, info);
     },
     mentions: async (post, _args, context) => {
-      const handles = mentionedHandles(post.text);
+      const handles = post.body.mentions;
       if (handles.length === 0) return [];
       const users = await context.loaders.users.loadMany(handles);
       return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);

@@ -1,7 +1,7 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRecord } from '../records/posts.js';
+import { fromAnnouncedPost, toAnnouncedPost, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
@@ -36,7 +36,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
 export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
   switch (event.kind) {
     case 'postAdded':
-      return { at, kind: event.kind, post: toContentDocument(event.post) };
+      return { at, kind: event.kind, post: toAnnouncedPost(event.post) };
     case 'postRemoved':
       return {
         at,
@@ -54,7 +54,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
     case 'changed': {
       const { edits } = event;
       const stored = edits && {
-        ...(edits.delivered ? { delivered: edits.delivered.map(({ recipients, posts }) => ({ recipients: [...recipients], posts: posts.map(toContentDocument) })) } : {}),
+        ...(edits.delivered ? { delivered: edits.delivered.map(({ recipients, posts }) => ({ recipients: [...recipients], posts: posts.map(toAnnouncedPost) })) } : {}),
         ...(edits.removed ? { removed: [...edits.removed] } : {}),
       };
       return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists, ...(stored ? { edits: stored } : {}) };
@@ -79,7 +79,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
 export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
   switch (doc.kind) {
     case 'postAdded':
-      return { kind: 'postAdded', post: announcedPost(doc.post) };
+      return { kind: 'postAdded', post: fromAnnouncedPost(doc.post) };
     case 'postRemoved':
       return {
         kind: 'postRemoved',
@@ -95,7 +95,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
     case 'changed': {
       const edits = doc.edits && {
         ...(doc.edits.delivered
-          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map(announcedPost) })) }
+          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map(fromAnnouncedPost) })) }
           : {}),
         ...(doc.edits.removed ? { removed: doc.edits.removed } : {}),
       };
@@ -115,9 +115,6 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
       return null;
   }
 }
-
-/** A post as an announcement carries it: stored fields, without counts (they are read apart). */
-const announcedPost = (doc: ContentDocument): PostRecord => ({ ...toPostRecord(doc), counts: null });
 
 /**
  * How long the server holds an empty getMore. Short enough that opening the stream (aggregate, then

@@ -116,7 +116,8 @@ export const postAdded = (post: PostRecord): PostAddedEvent => ({ kind: 'postAdd
 
 /** Clients know a repost by its original's id, which is what they must remove. */
 export function postRemoved(post: PostRecord): PostRemovedEvent {
-  const { repostOf, visibility, audience, replyTo } = post;
+  const { repostOf, replyTo } = post;
+  const { visibility, audience } = post.body;
   return {
     kind: 'postRemoved',
     postId: repostOf?.id ?? post.id,

@@ -12,8 +12,8 @@ import {
   toPostRecord,
   byAuthors,
   publicOnly,
-  publicVisibility,
-  type Visibility,
+  repostRecord,
+  type PostBody,
   type ContentDocument,
   type PostRecord,
   type PostRef,
@@ -83,34 +83,17 @@ export class ContentService {
 
   /**
    * Builds the post without storing it, so that its fanout can be queued under the post's id
-   * before the post exists (see Publishing.post). `text` is as `postText` (content/text.ts) returned
-   * it: checked by the caller before anything else runs.
+   * before the post exists (see Publishing.post). `body` is `newBody` of a text as `postText`
+   * (content/text.ts) returned it: checked by the caller before anything else runs.
    */
-  preparePost(
-    authorId: string,
-    text: string,
-    options: { pulled: boolean; replyTo?: PostRecord | null; visibility?: Visibility; audience?: readonly string[] },
-  ): PostRecord {
+  preparePost(authorId: string, body: PostBody, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
-    const visibility = options.visibility ?? 'PUBLIC';
-    const audience = visibility === 'MENTIONED' ? [...(options.audience ?? [])] : [];
-    return { id: new ObjectId(), authorId, text, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
+    return { id: new ObjectId(), authorId, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
   prepareRepost(reposterId: string, original: PostRecord, at: { id: ObjectId; createdAt: Date }, options: { pulled: boolean }): PostRecord {
-    const { authorId, createdAt, replyTo } = original;
-    return {
-      id: at.id,
-      authorId: reposterId,
-      text: original.text,
-      createdAt: at.createdAt,
-      pulled: options.pulled,
-      replyTo: null,
-      repostOf: { id: original.id, authorId, createdAt, replyTo },
-      counts: null,
-      ...publicVisibility,
-    };
+    return repostRecord(reposterId, original, at, options.pulled);
   }
 
   /**
@@ -120,7 +103,7 @@ export class ContentService {
    */
   async storePost(post: PostRecord): Promise<void> {
     const doc = toContentDocument(post);
-    const counted = post.replyTo !== null && post.visibility === 'PUBLIC';
+    const counted = post.replyTo !== null && post.body.visibility === 'PUBLIC';
     if (counted) doc._cq = true;
     let stored = true;
     try {

@@ -77,7 +77,7 @@ export class PostLookups {
    */
   hold(posts: readonly PostRecord[]): void {
     for (const post of posts) {
-      if (post.visibility !== 'PUBLIC' || this.removedLately.includes(post)) continue;
+      if (post.body.visibility !== 'PUBLIC' || this.removedLately.includes(post)) continue;
       this.postCache.hold(post.id.toHexString(), post.counts === null ? post : { ...post, counts: null });
     }
   }

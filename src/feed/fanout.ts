@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
-import { publicVisibility, type PostRecord } from '../records/posts.js';
+import { fromPostTask, toPostTask, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
@@ -32,22 +32,8 @@ const deletingRequestGraceMs = 5_000;
 /** A post missing from `content` this long after its task was queued was never stored (its request died). */
 const unstoredGraceMs = 60_000;
 
-const toPayload = ({ id, authorId, text, createdAt, replyTo, repostOf }: PostRecord): PostPayload => ({
-  id,
-  authorId,
-  text,
-  createdAt,
-  replyTo,
-  repostOf,
-});
-const fromPayload = (post: PostPayload): PostRecord => ({
-  ...post,
-  replyTo: post.replyTo ?? null,
-  repostOf: post.repostOf ?? null,
-  pulled: false,
-  counts: null,
-  ...publicVisibility,
-});
+const toPayload: (post: PostRecord) => PostPayload = toPostTask;
+const fromPayload: (post: PostPayload) => PostRecord = fromPostTask;
 
 /**
  * Fanout on write through the durable queue (the push part of push/pull): publishing queues one

@@ -2,12 +2,11 @@ import type { RateLimits } from '../auth/rateLimits.js';
 import type { Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
-import { mentionedHandles } from '../content/mentions.js';
 import { postText } from '../content/text.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import { narrowerVisibility, parsePostId, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
+import { narrowerVisibility, newBody, parsePostId, type PostBody, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
 
@@ -69,11 +68,12 @@ export class Publishing implements PostPublishing {
     ]);
     if (replyTo) await this.deps.readerFilters.assertNotBlocked(authorId, replyTo.authorId, 'reply to');
     // A reply is never seen by more people than its parent: a wider reply is narrowed to the parent's.
-    const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.visibility) : visibility;
-    const audience = shownTo === 'MENTIONED' ? await this.audienceOf(authorId, text, replyTo) : [];
+    const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.body.visibility) : visibility;
+    const said = newBody(message);
+    const body: PostBody = shownTo === 'MENTIONED' ? { ...said, visibility: shownTo, audience: await this.audienceOf(authorId, said, replyTo) } : { ...said, visibility: shownTo };
     // Limited posts are never pulled: readers' inbox queries find them instead.
     const pulled = shownTo === 'PUBLIC' && authorPulled;
-    const post = this.content.preparePost(authorId, message, { pulled, replyTo, visibility: shownTo, audience });
+    const post = this.content.preparePost(authorId, body, { pulled, replyTo });
     await this.delivery.publish(post);
     return post;
   }
@@ -82,8 +82,8 @@ export class Publishing implements PostPublishing {
    * A mentioned-only post is for the existing accounts its text mentions when it is posted, and a
    * reply also for the author it answers; later accounts with those handles never see it.
    */
-  private async audienceOf(authorId: string, text: string, replyTo: PostRecord | null): Promise<string[]> {
-    const handles = new Set(mentionedHandles(text));
+  private async audienceOf(authorId: string, body: PostBody, replyTo: PostRecord | null): Promise<string[]> {
+    const handles = new Set(body.mentions);
     if (replyTo) handles.add(replyTo.authorId);
     handles.delete(authorId);
     return (await this.deps.users.getUsers([...handles])).map((user) => user.handle);
@@ -118,7 +118,7 @@ export class Publishing implements PostPublishing {
     const post = await this.existingPost(userId, id, { held: true });
     if (post.authorId === userId) throw new AppError('FORBIDDEN', 'You cannot repost your own post');
     // A repost shows the post to the reposter's followers: only a post everyone may see can go there.
-    if (post.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
+    if (post.body.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'repost');
     await this.deps.rateLimits.post(userId);
     return this.withCounts(post, id, await this.interactions.reposts.add(post, userId));

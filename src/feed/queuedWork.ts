@@ -2,17 +2,14 @@ import type { Db, Document } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { NotificationTasks } from '../notifications/notificationService.js';
-import type { PostRecord } from '../records/posts.js';
+import type { PostTask } from '../records/posts.js';
 import { TaskQueue, type NewTask, type TaskDocument } from '../queue/taskQueue.js';
 import { TaskWorkers, type TaskRun } from '../queue/taskWorkers.js';
 
 export const workCollection = 'fanout_tasks';
 
-/**
- * A post as a task carries it: enough to write embedded entries without reading `content`. Always
- * public: limited posts are never queued.
- */
-export type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
+/** A post as a task carries it (records/posts.ts). Always public: limited posts are never queued. */
+export type PostPayload = PostTask;
 
 /**
  * A post's first task has no `recipients`: it reads the author's followers once and queues them as

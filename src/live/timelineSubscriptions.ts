@@ -95,7 +95,7 @@ export class TimelineSubscriptions {
   handle(event: ChangeEvent): void {
     switch (event.kind) {
       case 'postAdded':
-        return this.toFollowersOf(event.post.authorId, event, audienceOf(event.post));
+        return this.toFollowersOf(event.post.authorId, event, audienceOf(event.post.body));
       case 'postRemoved':
         return this.toFollowersOf(event.authorId, event, audienceOf(event));
       case 'followed':
@@ -168,7 +168,7 @@ export class TimelineSubscriptions {
       case 'postAdded':
       case 'postRemoved': {
         const authorId = event.kind === 'postAdded' ? event.post.authorId : event.authorId;
-        const audience = audienceOf(event.kind === 'postAdded' ? event.post : event);
+        const audience = audienceOf(event.kind === 'postAdded' ? event.post.body : event);
         if (subscriber.kind === event.kind && (subscriber.visible.has(authorId) || audience.includes(subscriber.viewerId))) subscriber.queue.push(event);
         return;
       }

@@ -182,8 +182,8 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     for (const name of timelineCollections) expect(await db.collection(name).countDocuments({ '_c._id': { $in: limited } })).toBe(0);
     expect(await db.collection('fanout_tasks').countDocuments({ 'payload.post.id': { $in: limited } })).toBe(0);
     const outbox = await app.services.content.pageByAuthors(['ann'], { direction: 'older', from: null, limit: 50 });
-    expect(outbox.items.map((post) => post.visibility)).not.toContain('FOLLOWERS');
-    expect(outbox.items.map((post) => post.visibility)).not.toContain('MENTIONED');
+    expect(outbox.items.map((post) => post.body.visibility)).not.toContain('FOLLOWERS');
+    expect(outbox.items.map((post) => post.body.visibility)).not.toContain('MENTIONED');
 
     // A public post by someone who has posted limited ones costs what it costs her twin, who never
     // did (the same followers, so pulled alike): no command reads or writes anything of visibility.

@@ -87,7 +87,7 @@ export const visibilityLabels: Record<Exclude<Visibility, 'PUBLIC'>, { label: st
   MENTIONED: { label: 'Mentioned only', title: 'Only the accounts this post mentions can see it' },
 };
 
-// The server's mention rule (src/content/mentions.ts): `@` not inside a word or an e-mail address.
+// The server's mention rule (src/records/mentions.ts): `@` not inside a word or an e-mail address.
 const mentionPattern = /(?<![a-z0-9_@])@([a-z0-9_]+)(?![a-z0-9_@])/gi;
 
 /** A post's text, its `@handle`s of existing accounts (the API's `mentions`) as profile links. */

@@ -7,7 +7,8 @@ import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../../content/position.js';
 import { isDuplicateKeyError } from '../../errors.js';
-import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from '../entries.js';
+import { fromEntryDocument, toEntryDocument, type EntryDocument } from '../../records/posts.js';
+import { nearestBeyond, pageFromNearest } from '../entries.js';
 import {
   aboveOldestOrWhole,
   entryOrder,
