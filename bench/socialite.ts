@@ -15,6 +15,7 @@ import { connectDatabase, withDatabaseName } from '../src/db/connect.js';
 import { seededRandom } from './generate.js';
 import { int, list, num } from './options.js';
 import { socialiteFieldsTimelineQuery, timelineQuery } from './measure.js';
+import { fullTimelinePage } from './pages.js';
 import { graphqlOperations, readEveryTimelineOnce, serveStrategy } from './ourApi.js';
 import { benchDatabaseServer, loadGraph } from './prepare.js';
 import { describeEnvironment } from './report.js';
@@ -41,8 +42,9 @@ const usage = `Usage: npm run bench:socialite -- --jar <path to socialite-0.0.1-
   --mix <name>         reads (timeline reads only; default) or socialite (80 % timeline reads, 10 % posts,
                        5 % follows, 5 % unfollows of accounts the user does not / does follow)
   --fields <which>     what this API's page carries: socialite (each post's id, text, time and
-                       author, as Socialite's page; default) or client (also a cursor per post and
-                       the author's display name)
+                       author, as Socialite's page; default), client (also a cursor per post and
+                       the author's display name) or full (the web client's Timeline query: counts,
+                       the viewer's likes, reposts and bookmarks, quoted and replied-to posts)
   --processes <n>      this API's server processes, WEB_CONCURRENCY (default 1); Socialite's Jetty uses every core
   --profile-server <dir>  write this API's server processes' CPU profiles (.cpuprofile) there
   --out <path>         JSON results (default bench/results/socialite-<time>.json)
@@ -126,7 +128,7 @@ async function main(): Promise<void> {
   const unit = options.mix === 'reads' ? 'pages/s' : 'ops/s';
   const traffic = options.mix === 'reads' ? 'timeline reads only (20 posts a page)' : "Socialite's mix: 80 % timeline reads (20 posts a page), 10 % posts, 5 % follows, 5 % unfollows";
   console.log(`- Machine: ${report.environment.cpu}, ${report.environment.cores} cores; Node ${report.environment.node}; database: ${report.environment.database}`);
-  console.log(`- Traffic: ${traffic}, ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}, ${options.fields === 'socialite' ? "the fields of Socialite's page" : "the reference client's fields"}`);
+  console.log(`- Traffic: ${traffic}, ${options.activeUsers} active users, ${options.concurrency} connections, ${options.duration} s per side and round, ${options.rounds} alternating rounds; this API: ${options.processes} process${options.processes > 1 ? 'es' : ''}, ${{ socialite: "the fields of Socialite's page", client: "a cursor and display name per post", full: "the page people load (the web client's Timeline query)" }[options.fields]}`);
   console.log(`\n| strategy | data (users, follows, posts) | Socialite ${unit} | read p50 / p99 ms | this API ${unit} | read p50 / p99 ms | ratio (median) | ratio per round | failed requests (Socialite, ours) |`);
   console.log('|---|---|--:|--:|--:|--:|--:|---|--:|');
   for (const result of results) {
@@ -200,7 +202,7 @@ async function compare(
   strategy: FeedStrategyName,
   baseUri: string,
   databasePid: number | null,
-  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client'; mix: MixName; profileDir: string | null },
+  options: { jar: string; users: number; maxfollows: number; messages: number; concurrency: number; activeUsers: number; duration: number; rounds: number; processes: number; fields: 'socialite' | 'client' | 'full'; mix: MixName; profileDir: string | null },
 ) {
   const model = socialiteModels[strategy]!;
   const socialiteDatabase = `socialite_${Date.now().toString(36)}`;
@@ -259,7 +261,8 @@ async function compare(
       socialiteEdges.push([String(edge._f), String(edge._t)]);
     }
     const theirs = socialiteOperations(new FollowTracker(socialiteUsers, socialiteEdges), seededRandom(9));
-    const ours = graphqlOperations(world, seededRandom(9), options.fields === 'socialite' ? socialiteFieldsTimelineQuery : timelineQuery);
+    const readQuery = { socialite: socialiteFieldsTimelineQuery, client: timelineQuery, full: fullTimelinePage }[options.fields];
+    const ours = graphqlOperations(world, seededRandom(9), readQuery);
     await readEveryTimelineOnce('Socialite', socialiteUsers, theirs.read!, theirClient.send, options.concurrency);
     await readEveryTimelineOnce('this API', world.handles, ours.read!, ourSend, options.concurrency);
 
@@ -365,9 +368,9 @@ function socialiteOperations(followees: FollowTracker, random: () => number): Op
   };
 }
 
-function pageFields(raw: string | undefined): 'socialite' | 'client' {
-  const fields = list('fields', raw ?? 'socialite', ['socialite', 'client'] as const);
-  if (fields.length !== 1) throw new Error(`--fields: one of socialite, client, got "${raw}"`);
+function pageFields(raw: string | undefined): 'socialite' | 'client' | 'full' {
+  const fields = list('fields', raw ?? 'socialite', ['socialite', 'client', 'full'] as const);
+  if (fields.length !== 1) throw new Error(`--fields: one of socialite, client, full, got "${raw}"`);
   return fields[0]!;
 }
 

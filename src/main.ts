@@ -12,6 +12,7 @@ import { DataDirectoryInUseError, startStandIn, type StandIn } from './db/standI
 import { rebuildTimelines } from './feed/rebuild.js';
 import { createLogger, type Logger } from './logger.js';
 import { startTracing, type Tracing } from './observability/tracing.js';
+import { shardPlan } from './db/shardPlan.js';
 import { createServices } from './services.js';
 import { sleep } from './sleep.js';
 
@@ -26,7 +27,13 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
   worker,
   'fanout-status': fanoutStatus,
   'rebuild-timelines': rebuild,
+  'shard-keys': printShardPlan,
 };
+
+/** The shard plan (src/db/shardPlan.ts) as JSON: each collection's key, or why it stays on one shard. */
+async function printShardPlan(): Promise<void> {
+  console.log(JSON.stringify(shardPlan, null, 2));
+}
 
 async function serve(config: Config): Promise<void> {
   if (config.webConcurrency > 1 && cluster.isPrimary) return servePrimary(config);

@@ -2,7 +2,7 @@
  * The one place that wires everything from configuration (Socialite's ServiceManager): every
  * service gets what it needs in its constructor, in dependency order, and nothing is set later.
  */
-import type { Db } from 'mongodb';
+import type { Db, ObjectId } from 'mongodb';
 import { migrateOnce } from './db/migrations.js';
 import type { Logger } from './logger.js';
 import type { TaskDocument } from './queue/taskQueue.js';
@@ -268,5 +268,10 @@ export async function prepareDatabase(services: Services): Promise<void> {
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());
+  // Likes and reposts made before their edges named the post's author (part of their shard key) get it.
+  const authorsOf = async (postIds: ObjectId[]) => new Map((await services.content.lookups.getPosts(postIds)).map((post) => [post.id.toHexString(), post.authorId]));
+  await migrateOnce(services.db, 'recipient-on-every-interaction', () =>
+    Promise.all([services.interactions.likes.nameEveryRecipient(authorsOf), services.interactions.reposts.nameEveryRecipient(authorsOf)]),
+  );
   await services.timelineState.checkAtStart();
 }

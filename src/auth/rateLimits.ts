@@ -3,6 +3,7 @@ import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitOptions } from '../config.js';
 import { AppError } from '../errors.js';
 import { noteRateLimit, type RateLimitState } from '../observability/requestScope.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 const collectionName = 'rate_limits';
 const hour = 3600;
@@ -40,7 +41,7 @@ export class RateLimits {
   /** The limiter's own indexes: its documents expire by TTL, and keys are unique. */
   async ensureIndexes(): Promise<void> {
     const limits = this.db.collection(collectionName);
-    await limits.createIndexes([
+    await plannedIndexes(limits, [
       { key: { expire: -1 }, name: 'expire_ttl', expireAfterSeconds: 0 },
       { key: { key: 1 }, name: 'key_unique', unique: true },
     ]);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
+import { plannedCollection } from '../db/shardPlan.js';
 
 interface SecretDocument {
   _id: 'jwtSecret';
@@ -14,7 +15,7 @@ interface SecretDocument {
  * first instance to start writes it; the others read what it wrote.
  */
 export async function storedTokenSecret(db: Db): Promise<Uint8Array> {
-  const meta = db.collection<SecretDocument>('feed_meta');
+  const meta = plannedCollection<SecretDocument>(db, 'feed_meta');
   const existing = await meta.findOne({ _id: 'jwtSecret' });
   if (existing) return new Uint8Array(existing.secret.buffer);
   const secret = randomBytes(32);

@@ -9,6 +9,7 @@ import type { ChangeEvent, ChangeListener, ChangeSource, ViewerState } from './e
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 export const liveEventsCollection = 'live_events';
 
@@ -150,13 +151,13 @@ export class ChangeStreamEventSource implements ChangeSource {
     private readonly db: Db,
     private readonly ttlSeconds: number,
   ) {
-    this.collection = db.collection<LiveEventDocument>(liveEventsCollection);
+    this.collection = plannedCollection<LiveEventDocument>(db, liveEventsCollection);
   }
 
   async ensureIndexes(): Promise<void> {
     const index = { name: 'expire', expireAfterSeconds: this.ttlSeconds };
     try {
-      await this.collection.createIndex({ at: 1 }, index);
+      await plannedIndexes(this.collection, [{ key: { at: 1 }, ...index }]);
     } catch (error) {
       // IndexOptionsConflict: LIVE_EVENT_TTL_SECONDS changed since the index was made.
       if ((error as { code?: unknown }).code !== 85) throw error;

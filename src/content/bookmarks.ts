@@ -1,6 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 import { HeldViewerStates } from './heldViewerStates.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * One user's bookmark of one post. The `_id` is the pair, so bookmarking twice stores one
@@ -37,16 +38,16 @@ export class Bookmarks {
   readonly edges: Collection<BookmarkDocument>;
   /** Which posts each viewer has bookmarked, held in this process. */
   private readonly held = new HeldViewerStates('bookmarks', async (userId, postIds) => {
-    const docs = await this.edges.find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) } }, { projection: { p: 1 } }).toArray();
+    const docs = await this.edges.find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, u: userId }, { projection: { p: 1 } }).toArray();
     return new Set(docs.map((doc) => doc.p.toHexString()));
   });
 
   constructor(db: Db) {
-    this.edges = db.collection<BookmarkDocument>('bookmarks');
+    this.edges = plannedCollection<BookmarkDocument>(db, 'bookmarks');
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.edges.createIndexes([
+    await plannedIndexes(this.edges, [
       { key: { u: 1, at: -1, p: -1 }, name: 'user_newest' },
       { key: { p: 1 }, name: 'by_post' },
     ]);
@@ -56,8 +57,8 @@ export class Bookmarks {
   async add(postId: ObjectId, userId: string): Promise<void> {
     this.held.forget(userId, [postId]);
     await this.edges.updateOne(
-      { _id: keyOf(postId, userId) },
-      { $setOnInsert: { p: postId, u: userId, at: new Date() } },
+      { _id: keyOf(postId, userId), u: userId },
+      { $setOnInsert: { p: postId, at: new Date() } },
       { upsert: true },
     ).catch((error: unknown) => {
       // Two racing upserts of one new `_id`: one inserts, the other finds the key taken. Either way it is there.
@@ -67,7 +68,7 @@ export class Bookmarks {
   }
 
   async remove(postId: ObjectId, userId: string): Promise<void> {
-    await this.edges.deleteOne({ _id: keyOf(postId, userId) });
+    await this.edges.deleteOne({ _id: keyOf(postId, userId), u: userId });
     this.held.forget(userId, [postId]);
   }
 
@@ -99,7 +100,7 @@ export class Bookmarks {
 
   /** Bookmarks of these posts by this user that point at nothing any more (found while paging). */
   async forgetMissing(userId: string, postIds: readonly ObjectId[]): Promise<void> {
-    if (postIds.length > 0) await this.edges.deleteMany({ _id: { $in: postIds.map((id) => keyOf(id, userId)) } });
+    if (postIds.length > 0) await this.edges.deleteMany({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, u: userId });
   }
 
   /** All of a user's bookmarks, when the account goes. Returns how many there were. */

@@ -25,6 +25,7 @@ import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
@@ -51,17 +52,17 @@ export class ContentService {
   private readonly outboxes: Outboxes;
 
   constructor(db: Db) {
-    this.content = db.collection<ContentDocument>('content');
+    this.content = plannedCollection<ContentDocument>(db, 'content');
     this.outboxes = new Outboxes(this.content);
-    this.lookups = new PostLookups(this.content, db.collection<TombstoneDocument>('deleted_posts'));
+    this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'));
     this.counters = new PostCounters(this.content, this.lookups);
     this.scans = new PostScans(this.content);
-    this.replyCounts = new ReplyCounts(this.content, db.collection<TombstoneDocument>('deleted_posts'), this.counters, this.lookups);
+    this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
   }
 
   async ensureIndexes(): Promise<void> {
     // "Newest posts of these authors before this point": equality on _a, then the page order.
-    await this.content.createIndexes([
+    await plannedIndexes(this.content, [
       { key: { _a: 1, _d: -1, _id: -1 }, name: 'author_newest_first' },
       // Only pulled posts: the one extra query a page makes for every pulled author a reader follows.
       { key: { _p: 1, _a: 1, _d: -1, _id: -1 }, name: 'pulled_newest_first', partialFilterExpression: { _p: true } },
@@ -70,7 +71,7 @@ export class ContentService {
       // Limited posts by author: followers-only posts of the authors a reader follows, an author's own.
       { key: { _v: 1, _a: 1, _d: -1, _id: -1 }, name: 'limited_newest_first', partialFilterExpression: { _v: { $exists: true } } },
     ]);
-    await this.content.createIndexes([
+    await plannedIndexes(this.content, [
       // Replies of a post, oldest first.
       { key: { '_r._id': 1, _d: 1, _id: 1 }, name: 'replies_oldest_first', partialFilterExpression: { '_r._id': { $exists: true } } },
       // Who reposted a post: the at-most-once check of a timeline page, and deleting an original.

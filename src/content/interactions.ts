@@ -7,6 +7,7 @@ import { HeldViewerStates } from './heldViewerStates.js';
 import { groupTokens, type GroupActor, type GroupMemberSource, type GroupMembership, type GroupTokens, type TokenToPrune } from '../records/notifications.js';
 import type { PostCounts, PostRef } from '../records/posts.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * One user's like or repost of one post (Weibo's existence service): the `_id` is the pair, so
@@ -19,8 +20,8 @@ export interface InteractionDocument extends GroupMembership {
   _id: string;
   p: ObjectId;
   u: string;
-  /** The post's author: whose notification group the edge may count in. */
-  r?: string;
+  /** The post's author: whose notification group the edge may count in; with `u`, the shard key. */
+  r: string;
   state: InteractionState;
   /** The transition under way: it guards the count change and the group's change (see PostCounters). */
   token?: string;
@@ -94,13 +95,13 @@ export class Interactions implements GroupMemberSource {
     private readonly changes: ChangePublisher,
     private readonly effects: InteractionEffects = noEffects,
   ) {
-    this.edges = db.collection<InteractionDocument>(name);
+    this.edges = plannedCollection<InteractionDocument>(db, name);
     this.held = new HeldViewerStates(name, (viewerId, postIds) => this.amongStored(viewerId, postIds));
     this.state = name === 'likes' ? 'like' : 'repost';
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.edges.createIndexes([
+    await plannedIndexes(this.edges, [
       { key: { u: 1, r: 1 }, name: 'by_user' },
       { key: { p: 1 }, name: 'by_post' },
       { key: { state: 1, at: 1 }, name: 'in_transition' },
@@ -127,12 +128,12 @@ export class Interactions implements GroupMemberSource {
       };
       try {
         // A new pair, or one taken back before: an edge in any other state makes the upsert collide.
-        await this.edges.updateOne({ _id, state: 'off' }, { $set: edge }, { upsert: true });
+        await this.edges.updateOne({ _id, u: userId, r: post.authorId, state: 'off' }, { $set: edge }, { upsert: true });
         return await this.finish({ _id, ...edge });
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
-      const current = await this.settled(_id);
+      const current = await this.settled(_id, userId);
       if (current && current.state === 'on') return null;
     }
   }
@@ -144,13 +145,13 @@ export class Interactions implements GroupMemberSource {
       const now = new Date();
       const token = new ObjectId().toHexString();
       const claimed = await this.edges.findOneAndUpdate(
-        { _id, state: 'on' },
+        { _id, u: userId, state: 'on' },
         // Out of its group too: for an edge that counts in none, a change to none changes nothing.
         { $set: { state: 'removing', token, at: now, gc: { t: token, to: null, at: now } } },
         { returnDocument: 'after' },
       );
       if (claimed) return this.finish(claimed);
-      const current = await this.settled(_id);
+      const current = await this.settled(_id, userId);
       if (!current || current.state !== 'on') return null;
     }
   }
@@ -165,12 +166,12 @@ export class Interactions implements GroupMemberSource {
       const now = new Date();
       const token = new ObjectId().toHexString();
       const claimed = await this.edges.findOneAndUpdate(
-        { _id, state: 'on', g: { $exists: true } },
+        { _id, u: userId, state: 'on', g: { $exists: true } },
         { $set: { state: 'leaving', token, at: now, gc: { t: token, to: null, at: now } } },
         { returnDocument: 'after' },
       );
       if (claimed) return void (await this.finish(claimed));
-      const current = await this.settled(_id);
+      const current = await this.settled(_id, userId);
       if (!current || current.state !== 'on' || !current.g) return;
     }
   }
@@ -190,14 +191,14 @@ export class Interactions implements GroupMemberSource {
 
   private async amongStored(userId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
     const docs = await this.edges
-      .find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, state: { $in: present } }, { projection: { p: 1 } })
+      .find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, u: userId, state: { $in: present } }, { projection: { p: 1 } })
       .toArray();
     return new Set(docs.map((doc) => doc.p.toHexString()));
   }
 
   /** Whether the user has liked or reposted the post, or is about to (an add in flight always completes). */
   async isOn(postId: ObjectId, userId: string): Promise<boolean> {
-    const edge = await this.edges.findOne({ _id: keyOf(postId, userId) }, { projection: { state: 1 } });
+    const edge = await this.edges.findOne({ _id: keyOf(postId, userId), u: userId }, { projection: { state: 1 } });
     return edge !== null && present.includes(edge.state);
   }
 
@@ -239,6 +240,29 @@ export class Interactions implements GroupMemberSource {
     return this.edges.find({ 'gc.to': group }, { projection: { u: 1, g: 1, ga: 1, gc: 1 } }).toArray();
   }
 
+  /**
+   * Names the post's author on every edge stored before edges carried it (`r`, part of the shard
+   * key); an edge whose post is gone goes, as a deletion would have taken it. Idempotent, in
+   * batches, so a start killed half-way resumes where it stopped. Returns how many edges it changed.
+   */
+  async nameEveryRecipient(authorsOf: (postIds: ObjectId[]) => Promise<Map<string, string>>): Promise<number> {
+    let changed = 0;
+    for (;;) {
+      const unnamed = await this.edges.find({ r: { $exists: false } }, { projection: { p: 1 } }).limit(pruneBatch).toArray();
+      if (unnamed.length === 0) return changed;
+      const authors = await authorsOf([...new Map(unnamed.map((edge) => [edge.p.toHexString(), edge.p])).values()]);
+      await this.edges.bulkWrite(
+        unnamed.map((edge) => {
+          const author = authors.get(edge.p.toHexString());
+          const filter = { _id: edge._id, r: { $exists: false } };
+          return author ? { updateOne: { filter, update: { $set: { r: author } } } } : { deleteOne: { filter } };
+        }),
+        { ordered: false },
+      );
+      changed += unnamed.length;
+    }
+  }
+
   /** Finishes transitions whose request died. Returns how many it took over. */
   async repairStalled(limit = 100): Promise<number> {
     const stalled = await findStalled(this.edges, { state: { $in: ['adding', 'removing', 'leaving'] }, at: { $lt: stalledSince(staleChangeMs) } }, { limit });
@@ -251,7 +275,7 @@ export class Interactions implements GroupMemberSource {
    * edges it pruned.
    */
   async pruneSettled(only: { u?: string } = {}): Promise<number> {
-    const settled = await findStalled(this.edges, { tp: true, ...only }, { limit: pruneBatch, projection: { prune: 1, p: 1, state: 1 } });
+    const settled = await findStalled(this.edges, { tp: true, ...only }, { limit: pruneBatch, projection: { prune: 1, p: 1, u: 1, r: 1, state: 1 } });
     if (settled.length === 0) return 0;
     const byPost = new Map<string, { postId: ObjectId; tokens: string[] }>();
     for (const edge of settled) {
@@ -263,11 +287,11 @@ export class Interactions implements GroupMemberSource {
         byPost.set(edge.p.toHexString(), post);
       }
     }
-    await Promise.all([this.counters.pruneTokens([...byPost.values()]), this.effects.pruneGroupTokens(groupTokens(settled.map((edge) => edge.prune)))]);
+    await Promise.all([this.counters.pruneTokens([...byPost.values()]), this.effects.pruneGroupTokens(groupTokens(settled.map((edge) => ({ recipient: edge.r, prune: edge.prune }))))]);
     const cleaned = settled.map((edge) => {
       const tokens = (edge.prune ?? []).map(({ t }) => t);
       // Nothing recorded since the read but tokens pruned now (by this pass or a racing one).
-      return { edge, tokens, onlyPruned: { _id: edge._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } } };
+      return { edge, tokens, onlyPruned: { _id: edge._id, u: edge.u, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } } };
     });
     // A present edge is clean and a taken-back one goes, unless a transition settled meanwhile: then
     // only what was pruned leaves, and the newer tokens wait for the next pass. Updates first, then
@@ -276,7 +300,7 @@ export class Interactions implements GroupMemberSource {
       [
         ...cleaned.flatMap(({ edge, tokens, onlyPruned }) => [
           ...(edge.state === 'off' ? [] : [{ updateOne: { filter: onlyPruned, update: { $unset: { tp: '' as const, prune: '' as const } } } }]),
-          { updateOne: { filter: { _id: edge._id, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
+          { updateOne: { filter: { _id: edge._id, u: edge.u, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
         ]),
         ...cleaned.filter(({ edge }) => edge.state === 'off').map(({ onlyPruned }) => ({ deleteOne: { filter: { ...onlyPruned, state: 'off' as const } } })),
       ],
@@ -289,9 +313,9 @@ export class Interactions implements GroupMemberSource {
    * Waits until the pair is at rest and returns it (null when absent). A transition that stays
    * in flight past `staleChangeMs` lost its request: this caller finishes it.
    */
-  private async settled(_id: string): Promise<InteractionDocument | null> {
+  private async settled(_id: string, userId: string): Promise<InteractionDocument | null> {
     for (const backoff = new Backoff(); ; ) {
-      const current = await this.edges.findOne({ _id });
+      const current = await this.edges.findOne({ _id, u: userId });
       if (!current || current.state === 'on' || current.state === 'off') return current;
       if (Date.now() - current.at.getTime() > staleChangeMs) await this.takeOver(current);
       else await backoff.wait();
@@ -301,7 +325,7 @@ export class Interactions implements GroupMemberSource {
   /** Claims a stale transition by renewing its time, so only one taker finishes it. */
   private async takeOver(edge: InteractionDocument): Promise<boolean> {
     const claimed = await this.edges.findOneAndUpdate(
-      { _id: edge._id, token: edge.token, at: edge.at },
+      { _id: edge._id, u: edge.u, token: edge.token, at: edge.at },
       { $set: { at: new Date() } },
       { returnDocument: 'after' },
     );
@@ -317,7 +341,7 @@ export class Interactions implements GroupMemberSource {
    */
   private async finish(edge: InteractionDocument): Promise<PostCounts | null> {
     const token = edge.token!;
-    const held = { _id: edge._id, token };
+    const held = { _id: edge._id, u: edge.u, token };
     const group = edge.gc?.to ?? edge.g;
     const left = edge.state !== 'adding' && group ? { left: true as const } : {};
     const prune = { $push: { prune: { t: token, ...(group ? { g: group } : {}), ...left } } };

@@ -4,6 +4,7 @@ import type { ContentDocument, TombstoneDocument } from '../records/posts.js';
 import type { PostCounters } from './postCounters.js';
 import { staleChangeMs } from './postCounters.js';
 import type { PostLookups } from './postLookups.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * Replies counted on their parent exactly once, and taken off again when deleted: a reply is
@@ -19,8 +20,8 @@ export class ReplyCounts {
   ) {}
 
   async ensureIndexes(): Promise<void> {
-    await this.content.createIndex({ _cq: 1, _d: 1 }, { name: 'replies_not_counted', partialFilterExpression: { _cq: true } });
-    await this.tombstones.createIndexes([
+    await plannedIndexes(this.content, [{ key: { _cq: 1, _d: 1 }, name: 'replies_not_counted', partialFilterExpression: { _cq: true } }]);
+    await plannedIndexes(this.tombstones, [
       { key: { at: 1 }, name: 'tombstone_ttl', expireAfterSeconds: 24 * 3600 },
       { key: { 'uncount.at': 1 }, name: 'replies_not_uncounted', partialFilterExpression: { 'uncount.at': { $exists: true } } },
     ]);

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../errors.js';
+import { plannedCollection } from './shardPlan.js';
 
 interface MigrationDocument {
   _id: string;
@@ -12,7 +13,7 @@ interface MigrationDocument {
  * together may each run it; idempotence makes that harmless.
  */
 export async function migrateOnce(db: Db, name: string, migrate: () => Promise<unknown>): Promise<void> {
-  const migrations = db.collection<MigrationDocument>('migrations');
+  const migrations = plannedCollection<MigrationDocument>(db, 'migrations');
   if (await migrations.countDocuments({ _id: name }, { limit: 1 })) return;
   await migrate();
   try {

@@ -9,6 +9,7 @@ import type { QueueStatus, TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { BatchTaskHandlers, FanoutPayload, GapPayload, PostPayload, QueuedTask, QueuedWork, TaskHandlers } from './queuedWork.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** Recipients reached per minute, for the delivery rate operators see. */
 interface StatsDocument {
@@ -70,7 +71,7 @@ export class Fanout {
     private readonly backend: FeedBackend,
     readonly options: FanoutOptions,
   ) {
-    this.stats = db.collection<StatsDocument>('fanout_stats');
+    this.stats = plannedCollection<StatsDocument>(db, 'fanout_stats');
   }
 
   /** The durable queue behind fanout and every other background work. */
@@ -82,7 +83,7 @@ export class Fanout {
     await Promise.all([
       this.work.ensureIndexes(),
       // Minutes older than an hour say nothing about the current rate.
-      this.stats.createIndex({ at: 1 }, { name: 'minute_ttl', expireAfterSeconds: 3600 }),
+      plannedIndexes(this.stats, [{ key: { at: 1 }, name: 'minute_ttl', expireAfterSeconds: 3600 }]),
     ]);
   }
 

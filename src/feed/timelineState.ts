@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { ConfigError, type TimelineOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
 import type { FeedBackend } from './feedBackend.js';
+import { plannedCollection } from '../db/shardPlan.js';
 
 /** What the stored timelines were built for; a mismatch means they cannot be trusted. */
 interface TimelineStateDocument {
@@ -28,7 +29,7 @@ export class TimelineState {
     private readonly content: ContentService,
     private readonly options: TimelineOptions,
   ) {
-    this.state = db.collection<TimelineStateDocument>('feed_meta');
+    this.state = plannedCollection<TimelineStateDocument>(db, 'feed_meta');
   }
 
   async checkAtStart(): Promise<void> {

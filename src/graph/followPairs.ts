@@ -4,6 +4,7 @@ import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource,
 import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
@@ -45,9 +46,9 @@ export interface FollowGroupEffects {
   now(): Date;
   /** Applies a recorded join once; returns the group as it is now (null when applied before). */
   join(change: { group: string; token: string; at: Date }, followerId: string, followeeId: string): Promise<NotificationRecord | null>;
-  leave(change: { group: string; token: string }, followerId: string, members: GroupMemberSource): Promise<void>;
-  /** Whether the group holds the change with this token (applied, and not pruned yet). */
-  applied(group: string, token: string): Promise<boolean>;
+  leave(change: { group: string; token: string }, followerId: string, followeeId: string, members: GroupMemberSource): Promise<void>;
+  /** Whether the followee's group holds the change with this token (applied, and not pruned yet). */
+  applied(group: string, followeeId: string, token: string): Promise<boolean>;
   pruneGroupTokens(tokensByGroup: GroupTokens): Promise<void>;
 }
 
@@ -104,11 +105,11 @@ export class FollowPairs implements GroupMemberSource {
     private readonly following: Collection<EdgeDocument>,
     private readonly followers: Collection<EdgeDocument>,
   ) {
-    this.pairs = db.collection<FollowPairDocument>('follow_pairs');
+    this.pairs = plannedCollection<FollowPairDocument>(db, 'follow_pairs');
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.pairs.createIndexes([
+    await plannedIndexes(this.pairs, [
       { key: { dirty: 1, updatedAt: 1 }, name: 'dirty_since' },
       // Every pair of a deleted account, either side.
       { key: { f: 1 }, name: 'follower' },
@@ -222,7 +223,7 @@ export class FollowPairs implements GroupMemberSource {
       const held = { _id: id, 'lease.owner': owner };
       const token = new ObjectId().toHexString();
       await this.update(held, { $set: { gc: { t: token, to: null, at: now } } });
-      await group.leave({ group: current.g, token }, followerId, this);
+      await group.leave({ group: current.g, token }, followerId, followeeId, this);
       await this.update(held, { $set: { lease: null, tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: token, g: current.g, left: true } } });
       return;
     }
@@ -245,7 +246,7 @@ export class FollowPairs implements GroupMemberSource {
     for (const pair of settled) {
       for (const { t } of pair.prune ?? []) for (const user of [pair.f, pair.t]) byUser.set(user, [...(byUser.get(user) ?? []), t]);
     }
-    const byGroup = groupTokens(settled.map((pair) => pair.prune));
+    const byGroup = groupTokens(settled.map((pair) => ({ recipient: pair.t, prune: pair.prune })));
     await Promise.all([
       byUser.size > 0 &&
         this.users.bulkWrite(
@@ -431,7 +432,7 @@ export class FollowPairs implements GroupMemberSource {
           )
         : null,
       joining && effects.group ? effects.group.join({ group: joining.to!, token: joining.t, at: joining.at }, pair.f, pair.t) : null,
-      leaving && effects.group ? effects.group.leave({ group: leaving, token: pair.gc!.t }, pair.f, this).then(() => null) : null,
+      leaving && effects.group ? effects.group.leave({ group: leaving, token: pair.gc!.t }, pair.f, pair.t, this).then(() => null) : null,
       // At rest the edges exist exactly when the pair is counted: a wish that changes no count changes no edge.
       countsChange ? this.writeEdges(pair.f, pair.t, want) : null,
     ]);
@@ -500,13 +501,13 @@ export class FollowPairs implements GroupMemberSource {
     const group = effects.group;
     const change = pair.gc;
     if (change && group) {
-      const joins = change.to !== null && !pair.g && (want || (await group.applied(change.to, change.t)));
+      const joins = change.to !== null && !pair.g && (want || (await group.applied(change.to, pair.t, change.t)));
       const leaves = change.to === null && pair.g !== undefined;
       if (joins) {
         await group.join({ group: change.to!, token: change.t, at: change.at }, pair.f, pair.t);
         pair = await this.update(held, { $set: { g: change.to!, ga: change.at, tp: true }, $unset: { gc: '' }, $push: { prune: { t: change.t, g: change.to! } } });
       } else if (leaves) {
-        await group.leave({ group: pair.g!, token: change.t }, pair.f, this);
+        await group.leave({ group: pair.g!, token: change.t }, pair.f, pair.t, this);
         pair = await this.update(held, { $set: { tp: true }, $unset: { g: '', ga: '', gc: '' }, $push: { prune: { t: change.t, g: pair.g!, left: true } } });
       } else {
         pair = await this.update(held, { $unset: { gc: '' } });

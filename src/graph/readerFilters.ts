@@ -4,6 +4,7 @@ import { ReadThroughCache } from '../cache/readThrough.js';
 import { AppError, badInput, isDuplicateKeyError } from '../errors.js';
 import { ReaderView, type KeywordFilterRecord, type ReaderFiltersDocument } from './readerView.js';
 import { heldCaches } from '../config.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 export const maxKeywordFilters = 100;
 export const maxKeywordLength = 100;
@@ -17,7 +18,7 @@ export class ReaderFilters {
   private readonly views = new ReadThroughCache<string, ReaderView>('reader filters', heldCaches.readerFilters);
 
   constructor(db: Db) {
-    this.filters = db.collection<ReaderFiltersDocument>('reader_filters');
+    this.filters = plannedCollection<ReaderFiltersDocument>(db, 'reader_filters');
   }
 
   invalidate(readerIds: readonly string[]): void {
@@ -30,7 +31,7 @@ export class ReaderFilters {
 
   async ensureIndexes(): Promise<void> {
     // Who mutes or blocks a handle: for taking a deleted account out of everyone's lists.
-    await this.filters.createIndexes([
+    await plannedIndexes(this.filters, [
       { key: { muted: 1 }, name: 'muted' },
       { key: { blocked: 1 }, name: 'blocked' },
       { key: { blockedBy: 1 }, name: 'blocked_by' },

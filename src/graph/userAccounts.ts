@@ -3,6 +3,7 @@ import type { Collection } from 'mongodb';
 import { findStalled } from '../db/stalledWork.js';
 import type { UserDocument } from '../records/users.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * Accounts: credentials, the account id tokens name, and the steps of deleting an account (marked,
@@ -16,7 +17,7 @@ export class UserAccounts {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.users.createIndex({ deletedAt: 1 }, { name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } });
+    await plannedIndexes(this.users, [{ key: { deletedAt: 1 }, name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } }]);
   }
 
   async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {

@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { heldCaches } from '../config.js';
 import { toUserRecord, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
+import { plannedCollection } from '../db/shardPlan.js';
 
 /** Users that still exist: an account being deleted is gone for every read from the start. */
 export const existingUsers = { deletedAt: { $exists: false } } as const;
@@ -31,7 +32,7 @@ export class UserDirectory {
   private readonly cache = new ReadThroughCache<string, CachedUser>('users', heldCaches.users);
 
   constructor(db: Db) {
-    this.users = db.collection<UserDocument>('users');
+    this.users = plannedCollection<UserDocument>(db, 'users');
   }
 
   async getUser(handle: string): Promise<UserRecord | null> {

@@ -2,6 +2,7 @@ import type { Collection } from 'mongodb';
 import type { UserDocument } from '../records/users.js';
 import type { InboxSources } from '../content/contentService.js';
 import type { UserDirectory } from './userDirectory.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * What the feed keeps on each user: when they last read (`readAt`, for skipping inactive readers),
@@ -16,7 +17,7 @@ export class UserFeedState {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.users.createIndex({ readAt: 1 }, { name: 'read_at' });
+    await plannedIndexes(this.users, [{ key: { readAt: 1 }, name: 'read_at' }]);
   }
 
   /**

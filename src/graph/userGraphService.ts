@@ -14,6 +14,7 @@ import { heldCaches } from '../config.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** What changed, for the in-process tier of every instance to forget. */
 export interface GraphChange {
@@ -56,16 +57,16 @@ export class UserGraphService {
     private readonly directory: UserDirectory,
   ) {
     this.users = directory.users;
-    this.followers = db.collection<EdgeDocument>('followers');
-    this.following = db.collection<EdgeDocument>('following');
+    this.followers = plannedCollection<EdgeDocument>(db, 'followers');
+    this.following = plannedCollection<EdgeDocument>(db, 'following');
     this.pairs = new FollowPairs(db, this.users, this.following, this.followers);
     this.lists = new UserLists(db, this.following);
   }
 
   async ensureIndexes(): Promise<void> {
     await Promise.all([
-      this.followers.createIndexes([edgeIndex]),
-      this.following.createIndexes([edgeIndex]),
+      plannedIndexes(this.followers, [edgeIndex]),
+      plannedIndexes(this.following, [edgeIndex]),
       this.pairs.ensureIndexes(),
       this.lists.ensureIndexes(),
     ]);

@@ -12,6 +12,7 @@ import {
   type ListRecord,
 } from '../records/lists.js';
 import type { EdgeDocument, HandlePage } from '../records/users.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** A list as a page of its timeline needs it: the list and its members, held in this process. */
 export interface HeldList {
@@ -47,18 +48,18 @@ export class UserLists {
     db: Db,
     private readonly following: Collection<EdgeDocument>,
   ) {
-    this.lists = db.collection<ListDocument>('lists');
+    this.lists = plannedCollection<ListDocument>(db, 'lists');
   }
 
   async ensureIndexes(): Promise<void> {
     await Promise.all([
-      this.lists.createIndexes([
+      plannedIndexes(this.lists, [
         // One list per place: racing creations cannot pass the limit. Also an owner's lists.
         { key: { _o: 1, s: 1 }, name: 'owner_place', unique: true },
         { key: { deletingAt: 1 }, name: 'deleting_since', sparse: true },
       ]),
       // A list's members in handle order, covered; their count; an owner's memberships.
-      this.following.createIndexes([{ key: { _f: 1, _g: 1, _t: 1 }, name: 'follower_list_followee' }]),
+      plannedIndexes(this.following, [{ key: { _f: 1, _g: 1, _t: 1 }, name: 'follower_list_followee' }]),
     ]);
   }
 
@@ -133,7 +134,7 @@ export class UserLists {
 
   private async finishDeletion(doc: Pick<ListDocument, '_id' | '_o'>): Promise<void> {
     await this.following.updateMany({ _f: doc._o, _g: doc._id }, { $pull: { _g: doc._id } });
-    await this.lists.deleteOne({ _id: doc._id });
+    await this.lists.deleteOne({ _id: doc._id, _o: doc._o });
   }
 
   /**
@@ -145,7 +146,7 @@ export class UserLists {
     const written = await this.following.updateOne({ _f: ownerId, _t: memberId }, { $addToSet: { _g: id } });
     this.held.invalidate([id.toHexString()]);
     if (written.matchedCount === 0) throw new AppError('FORBIDDEN', `You can add only accounts you follow, and you do not follow ${memberId}`);
-    if (!(await this.lists.countDocuments({ _id: id, ...notDeleting }, { limit: 1 }))) {
+    if (!(await this.lists.countDocuments({ _id: id, _o: ownerId, ...notDeleting }, { limit: 1 }))) {
       await this.following.updateOne({ _f: ownerId, _t: memberId }, { $pull: { _g: id } });
       throw gone(id);
     }

@@ -1,6 +1,7 @@
 import type { Collection } from 'mongodb';
 import { searchableName, toUserRecord, type UserDocument, type UserRecord } from '../records/users.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 
 /** A profile change: a field left undefined stays as it is; null clears it. */
 export interface ProfileChange {
@@ -25,7 +26,7 @@ export class UserProfiles {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.users.createIndex({ nameLower: 1 }, { name: 'name_prefix' });
+    await plannedIndexes(this.users, [{ key: { nameLower: 1 }, name: 'name_prefix' }]);
     await this.fillSearchNames();
   }
 

@@ -41,8 +41,8 @@ export class GroupMemberships {
       const joined = await this.deps.groups.join({ group, token, actor: followerId, at, kind: 'FOLLOW', recipient: followeeId, postId: null });
       return joined && toNotificationRecord(joined);
     },
-    leave: ({ group, token }, followerId, members) => this.deps.groups.leave({ group, token, actor: followerId }, members),
-    applied: (group, token) => this.deps.groups.applied(group, token),
+    leave: ({ group, token }, followerId, followeeId, members) => this.deps.groups.leave({ group, token, actor: followerId, recipient: followeeId }, members),
+    applied: (group, followeeId, token) => this.deps.groups.applied(group, followeeId, token),
     pruneGroupTokens: (tokensByGroup) => this.deps.groups.pruneTokens(tokensByGroup),
   };
 
@@ -54,7 +54,7 @@ export class GroupMemberships {
 
   private interactionEffects(kind: Extract<GroupedKind, 'LIKE' | 'REPOST'>): InteractionEffects {
     const leave = async (edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]> => {
-      if (edge.g) await this.deps.groups.leave({ group: edge.g, token: edge.token!, actor: edge.u }, members);
+      if (edge.g) await this.deps.groups.leave({ group: edge.g, token: edge.token!, actor: edge.u, recipient: edge.r! }, members);
       return [];
     };
     return {

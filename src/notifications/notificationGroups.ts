@@ -18,13 +18,14 @@ import {
 /** One member joining or leaving one group, under the token its own document recorded (GroupMembership.gc). */
 export interface MembershipChange {
   group: string;
+  /** Whom the group notifies: the collection's shard key, named by every write. */
+  recipient: string;
   token: string;
   actor: string;
 }
 
 export interface Joining extends MembershipChange {
   kind: GroupedKind;
-  recipient: string;
   postId: ObjectId | null;
   /** When the actor joined: their place among the group's actors. */
   at: Date;
@@ -59,12 +60,12 @@ export class NotificationGroups {
     for (;;) {
       try {
         return await this.groups.findOneAndUpdate(
-          { _id: group, tk: { $ne: token } },
+          { _id: group, r: recipient, tk: { $ne: token } },
           {
             $inc: { n: 1, v: 1 },
             $push: { a: { $each: [{ u: actor, at }], $sort: actorOrder, $slice: maxActorsShown }, tk: token },
             $max: { at },
-            $setOnInsert: { r: recipient, k: kind, ...(postId ? { p: postId } : {}) },
+            $setOnInsert: { k: kind, ...(postId ? { p: postId } : {}) },
           },
           { upsert: true, returnDocument: 'after', projection: { tk: 0 } },
         );
@@ -72,20 +73,21 @@ export class NotificationGroups {
         if (!isDuplicateKeyError(error)) throw error;
         // Either the group holds the token (applied before a crash), or a racing first join
         // created the group between this write's look and its insert: then write again.
-        if (await this.applied(group, token)) return null;
+        if (await this.applied(group, recipient, token)) return null;
       }
     }
   }
 
   /** Applies a leave once. */
   async leave(change: MembershipChange, members: GroupMemberSource): Promise<void> {
-    const { group, token, actor } = change;
+    const { group, recipient, token, actor } = change;
     // The common case in one write: the leaver is the last member (the group empties), or is not
     // the newest actor and no one needs to take their place among those shown (the group shows
     // everyone, or the leaver is not shown).
     const quick = await this.groups.updateOne(
       {
         _id: group,
+        r: recipient,
         tk: { $ne: token },
         $or: [{ n: 1 }, { n: { $gt: 1 }, 'a.0.u': { $ne: actor }, $or: [{ n: { $lte: maxActorsShown } }, { 'a.u': { $ne: actor } }] }],
       },
@@ -93,7 +95,7 @@ export class NotificationGroups {
     );
     if (quick.matchedCount === 1) return;
     for (;;) {
-      const current = await this.groups.findOne({ _id: group });
+      const current = await this.groups.findOne({ _id: group, r: recipient });
       // Gone with its post, or applied before a crash.
       if (!current || (current.tk ?? []).includes(token)) return;
       const count = current.n - 1;
@@ -101,7 +103,7 @@ export class NotificationGroups {
       const wanted = Math.min(Math.max(count, 0), maxActorsShown) - shown.length;
       if (wanted > 0) shown.push(...(await this.nextInLine(current, actor, wanted, members)));
       const written = await this.groups.updateOne(
-        { _id: group, v: current.v },
+        { _id: group, r: recipient, v: current.v },
         { $set: { a: shown, ...(shown[0] ? { at: shown[0].at } : {}) }, $inc: { n: -1, v: 1 }, $push: { tk: token } },
       );
       if (written.matchedCount === 1) return;
@@ -109,8 +111,8 @@ export class NotificationGroups {
   }
 
   /** Whether the change with this token was applied to the group (and its token not pruned yet). */
-  async applied(group: string, token: string): Promise<boolean> {
-    return (await this.groups.countDocuments({ _id: group, tk: token }, { limit: 1 })) > 0;
+  async applied(group: string, recipient: string, token: string): Promise<boolean> {
+    return (await this.groups.countDocuments({ _id: group, r: recipient, tk: token }, { limit: 1 })) > 0;
   }
 
   /**
@@ -124,8 +126,8 @@ export class NotificationGroups {
     // each, where alternating them would take one per group.
     await this.groups.bulkWrite(
       [
-        ...groups.map(([group, { tokens }]) => ({ updateOne: { filter: { _id: group }, update: { $pull: { tk: { $in: tokens } } } } })),
-        ...groups.filter(([, { left }]) => left).map(([group]) => ({ deleteOne: { filter: { _id: group, n: 0, tk: { $size: 0 } } } })),
+        ...groups.map(([group, { recipient, tokens }]) => ({ updateOne: { filter: { _id: group, r: recipient }, update: { $pull: { tk: { $in: tokens } } } } })),
+        ...groups.filter(([, { left }]) => left).map(([group, { recipient }]) => ({ deleteOne: { filter: { _id: group, r: recipient, n: 0, tk: { $size: 0 } } } })),
       ],
       { ordered: true, ...sweepQuery },
     );

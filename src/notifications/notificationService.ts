@@ -25,6 +25,7 @@ import { visibleTo, type PostRecord } from '../records/posts.js';
 import { handlePattern } from '../records/users.js';
 import type { GroupMemberships } from './groupMemberships.js';
 import { NotificationGroups } from './notificationGroups.js';
+import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** A group everyone left is kept a moment (see NotificationGroups), shown to no one. */
 const shown = { n: { $gt: 0 } } as const;
@@ -105,16 +106,16 @@ export class NotificationService {
     private readonly deps: NotificationDependencies,
   ) {
     this.notifications = deps.groups.groups;
-    this.markers = db.collection<MarkerDocument>('notification_markers');
+    this.markers = plannedCollection<MarkerDocument>(db, 'notification_markers');
   }
 
   /** The collection the groups are kept in, for wiring them before this service. */
   static collection(db: Db): Collection<NotificationDocument> {
-    return db.collection<NotificationDocument>('notifications');
+    return plannedCollection<NotificationDocument>(db, 'notifications');
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.notifications.createIndexes([
+    await plannedIndexes(this.notifications, [
       // A recipient's page, newest first, and the unread count: a range on `at` after the marker.
       { key: { r: 1, at: -1, _id: -1 }, name: 'recipient_newest' },
       { key: { p: 1 }, name: 'post' },
@@ -201,8 +202,8 @@ export class NotificationService {
       // A limited post does not exist for whoever may not see it: nor does its notification.
       if (!(await this.maySee(recipient, post))) continue;
       const doc: NotificationDocument = { _id, r: recipient, k: kind, at: post.createdAt, n: 1, a: [{ u: post.authorId, at: post.createdAt }], p: post.id, v: 1 };
-      const { _id: _, ...fields } = doc;
-      const written = await this.notifications.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
+      const { _id: _, r: __, ...fields } = doc;
+      const written = await this.notifications.updateOne({ _id, r: recipient }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
         if (isDuplicateKeyError(error)) return null;
         throw error;
       });

@@ -7,6 +7,7 @@ import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { duplicateKeyFailures } from '../errors.js';
 import type { QueueSnapshot, QueueTaskState } from '../observability/metrics.js';
 import { currentOrigin, type TaskOrigin } from '../observability/requestScope.js';
+import { plannedCollection, type PlannedCollectionName, plannedIndexes } from '../db/shardPlan.js';
 
 /**
  * One unit of background work. A task is either `ready` (waiting, retrying, or held by a worker)
@@ -78,14 +79,14 @@ export class TaskQueue {
 
   constructor(
     db: Db,
-    collectionName: string,
+    collectionName: PlannedCollectionName,
     readonly options: QueueOptions,
   ) {
-    this.tasks = db.collection<TaskDocument>(collectionName);
+    this.tasks = plannedCollection<TaskDocument>(db, collectionName);
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.tasks.createIndexes([
+    await plannedIndexes(this.tasks, [
       { key: { state: 1, runAt: 1 }, name: 'state_run_at' },
       { key: { state: 1, createdAt: 1 }, name: 'state_created_at' },
     ]);

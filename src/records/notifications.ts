@@ -134,16 +134,16 @@ export interface TokenToPrune {
   left?: true;
 }
 
-/** What a pass prunes from groups: each group's tokens, and whether a leave may have emptied it. */
-export type GroupTokens = Map<string, { tokens: string[]; left: boolean }>;
+/** What a pass prunes from groups: each group's recipient (its shard key) and tokens, and whether a leave may have emptied it. */
+export type GroupTokens = Map<string, { recipient: string; tokens: string[]; left: boolean }>;
 
-/** Collects the group tokens of many members' prune records. */
-export function groupTokens(records: Iterable<readonly TokenToPrune[] | undefined>): GroupTokens {
+/** Collects the group tokens of many members' prune records; `recipient` is whom the member's groups notify. */
+export function groupTokens(records: Iterable<{ recipient: string; prune?: readonly TokenToPrune[] | undefined }>): GroupTokens {
   const byGroup: GroupTokens = new Map();
-  for (const prune of records) {
+  for (const { recipient, prune } of records) {
     for (const { t, g, left } of prune ?? []) {
       if (!g) continue;
-      const entry = byGroup.get(g) ?? { tokens: [], left: false };
+      const entry = byGroup.get(g) ?? { recipient, tokens: [], left: false };
       entry.tokens.push(t);
       entry.left ||= left === true;
       byGroup.set(g, entry);

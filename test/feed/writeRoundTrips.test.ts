@@ -1,7 +1,7 @@
 import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies } from '../../src/config.js';
-import type { TaskDocument } from '../../src/queue/taskQueue.js';
+import { runQueuedAsWorker } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
@@ -33,24 +33,7 @@ describe.each(feedStrategies)('commands per write: %s', (strategy) => {
   const writers = Array.from({ length: times }, (_, i) => `wrt_writer_${i}`);
   const authors = Array.from({ length: times }, (_, i) => `wrt_author_${i}`);
 
-  /** Claims and runs the queued work as one worker does (batches of FANOUT_CLAIM), until none is due. */
-  const runAsWorker = async () => {
-    const { work, batchTaskHandlers, runTask } = app.services;
-    for (let claimed = await work.queue.claimBatch(50); claimed.length > 0; claimed = await work.queue.claimBatch(50)) {
-      const byKind = new Map<string, TaskDocument[]>();
-      for (const task of claimed) byKind.set(task.kind, [...(byKind.get(task.kind) ?? []), task]);
-      for (const [kind, group] of byKind) {
-        const batch = batchTaskHandlers[kind as keyof typeof batchTaskHandlers] as ((tasks: TaskDocument[], run: unknown) => Promise<TaskDocument[]>) | undefined;
-        const run = { attempt: 1, checkpoint: async () => {} };
-        const left = batch ? await batch(group, run) : group;
-        await work.queue.completeBatch(group.filter((task) => !left.includes(task)));
-        for (const task of left) {
-          await runTask(task, run);
-          await work.queue.complete(task);
-        }
-      }
-    }
-  };
+  const runAsWorker = () => runQueuedAsWorker(app);
 
   /**
    * The sweep's pass over the documents a write leaves tokens on, as the workers run it every

@@ -8,9 +8,12 @@ import { testDatabaseUri } from '../support/testApp.js';
 /** The queue under fanout, driven directly: leases, takeover, retries, dead tasks and re-drive. */
 describe('the durable task queue', () => {
   let database: Database;
-  let collection = 0;
-  const newQueue = (options: Partial<ConstructorParameters<typeof TaskQueue>[2]> = {}) =>
-    new TaskQueue(database.db, `tasks_${collection++}`, { leaseMs: 200, maxAttempts: 3, retryBaseMs: 50, ...options });
+  // Each queue in a database of its own: the queue's collection is the service's one.
+  const databases: string[] = [];
+  const newQueue = (options: Partial<ConstructorParameters<typeof TaskQueue>[2]> = {}) => {
+    databases.push(`${database.db.databaseName}_${databases.length}`);
+    return new TaskQueue(database.client.db(databases.at(-1)), 'fanout_tasks', { leaseMs: 200, maxAttempts: 3, retryBaseMs: 50, ...options });
+  };
   const waitFor = async (condition: () => Promise<boolean>, what: string) => {
     for (const started = Date.now(); !(await condition()); await new Promise((resolve) => setTimeout(resolve, 10))) {
       if (Date.now() - started > 10_000) throw new Error(`timed out waiting for ${what}`);
@@ -21,7 +24,7 @@ describe('the durable task queue', () => {
     database = await connectDatabase(testDatabaseUri(), { monitorCommands: true });
   });
   afterAll(async () => {
-    await database?.db.dropDatabase();
+    for (const name of databases) await database?.client.db(name).dropDatabase();
     await database?.close();
   });
 

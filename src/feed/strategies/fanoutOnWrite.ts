@@ -3,6 +3,7 @@ import type { TimelineEntryOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
 import type { Announced, Delivery } from '../feedBackend.js';
+import { plannedCollection, type PlannedCollectionName } from '../../db/shardPlan.js';
 
 /** What the three fanout-on-write strategies share: a collection of timelines and a way into `content`. */
 export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryOptions> {
@@ -11,11 +12,11 @@ export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryO
 
   constructor(
     db: Db,
-    collectionName: string,
+    collectionName: PlannedCollectionName,
     protected readonly content: ContentService,
     protected readonly options: O,
   ) {
-    this.timelines = db.collection<T>(collectionName);
+    this.timelines = plannedCollection<T>(db, collectionName);
   }
 
   async clear(): Promise<void> {

@@ -9,6 +9,7 @@ import { bulkWriteIgnoringDuplicates } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
+import { plannedIndexes } from '../../db/shardPlan.js';
 
 /**
  * Up to `TIMELINE_BUCKET_SIZE` entries of one user (`_u`), with `_s` the slots used. `_lo`/`_hi`
@@ -38,7 +39,7 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.timelines.createIndexes([
+    await plannedIndexes(this.timelines, [
       { key: { _u: 1, _hi: -1, _id: -1 }, name: 'user_newest_reach' },
       { key: { _u: 1, _lo: 1, _id: 1 }, name: 'user_oldest_reach' },
       // Unique across a user's buckets: a post can sit in at most one of them, however deliveries

@@ -9,6 +9,7 @@ import { bulkWriteIgnoringDuplicates } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
+import { plannedIndexes } from '../../db/shardPlan.js';
 
 /** One user's entries for one time span: `_t` is the span's number since the epoch. */
 export interface TimedBucketDocument {
@@ -31,7 +32,7 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
 
   async ensureIndexes(): Promise<void> {
     // The _id index covers exact buckets; walking one user's buckets in time order needs this one.
-    await this.timelines.createIndex({ '_id._u': 1, '_id._t': -1 }, { name: 'user_newest_bucket' });
+    await plannedIndexes(this.timelines, [{ key: { '_id._u': 1, '_id._t': -1 }, name: 'user_newest_bucket' }]);
   }
 
   async followed(followerId: string, followeeId: string): Promise<void> {

@@ -1,0 +1,186 @@
+import type { Collection, Db, Document, IndexDescription } from 'mongodb';
+
+/**
+ * How every collection this service creates would be split over a sharded cluster: its shard key,
+ * or why it stays on one shard and what keeps it small. Collections are opened through
+ * `plannedCollection`, whose name must be one of this table's, so a new collection without a plan
+ * does not compile; `plannedIndexes` creates each key's index and refuses a unique index the key
+ * would break. `npm run --silent shard-keys` prints the table, and test/db/shardPlan.test.ts runs
+ * every operation of the API and fails on a command that would reach every shard without being
+ * listed here as such by design. docs/scaling.md explains each choice.
+ */
+export const shardPlan = {
+  users: {
+    key: { _id: 'hashed' },
+    why: 'every per-request read is by handle; a page of authors or a delivery batch asks the shards of the handles it names',
+    everyShard: [
+      { command: 'find', fields: ['_id', 'deletedAt'], why: 'people search by handle prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['deletedAt', 'nameLower'], why: 'people search by display name prefix: at most `first` (20) answers from each shard' },
+    ],
+  },
+  followers: { key: { _f: 1, _t: 1 }, why: "an author's followers are one range, split by follower for the largest accounts: a delivery sub-task reads one chunk range" },
+  following: { key: { _f: 1, _t: 1 }, why: 'whom a reader follows is one range: every page reads it from one shard' },
+  follow_pairs: {
+    key: { _id: 'hashed' },
+    why: 'every request names its pair',
+    everyShard: [
+      { command: 'find', fields: ['dirty', 'updatedAt'], why: "the sweep finishing follows whose request died: once a second per worker process, indexed to the pairs in flight" },
+      { command: 'find', fields: ['tp'], why: 'the sweep pruning settled tokens: once a second per worker process, at most 500 pairs, indexed to those with tokens' },
+      { command: 'delete', fields: ['$or', 'dirty'], why: "a deleted account's pairs, either side: once per account deletion, indexed by each side" },
+      { command: 'find', fields: ['$or', 'g'], why: 'the next actor of a FOLLOW group shown in full (20) after a shown one leaves: indexed by group' },
+      { command: 'find', fields: ['gc.to'], why: 'the follows joining a FOLLOW group, read only on that careful path: indexed by group' },
+    ],
+  },
+  reader_filters: {
+    key: { _id: 'hashed' },
+    why: "one document per reader, read by the reader's handle",
+    everyShard: [{ command: 'update', fields: ['$or'], why: "a deleted account leaves others' mutes and blocks: once per account deletion, indexed" }],
+  },
+  lists: {
+    key: { _o: 1, s: 1 },
+    why: 'lists are private: every read names the owner, and an owner\'s lists are one range (the unique place of each)',
+    everyShard: [{ command: 'find', fields: ['deletingAt'], why: 'the sweep finishing list deletions whose request died: once a second per worker process, indexed to lists being deleted' }],
+  },
+  rate_limits: { key: { key: 1 }, why: 'every request names the limit it counts' },
+  content: {
+    key: { _id: 'hashed' },
+    why: 'posts are read and counted by id',
+    everyShard: [
+      { command: 'find', fields: ['_cq', '_d'], why: 'the sweep counting replies whose request died: once a second per worker process, indexed to uncounted replies' },
+      { command: 'find', fields: ['_to'], why: 'a deleted account leaves the audiences of posts addressed to it: once per account deletion, indexed' },
+    ],
+  },
+  deleted_posts: {
+    key: { _id: 'hashed' },
+    why: 'read by the id of the deleted post',
+    everyShard: [{ command: 'find', fields: ['uncount.at'], why: 'the sweep uncounting deleted replies: once a second per worker process, indexed to those pending' }],
+  },
+  likes: { key: { u: 1, r: 1 }, why: "a page asks which of its posts the viewer liked: the viewer's edges are one range", everyShard: interactionScans('likes') },
+  reposts: { key: { u: 1, r: 1 }, why: "a page asks which of its posts the viewer reposted: the viewer's edges are one range", everyShard: interactionScans('reposts') },
+  bookmarks: {
+    key: { u: 1 },
+    why: "a reader's bookmarks page and a page's viewer states are the reader's range",
+    everyShard: [{ command: 'delete', fields: ['p'], why: "a deleted post's bookmarks, whoever made them: once per deleted post, indexed by post" }],
+  },
+  notifications: {
+    key: { r: 1 },
+    why: "a recipient's page is their range, and every write names the recipient",
+    everyShard: [
+      {
+        command: 'delete',
+        fields: ['p'],
+        why: "a deleted post's notifications: its likes' and reposts' groups, and the reply or mentions it made, for several recipients; twice per deleted post, indexed by post",
+      },
+    ],
+  },
+  notification_markers: { key: { _id: 'hashed' }, why: "one document per reader, read by the reader's handle" },
+  timed_buckets: { key: { '_id._u': 1 }, why: "a reader's buckets are one range" },
+  sized_buckets: { key: { _u: 1 }, why: "a reader's buckets are one range" },
+  timeline_cache: { key: { _id: 'hashed' }, why: 'one document per reader' },
+  fanout_tasks: {
+    unsharded: 'pending work only: a task is deleted when done, so its size is the backlog; claiming takes the oldest due tasks of the whole queue, which one shard answers from one index',
+  },
+  live_events: { unsharded: 'announcements live LIVE_EVENT_TTL_SECONDS' },
+  fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
+  feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },
+  migrations: { unsharded: 'one document per migration this code knows' },
+} as const satisfies Record<string, CollectionPlan>;
+
+/** What reaches every shard of `likes` or `reposts`: the sweep's, a deleted post's, and a notification group's few scans. */
+function interactionScans(name: 'likes' | 'reposts'): EveryShardShape[] {
+  return [
+    { command: 'find', fields: ['at', 'state'], why: `the sweep finishing ${name} whose request died: once a second per worker process, indexed to those in flight` },
+    { command: 'find', fields: ['tp'], why: 'the sweep pruning settled tokens: once a second per worker process, at most 500 edges, indexed to those with tokens' },
+    { command: 'delete', fields: ['p'], why: `a deleted post's ${name}, whoever made them: twice per deleted post, indexed by post` },
+    { command: 'find', fields: ['$or', 'g'], why: 'the next actor of a group shown in full (20) after a shown one leaves: indexed by group' },
+    { command: 'find', fields: ['gc.to'], why: 'the members joining a group, read only on that careful path: indexed by group' },
+  ];
+}
+
+export type PlannedCollectionName = keyof typeof shardPlan;
+
+/** MongoDB's shard keys are ascending ranges or hashed: no descending field. */
+export type ShardKey = Readonly<Record<string, 1 | 'hashed'>>;
+
+/** A command shape that reaches every shard on purpose: the command and the fields its filter names, with why and what bounds it. */
+export interface EveryShardShape {
+  readonly command: 'find' | 'aggregate' | 'update' | 'delete' | 'findAndModify' | 'count' | 'distinct';
+  readonly fields: readonly string[];
+  readonly why: string;
+}
+
+export type CollectionPlan =
+  | { readonly key: ShardKey; readonly why: string; readonly everyShard?: readonly EveryShardShape[] }
+  | { readonly unsharded: string };
+
+/** The one way the service opens a collection: only planned names compile. */
+export function plannedCollection<T extends Document>(db: Db, name: PlannedCollectionName): Collection<T> {
+  return db.collection<T>(name);
+}
+
+/**
+ * Creates `indexes` on a planned collection, after checking each unique one against its shard key:
+ * MongoDB keeps an index unique across shards only when it starts with the shard key, so start-up
+ * fails on a unique index the plan would break. (The index a key needs is made by
+ * `shardCollection`, when a deployment shards the collection: docs/scaling.md.)
+ */
+export async function plannedIndexes(collection: Collection<any>, indexes: readonly IndexDescription[]): Promise<void> {
+  const plan: CollectionPlan | undefined = (shardPlan as Record<string, CollectionPlan>)[collection.collectionName];
+  if (!plan) throw new Error(`collection ${collection.collectionName} has no shard plan (src/db/shardPlan.ts)`);
+  for (const index of indexes) {
+    if (index.unique && 'key' in plan && !startsWithKey(index.key as Record<string, unknown>, plan.key)) {
+      throw new Error(`unique index ${index.name} of ${collection.collectionName} does not start with its shard key ${JSON.stringify(plan.key)}`);
+    }
+  }
+  await collection.createIndexes([...indexes]);
+}
+
+function startsWithKey(index: Record<string, unknown>, key: ShardKey): boolean {
+  const indexFields = Object.keys(index);
+  return Object.keys(key).every((field, i) => indexFields[i] === field);
+}
+
+/** How many shards a command would reach: one key value, several named values, or every shard. */
+export type Reach = 'one' | 'named' | 'every';
+
+/**
+ * The reach of a filter on a collection with this key: `one` when it fixes the key (the hashed
+ * field, or a range key's first field) to one value, `named` when to a list of values (`$in`), and
+ * `every` otherwise. A range key's first field is enough: it names the chunks of that value, one
+ * shard but for the largest accounts.
+ */
+export function reachOf(key: ShardKey, filter: Document | undefined): Reach {
+  const field = Object.keys(key)[0]!;
+  return valueReach(field, filter ?? {});
+}
+
+function valueReach(field: string, filter: Document): Reach {
+  const reaches: Reach[] = [];
+  for (const [name, condition] of Object.entries(filter)) {
+    if (name === '$and' && Array.isArray(condition)) reaches.push(...condition.map((part: Document) => valueReach(field, part)));
+    else if (name === '$or' && Array.isArray(condition)) reaches.push(widest(condition.map((part: Document) => valueReach(field, part))));
+    else if (name === field) reaches.push(conditionReach(condition));
+    else if (field.startsWith(`${name}.`) && isPlainDocument(condition) && !hasOperators(condition)) {
+      // `_id: { _u, _t }` fixes `_id._u`.
+      reaches.push(valueReach(field.slice(name.length + 1), condition));
+    }
+  }
+  return narrowest(reaches);
+}
+
+function conditionReach(condition: unknown): Reach {
+  if (!isPlainDocument(condition) || !hasOperators(condition)) return 'one';
+  if ('$eq' in condition) return 'one';
+  if ('$in' in condition && Array.isArray(condition.$in)) return condition.$in.length === 1 ? 'one' : 'named';
+  return 'every';
+}
+
+const order: Reach[] = ['one', 'named', 'every'];
+const narrowest = (reaches: Reach[]): Reach => (reaches.length === 0 ? 'every' : order[Math.min(...reaches.map((reach) => order.indexOf(reach)))]!);
+const widest = (reaches: Reach[]): Reach => (reaches.length === 0 ? 'every' : order[Math.max(...reaches.map((reach) => order.indexOf(reach)))]!);
+
+function isPlainDocument(value: unknown): value is Document {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+const hasOperators = (value: Document) => Object.keys(value).some((name) => name.startsWith('$'));

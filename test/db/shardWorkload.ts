@@ -1,0 +1,121 @@
+import type { TestApp } from '../support/testApp.js';
+
+/**
+ * Every query, mutation and subscription of the API, and every field of every type, asked once or
+ * more by a few accounts, in an order in which each has something to act on: the workload the shard
+ * audit watches. `test/db/shardPlan.test.ts` checks that it selects every field the schema has, so a
+ * new field is audited from the day it is added.
+ */
+export interface WorkloadStep {
+  /** What a person did: the label the audit reports commands under. */
+  label: string;
+  as: string;
+  query: string;
+  variables?: (ids: WorkloadIds) => Record<string, unknown>;
+  /** Keeps what the answer named, for later steps. */
+  keep?: (data: any, ids: WorkloadIds) => void;
+}
+
+export type WorkloadIds = Record<string, string>;
+
+/**
+ * `ada` has three followers (a delivery split in sub-tasks when FANOUT_BATCH is 2) and `pop` four
+ * (pulled at read time when FANOUT_PULL_THRESHOLD is 4).
+ */
+export const workloadAccounts = ['ada', 'bea', 'cal', 'dan', 'eve', 'pop'] as const;
+
+const user = 'id handle displayName bio createdAt followerCount followingCount viewerIsFollowing viewerHasMuted viewerHasBlocked';
+const post = `id text createdAt visibility likeCount repostCount replyCount viewerHasLiked viewerHasReposted viewerHasBookmarked
+  author { handle } mentions { handle } replyTo { id text }`;
+const pageInfo = 'pageInfo { hasNextPage hasPreviousPage startCursor endCursor }';
+const posts = `edges { cursor repostedBy { handle } node { ${post} } } ${pageInfo}`;
+const users = `edges { cursor node { handle } } ${pageInfo} totalCount`;
+const notification = 'edges { cursor node { id kind createdAt actorCount actors(first: 3) { handle } post { id text } unread } } pageInfo { hasNextPage endCursor } unreadCount';
+
+const follow = (as: string, handle: string): WorkloadStep => ({ label: 'follow', as, query: `mutation { follow(handle: "${handle}") { ${user} } }` });
+const createPost = (as: string, name: string, text: string, extra = ''): WorkloadStep => ({
+  label: 'createPost',
+  as,
+  query: `mutation($replyTo: ID) { createPost(text: "${text}"${extra}, replyTo: $replyTo) { ${post} } }`,
+  variables: (ids) => ({ replyTo: name === 'reply' ? ids.adaPost : null }),
+  keep: (data, ids) => {
+    ids[name] = data.createPost.id;
+  },
+});
+
+export const workload: WorkloadStep[] = [
+  { label: 'logIn', as: 'ada', query: `mutation { logIn(handle: "ada", password: "correct horse battery") { token user { ${user} } } }` },
+  follow('bea', 'ada'),
+  follow('cal', 'ada'),
+  follow('dan', 'ada'),
+  ...['bea', 'cal', 'dan', 'eve'].map((as) => follow(as, 'pop')),
+  follow('ada', 'bea'),
+  follow('eve', 'bea'),
+  { label: 'createList', as: 'bea', query: 'mutation { createList(name: "friends") { id name memberCount } }', keep: (data, ids) => void (ids.list = data.createList.id) },
+  { label: 'addToList', as: 'bea', query: 'mutation($id: ID!) { addToList(id: $id, handle: "ada") { id memberCount } }', variables: (ids) => ({ id: ids.list }) },
+  createPost('ada', 'adaPost', 'hello @bea'),
+  createPost('pop', 'popPost', 'from the pulled account'),
+  createPost('ada', 'followersOnly', 'for followers', ', visibility: FOLLOWERS'),
+  createPost('ada', 'mentionedOnly', 'only for @cal', ', visibility: MENTIONED'),
+  createPost('bea', 'reply', 'an answer'),
+  { label: 'timeline', as: 'bea', query: `{ timeline(first: 2) { ${posts} } }`, keep: (data, ids) => void (ids.cursor = data.timeline.pageInfo.endCursor) },
+  { label: 'timeline', as: 'bea', query: `query($after: String) { timeline(first: 2, after: $after) { ${posts} } }`, variables: (ids) => ({ after: ids.cursor }) },
+  { label: 'timeline', as: 'bea', query: `query($before: String) { timeline(last: 2, before: $before) { ${posts} } }`, variables: (ids) => ({ before: ids.cursor }) },
+  { label: 'timeline', as: 'cal', query: `{ timeline { ${posts} } }` },
+  { label: 'markTimelineRead', as: 'bea', query: 'mutation($upTo: String!) { markTimelineRead(upTo: $upTo) { cursor unreadCount updatedAt } }', variables: (ids) => ({ upTo: ids.cursor }) },
+  { label: 'timelineMarker', as: 'bea', query: '{ timelineMarker { cursor unreadCount updatedAt } }' },
+  { label: 'likePost', as: 'bea', query: `mutation($id: ID!) { likePost(id: $id) { ${post} } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'likePost', as: 'cal', query: `mutation($id: ID!) { likePost(id: $id) { ${post} } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'repost', as: 'bea', query: `mutation($id: ID!) { repost(id: $id) { ${post} } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'bookmark', as: 'bea', query: `mutation($id: ID!) { bookmark(id: $id) { ${post} } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'post', as: 'bea', query: `query($id: ID!) { post(id: $id) { ${post} replies(first: 5) { ${posts} } } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  {
+    label: 'user',
+    as: 'bea',
+    query: `{ user(handle: "ada") { ${user} posts(first: 3) { ${posts} } followers(first: 2) { ${users} } following(first: 2) { ${users} } } }`,
+  },
+  { label: 'user', as: 'bea', query: `{ user(handle: "ada") { posts(last: 2) { ${posts} } } }` },
+  { label: 'viewer', as: 'bea', query: `{ viewer { ${user} bookmarks(first: 5) { ${posts} } keywordFilters { id phrase } } }` },
+  { label: 'list', as: 'bea', query: `query($id: ID!) { list(id: $id) { id name memberCount members(first: 5) { ${users} } timeline(first: 5) { ${posts} } } }`, variables: (ids) => ({ id: ids.list }) },
+  { label: 'lists', as: 'bea', query: '{ lists { id name memberCount } }' },
+  { label: 'searchUsers', as: 'bea', query: `{ searchUsers(query: "da", first: 5) { ${user} } }` },
+  { label: 'suggestedFollows', as: 'eve', query: '{ suggestedFollows(first: 5) { user { handle } mutualCount followedBy(first: 2) { handle } } }' },
+  { label: 'notifications', as: 'ada', query: `{ notifications(first: 10) { ${notification} } }`, keep: (data, ids) => void (ids.notification = data.notifications.edges[0].cursor) },
+  { label: 'notifications', as: 'ada', query: `{ notifications(first: 10, kinds: [LIKE, FOLLOW]) { ${notification} } }` },
+  { label: 'markNotificationsRead', as: 'ada', query: 'mutation($upTo: String!) { markNotificationsRead(upTo: $upTo) }', variables: (ids) => ({ upTo: ids.notification }) },
+  { label: 'unlikePost', as: 'cal', query: `mutation($id: ID!) { unlikePost(id: $id) { likeCount } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'undoRepost', as: 'bea', query: `mutation($id: ID!) { undoRepost(id: $id) { repostCount } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'unbookmark', as: 'bea', query: `mutation($id: ID!) { unbookmark(id: $id) { viewerHasBookmarked } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'mute', as: 'cal', query: 'mutation { mute(handle: "pop") { viewerHasMuted } }' },
+  { label: 'unmute', as: 'cal', query: 'mutation { unmute(handle: "pop") { viewerHasMuted } }' },
+  { label: 'block', as: 'dan', query: 'mutation { block(handle: "eve") { viewerHasBlocked } }' },
+  { label: 'unblock', as: 'dan', query: 'mutation { unblock(handle: "eve") { viewerHasBlocked } }' },
+  { label: 'addKeywordFilter', as: 'cal', query: 'mutation { addKeywordFilter(phrase: "spoilers") { id phrase } }', keep: (data, ids) => void (ids.filter = data.addKeywordFilter.id) },
+  { label: 'timeline', as: 'cal', query: `{ timeline(first: 3) { ${posts} } }` },
+  { label: 'removeKeywordFilter', as: 'cal', query: 'mutation($id: ID!) { removeKeywordFilter(id: $id) }', variables: (ids) => ({ id: ids.filter }) },
+  { label: 'renameList', as: 'bea', query: 'mutation($id: ID!) { renameList(id: $id, name: "close friends") { name } }', variables: (ids) => ({ id: ids.list }) },
+  { label: 'removeFromList', as: 'bea', query: 'mutation($id: ID!) { removeFromList(id: $id, handle: "ada") { memberCount } }', variables: (ids) => ({ id: ids.list }) },
+  { label: 'deleteList', as: 'bea', query: 'mutation($id: ID!) { deleteList(id: $id) }', variables: (ids) => ({ id: ids.list }) },
+  { label: 'updateProfile', as: 'dan', query: 'mutation { updateProfile(displayName: "Dan", bio: "hi") { displayName bio } }' },
+  { label: 'changePassword', as: 'dan', query: `mutation { changePassword(current: "correct horse battery", next: "another horse battery") { token user { handle } } }`, keep: (data, ids) => void (ids.danToken = data.changePassword.token) },
+  { label: 'unfollow', as: 'dan', query: 'mutation { unfollow(handle: "ada") { followerCount } }' },
+  { label: 'deletePost', as: 'ada', query: 'mutation($id: ID!) { deletePost(id: $id) }', variables: (ids) => ({ id: ids.adaPost }) },
+  { label: 'logOutEverywhere', as: 'eve', query: 'mutation { logOutEverywhere }' },
+  { label: 'signUp', as: '', query: `mutation { signUp(handle: "gus", password: "correct horse battery", displayName: "Gus") { token user { handle } } }`, keep: (data, ids) => void (ids.gusToken = data.signUp.token) },
+  { label: 'deleteAccount', as: 'gus', query: 'mutation { deleteAccount(password: "correct horse battery") }' },
+];
+
+/** The subscriptions a reader keeps open during the workload. */
+export const liveSubscriptions = [
+  `subscription { timelinePostAdded { cursor repostedBy { handle } node { ${post} } } }`,
+  'subscription { timelinePostRemoved }',
+  `subscription { notificationAdded { cursor node { id kind createdAt actorCount actors { handle } post { id } unread } } }`,
+];
+
+export const listSubscription = (id: string) => `subscription { listPostAdded(id: "${id}") { cursor node { id text } } }`;
+
+export async function signUpWorkloadAccounts(app: TestApp): Promise<Record<string, string>> {
+  const tokens: Record<string, string> = {};
+  for (const handle of workloadAccounts) tokens[handle] = await app.signUp(handle);
+  return tokens;
+}
