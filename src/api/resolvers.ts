@@ -2,6 +2,7 @@ import { GraphQLScalarType, Kind, type GraphQLResolveInfo } from 'graphql';
 import { loadEngagement } from './engagement.js';
 import type DataLoader from 'dataloader';
 import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
+import { toDescriptor } from '../records/media.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { encodeCursor } from '../content/position.js';
 import type { BookmarkLoads } from '../feed/bookmarking.js';
@@ -102,8 +103,12 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo, visibility }, context) =>
-      context.services.publishing.post(requireViewer(context), text, replyTo ?? null, visibility ?? 'PUBLIC'),
+    createPost: (_parent, { text, replyTo, visibility, media }, context) =>
+      context.services.publishing.post(requireViewer(context), text, replyTo ?? null, visibility ?? 'PUBLIC', media ?? []),
+    updateMedia: async (_parent, { id, alt }, context) => {
+      const updated = await context.services.postEdits.setAlt(requireViewer(context), id, alt);
+      return context.services.media.record(toDescriptor(updated), context.origin);
+    },
     deletePost: (_parent, { id }, context) => context.services.publishing.deletePost(requireViewer(context), id),
     likePost: (_parent, { id }, context) =>
       context.services.publishing.likePost(requireViewer(context), id).then(showing(context.loaders.viewerLikes, true)),
@@ -215,6 +220,12 @@ export const resolvers: Resolvers = {
       return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);
     },
     viewerHasBookmarked: (post, _args, context) => viewerState(post, context.known.bookmarks, context.loaders.viewerBookmarks),
+    // Signed here, for a post the viewer may see: the only way a URL of its images is handed out.
+    media: (post, _args, context) => post.body.media.map((image) => context.services.media.record(image, context.origin)),
+  },
+
+  Media: {
+    id: (media) => media.id.toHexString(),
   },
 
   Notification: notificationResolvers.Notification,

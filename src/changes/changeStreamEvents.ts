@@ -1,7 +1,7 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { fromAnnouncedPost, toAnnouncedPost, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts } from '../records/posts.js';
+import { fromAnnouncedPost, fromRef, toAnnouncedPost, toRef, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRefDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
@@ -20,6 +20,7 @@ export const liveEventsCollection = 'live_events';
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[] }
+  | { kind: 'postEdited'; post: PostRefDocument; reposts: PostRefDocument[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | {
       kind: 'changed';
@@ -49,6 +50,8 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
         // Stored as a post's are, absent for a public post.
         ...toStoredVisibility(event),
       };
+    case 'postEdited':
+      return { at, kind: event.kind, post: fromRef(event.post), reposts: event.reposts.map(fromRef) };
     case 'followed':
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId, ...(event.counts ? { counts: [...event.counts] } : {}) };
@@ -90,6 +93,8 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
         ...(doc.replyToId ? { replyToId: doc.replyToId } : {}),
         ...toVisibility(doc),
       };
+    case 'postEdited':
+      return { kind: doc.kind, post: toRef(doc.post)!, reposts: doc.reposts.map((repost) => toRef(repost)!) };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };

@@ -54,6 +54,13 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetOutboxes([event.authorId], { removed: event.postId });
       held.forgetTimelines([event.authorId], { removed: [event.postId] });
       return;
+    case 'postEdited': {
+      // Held posts and outboxes carry the body: the post's and its reposts' go, and are read again.
+      const posts = [event.post, ...event.reposts];
+      held.forgetPosts(posts.map((post) => post.id));
+      held.forgetOutboxes([...new Set(posts.map((post) => post.authorId))]);
+      return;
+    }
     case 'followed':
     case 'unfollowed': {
       // Both users' counts (in place where the event carries them), the follower's list of whom

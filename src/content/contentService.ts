@@ -4,7 +4,7 @@
  * their authors' outboxes held in process (Outboxes), and their counts: likes and reposts
  * (Interactions), replies (ReplyCounts), each exactly once through PostCounters.
  */
-import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import { ObjectId, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import type { OutboxChange } from '../changes/staleness.js';
 import { isDuplicateKeyError } from '../errors.js';
 import {
@@ -144,6 +144,16 @@ export class ContentService {
       await this.content.updateMany({ _id: { $in: ids } }, { $pull: { _to: handle } });
       this.lookups.forgetPosts(ids);
     }
+  }
+
+  /**
+   * An image's alt text as it is now, into these posts' copies of it (a post and its reposts, which
+   * carry its body): one update, by the ids the caller read. Held copies are the caller's to forget.
+   */
+  async setMediaAlt(postIds: readonly ObjectId[], mediaId: ObjectId, alt: string | null): Promise<void> {
+    if (postIds.length === 0) return;
+    const change: UpdateFilter<ContentDocument> = alt === null ? { $unset: { '_md.$[image].a': '' as const } } : { $set: { '_md.$[image].a': alt } };
+    await this.content.updateMany({ _id: { $in: [...postIds] } }, change, { arrayFilters: [{ 'image._id': mediaId }] });
   }
 
   /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
-import { fromPostTask, toPostTask, type PostRecord } from '../records/posts.js';
+import { fromPostTask, sameEditableBody, toPostTask, toStoredBody, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
@@ -51,9 +51,10 @@ export class Fanout {
   private tally: { minute: number; recipients: number; subtasks: number; since: number } | null = null;
 
   /** The queued work this class does, by kind. */
-  readonly handlers: Pick<TaskHandlers, 'deliver' | 'retract' | 'fill-gap'> = {
+  readonly handlers: Pick<TaskHandlers, 'deliver' | 'retract' | 'rewrite' | 'fill-gap'> = {
     deliver: (task, run) => this.deliver(task, run),
     retract: (task, run) => this.retract(task, run),
+    rewrite: (task, run) => this.rewrite(task, run),
     'fill-gap': (task, run) => this.fillGap(task, run),
   };
 
@@ -98,6 +99,15 @@ export class Fanout {
   /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */
   async enqueueRetraction(post: PostRecord, alongside: QueuedTask[] = [], retract = true): Promise<void> {
     await this.enqueueWith(retract ? [rootTask('retract', post)] : [], alongside);
+  }
+
+  /**
+   * Queues putting these posts' bodies as they are now (after an edit at `editedAt`) into every
+   * timeline entry that embeds them: nothing where entries link to `content`.
+   */
+  async enqueueRewrites(posts: readonly PostRecord[], editedAt: Date): Promise<void> {
+    if (!this.backend.embedsBodies) return;
+    await this.enqueue(posts.map((post) => rootTask('rewrite', post, String(editedAt.getTime()))));
   }
 
   /** Queues redelivering what fanout skipped while `userId` was inactive (the gap on their user document). */
@@ -168,10 +178,13 @@ export class Fanout {
       await run.checkpoint();
       await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
       this.delivered(reached);
-      // Written, then checked: a delete that came first has retracted already and would miss these entries.
-      const stillStored = await this.content.lookups.existing(chunk.map((delivery) => delivery.post.id));
+      // Written, then checked: a delete that came first has retracted already and would miss these
+      // entries, and an edit that came first has rewritten the entries before these.
+      const stillStored = await this.content.lookups.editableBodies(chunk.map((delivery) => delivery.post.id));
       for (const { post, recipients } of reached) {
-        if (!stillStored.has(post.id.toHexString())) await this.backend.removeFrom(recipients, post);
+        const stored = stillStored.get(post.id.toHexString());
+        if (!stored) await this.backend.removeFrom(recipients, post);
+        else if (!sameEditableBody(stored, toStoredBody(post.body))) await this.rewriteCurrent(recipients, post.id);
       }
       await this.countDelivered(reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), chunk.length);
     }
@@ -242,6 +255,25 @@ export class Fanout {
   }
 
   /**
+   * The root task rewrites the author's own timeline and splits the followers into sub-tasks; each
+   * reads the post as it is when it runs, so of two edits in quick succession the later wins
+   * wherever the earlier's tasks run last.
+   */
+  private async rewrite(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
+    const { recipients } = task.payload;
+    await run.checkpoint();
+    if (recipients) return this.rewriteCurrent(recipients, task.payload.post.id);
+    await this.rewriteCurrent([task.payload.post.authorId], task.payload.post.id);
+    return this.split(task, run);
+  }
+
+  /** Rewrites these recipients' entries of a post (or repost) from `content`; nothing for a deleted one. */
+  private async rewriteCurrent(recipients: readonly string[], postId: PostRecord['id']): Promise<void> {
+    const current = await this.content.lookups.getEntry(postId);
+    if (current) await this.backend.rewrite(recipients, current);
+  }
+
+  /**
    * Queues the post's followers as sub-tasks of FANOUT_BATCH, numbered in the order the index
    * gives them, so a replay of this task queues the same ids again (and adds nothing already queued).
    */
@@ -252,7 +284,7 @@ export class Fanout {
     let index = 0;
     for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
       // The sub-tasks carry the origin of the task that split them: the request that posted.
-      pending.push({ ...subTask(kind, post, index++, recipients), ...(task.origin ? { origin: task.origin } : {}) });
+      pending.push({ ...subTask(kind, post, index++, recipients, String(task._id)), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);
@@ -290,7 +322,7 @@ export class Fanout {
   }
 }
 
-type FanoutKind = 'deliver' | 'retract';
+type FanoutKind = 'deliver' | 'retract' | 'rewrite';
 
 /** Deliveries in groups of about `limit` recipients, so that one write stays the size of one sub-task. */
 function byRecipients<T extends { recipients: readonly string[] }>(deliveries: readonly T[], limit: number): T[][] {
@@ -313,12 +345,13 @@ function byRecipients<T extends { recipients: readonly string[] }>(deliveries: r
 /** Sub-tasks queued per insert while a post's followers are split. */
 const splitInsertSize = 100;
 
-function rootTask(kind: FanoutKind, post: PostRecord): QueuedTask {
-  return { _id: `${kind}:${post.id.toHexString()}`, kind, payload: { post: toPayload(post) } };
+/** `edit` tells apart the rewrites of successive edits of one post, each a task of its own. */
+function rootTask(kind: FanoutKind, post: PostRecord, edit?: string): QueuedTask {
+  return { _id: `${kind}:${post.id.toHexString()}${edit ? `@${edit}` : ''}`, kind, payload: { post: toPayload(post) } };
 }
 
-function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[]): QueuedTask {
-  return { _id: `${kind}:${post.id.toHexString()}:${index}`, kind, payload: { post: toPayload(post), recipients } };
+function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[], parentId = `${kind}:${post.id.toHexString()}`): QueuedTask {
+  return { _id: `${parentId}:${index}`, kind, payload: { post: toPayload(post), recipients } };
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);

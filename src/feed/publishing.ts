@@ -3,9 +3,11 @@ import type { Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
 import { postText } from '../content/text.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
+import type { MediaService } from '../media/mediaService.js';
+import { maxMediaPerPost } from '../records/media.js';
 import { narrowerVisibility, newBody, parsePostId, type PostBody, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
@@ -18,7 +20,7 @@ export interface InteractionStores {
 
 /** What a user does to posts: write, delete, like and repost them. */
 export interface PostPublishing {
-  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility): Promise<PostRecord>;
+  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility, mediaIds?: readonly string[]): Promise<PostRecord>;
   deletePost(viewerId: string, id: string): Promise<boolean>;
   likePost(userId: string, id: string): Promise<PostRecord>;
   unlikePost(userId: string, id: string): Promise<PostRecord>;
@@ -35,6 +37,7 @@ export interface PublishingDependencies {
   users: Pick<UserDirectory, 'getUsers'>;
   visibility: Pick<PostVisibility, 'canSee'>;
   bookmarks: Pick<Bookmarks, 'forgetPost' | 'forgetUser'>;
+  media: Pick<MediaService, 'claim' | 'markGone' | 'deleteGone'>;
 }
 
 /**
@@ -57,8 +60,16 @@ export class Publishing implements PostPublishing {
    * else, whatever the audience. The fanout task is queued before the post is stored, so no crash
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
-  async post(authorId: string, text: string, replyToId: string | null = null, visibility: Visibility = 'PUBLIC'): Promise<PostRecord> {
-    const message = postText(text); // bad text costs nothing against the rate limit
+  async post(
+    authorId: string,
+    text: string,
+    replyToId: string | null = null,
+    visibility: Visibility = 'PUBLIC',
+    mediaIds: readonly string[] = [],
+  ): Promise<PostRecord> {
+    // Bad text or too many images cost nothing against the rate limit; with images, text may be empty.
+    const message = postText(text, { mayBeEmpty: mediaIds.length > 0 });
+    if (mediaIds.length > maxMediaPerPost) throw badInput(`A post takes at most ${maxMediaPerPost} images`);
     // What the post needs to read (its author, the post it answers) is read beside the rate
     // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
     const [, authorPulled, replyTo] = await Promise.all([
@@ -73,7 +84,11 @@ export class Publishing implements PostPublishing {
     const body: PostBody = shownTo === 'MENTIONED' ? { ...said, visibility: shownTo, audience: await this.audienceOf(authorId, said, replyTo) } : { ...said, visibility: shownTo };
     // Limited posts are never pulled: readers' inbox queries find them instead.
     const pulled = shownTo === 'PUBLIC' && authorPulled;
-    const post = this.content.preparePost(authorId, body, { pulled, replyTo });
+    const prepared = this.content.preparePost(authorId, body, { pulled, replyTo });
+    // The images are claimed for the post's id before it is stored; a post that never is stored
+    // gives them back through the media sweep, so nothing here undoes a claim.
+    const media = mediaIds.length === 0 ? [] : await this.deps.media.claim(authorId, mediaIds, prepared.id);
+    const post = media.length === 0 ? prepared : { ...prepared, body: { ...body, media } };
     await this.delivery.publish(post);
     return post;
   }
@@ -168,11 +183,16 @@ export class Publishing implements PostPublishing {
 
   /** A post goes with its reposts, likes and bookmarks; replies stay, their `replyTo` now null. Whether this call removed it. */
   private async removePost(post: PostRecord): Promise<boolean> {
+    // Its images stop answering first: no URL of them works once the deletion has begun.
+    const images = post.body.media.map((image) => image.id);
+    await this.deps.media.markGone(images);
     if (!(await this.delivery.retract(post))) return false;
     for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
     await this.interactions.likes.forgetPost(post.id);
     await this.interactions.reposts.forgetPost(post.id);
     await this.deps.bookmarks.forgetPost(post.id);
+    // A crash before this leaves them marked gone, which the media sweep deletes.
+    await this.deps.media.deleteGone(images);
     return true;
   }
 

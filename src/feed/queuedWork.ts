@@ -41,6 +41,8 @@ export interface QueuedTasks extends NotificationTasks {
   deliver: FanoutPayload;
   /** A deleted post out of them. */
   retract: FanoutPayload;
+  /** An edited post's body (an image's alt text) into the entries that embed it. */
+  rewrite: FanoutPayload;
   /** What fanout skipped while a reader was away. */
   'fill-gap': GapPayload;
   'remove-account': AccountPayload;

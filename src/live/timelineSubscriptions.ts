@@ -105,6 +105,9 @@ export class TimelineSubscriptions {
       case 'changed':
         // Filters and users are read again for every event (the visibility rules): nothing to route.
         return;
+      case 'postEdited':
+        // No subscription sends edits: a page loaded after it shows the post as it is now.
+        return;
       case 'notificationAdded':
       case 'counted':
         // Counts and a viewer's likes are read with each page a subscriber loads, not pushed.
@@ -184,6 +187,7 @@ export class TimelineSubscriptions {
         }
         return;
       case 'changed':
+      case 'postEdited':
       case 'notificationAdded':
       case 'counted':
         return;

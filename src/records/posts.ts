@@ -9,6 +9,7 @@
  */
 import { ObjectId, type Filter } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
+import { fromStoredMedia, toStoredMedia, type MediaDescriptor, type StoredMedia } from './media.js';
 import { mentionedHandles } from './mentions.js';
 
 export const maxPostLength = 500;
@@ -87,6 +88,8 @@ export interface StoredBody {
   _v?: StoredVisibility;
   /** A mentioned-only post's audience, resolved to existing accounts when it was posted. */
   _to?: string[];
+  /** The images, in the order the author gave them; absent when there are none. */
+  _md?: StoredMedia[];
 }
 
 /** Public posts only: what outboxes, author pages and timelines hold. */
@@ -122,6 +125,8 @@ export interface PostBody {
   visibility: Visibility;
   /** Whom a MENTIONED post is for besides its author; empty for the other visibilities. */
   audience: readonly string[];
+  /** The images, never their bytes: what a page needs to show them (see records/media.ts). */
+  media: readonly MediaDescriptor[];
 }
 
 /** Who may see a post, as a body says it. */
@@ -161,17 +166,23 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
 });
 
 const noMentions: readonly string[] = Object.freeze([]);
+const noMedia: readonly MediaDescriptor[] = Object.freeze([]);
 
 /**
- * A new post's body: its mentions parsed here, once, and whom it is for. `audience` counts only for
- * a MENTIONED post.
+ * A new post's body: its mentions parsed here, once, whom it is for and its images. `audience`
+ * counts only for a MENTIONED post.
  */
-export function newBody(text: string, shownTo: { visibility: Visibility; audience?: readonly string[] } = publicVisibility): PostBody {
+export function newBody(
+  text: string,
+  shownTo: { visibility: Visibility; audience?: readonly string[] } = publicVisibility,
+  media: readonly MediaDescriptor[] = noMedia,
+): PostBody {
   return {
     text,
     mentions: text.includes('@') ? mentionedHandles(text) : noMentions,
     visibility: shownTo.visibility,
     audience: shownTo.visibility === 'MENTIONED' ? [...(shownTo.audience ?? [])] : noMentions,
+    media: media.length === 0 ? noMedia : [...media],
   };
 }
 
@@ -179,11 +190,37 @@ export function newBody(text: string, shownTo: { visibility: Visibility; audienc
 export function toStoredBody(body: PostBody): StoredBody {
   const stored: StoredBody = { _m: body.text };
   if (body.text.includes('@')) stored._mn = [...body.mentions];
-  return Object.assign(stored, toStoredVisibility(body));
+  Object.assign(stored, toStoredVisibility(body));
+  if (body.media.length > 0) stored._md = body.media.map(toStoredMedia);
+  return stored;
 }
 
+/** Every field of a stored body: a field added to StoredBody and not here fails to compile. */
+const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md'] as const satisfies readonly (keyof StoredBody)[];
+type Unlisted = Exclude<keyof StoredBody, (typeof storedBodyFields)[number]>;
+const everyFieldListed: Unlisted extends never ? true : Unlisted = true;
+void everyFieldListed;
+
+/**
+ * The update that puts `body` into the copy of a post at `path` (an embedded entry matched by the
+ * positional `$`, say): every stored field set, or unset when the body has none of it.
+ */
+export function bodyUpdate(body: PostBody, path: string): { $set: Record<string, unknown>; $unset?: Record<string, ''> } {
+  const stored: Partial<StoredBody> = toStoredBody(body);
+  const $set: Record<string, unknown> = {};
+  const $unset: Record<string, ''> = {};
+  for (const field of storedBodyFields) {
+    if (stored[field] === undefined) $unset[`${path}${field}`] = '';
+    else $set[`${path}${field}`] = stored[field];
+  }
+  return Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
+}
+
+/** Whether two stored forms of one post's body say the same (the fields that can change once posted). */
+export const sameEditableBody = (a: Pick<StoredBody, '_md'>, b: Pick<StoredBody, '_md'>): boolean => JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
+
 /** A projection of posts without their bodies, for reads that need only where posts are (see `placeOnly`). */
-export const bodyLeftOut = { _m: 0, _mn: 0 } as const;
+export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0 } as const;
 
 /** A post read with `bodyLeftOut`: its place and references, an empty body. */
 export const placeOnly = (doc: Omit<ContentDocument, keyof StoredBody>): PostRecord => toPostRecord({ ...doc, _m: '' });
@@ -195,6 +232,7 @@ export function fromStoredBody(doc: StoredBody): PostBody {
     // Documents written before mentions were kept have none stored: parsed from their text.
     mentions: doc._mn ?? (doc._m.includes('@') ? mentionedHandles(doc._m) : noMentions),
     ...toVisibility(doc),
+    media: doc._md ? doc._md.map(fromStoredMedia) : noMedia,
   };
 }
 

@@ -99,6 +99,10 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
     return walkBuckets(source, request, this.options.readBatch);
   }
 
+  protected holders(recipients: readonly string[], post: PostRecord): Filter<SizedBucketDocument> {
+    return { _u: { $in: [...recipients] }, '_c._id': post.id } as Filter<SizedBucketDocument>;
+  }
+
   async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
     await this.timelines.updateMany({ _u: { $in: [...recipients] }, '_c._id': post.id }, { $pull: { _c: { _id: post.id } } });
   }

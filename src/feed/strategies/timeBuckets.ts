@@ -72,6 +72,10 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
     return walkBuckets(source, request, this.options.readBatch);
   }
 
+  protected holders(recipients: readonly string[], post: PostRecord): Filter<TimedBucketDocument> {
+    return { '_id._u': { $in: [...recipients] }, '_id._t': this.bucketOf(post.createdAt), '_c._id': post.id } as Filter<TimedBucketDocument>;
+  }
+
   async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {
     await this.timelines.updateMany(
       { '_id._u': { $in: [...recipients] }, '_id._t': this.bucketOf(post.createdAt) },
