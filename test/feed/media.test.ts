@@ -89,4 +89,20 @@ describe.each(combinations)('images in every timeline: $strategy, $content', ({ 
     expect(onCollection(commands, 'media_bytes.files')).toEqual([]);
     expect(onCollection(commands, 'content').length).toBeLessThanOrEqual(1);
   });
+
+  it('costs a post two commands for its images, and its deletion five', async () => {
+    const ids = [await uploaded(app, tokens.ada!, await png()), await uploaded(app, tokens.ada!, await png())];
+    const mediaCommands = (commands: CommandStartedEvent[]) =>
+      requestCommands(commands)
+        .filter((command) => String(command.command[command.commandName]).startsWith('media'))
+        .map((command) => `${command.commandName} ${command.command[command.commandName]}`);
+    let id = '';
+    const posting = await app.commandsDuring(async () => {
+      id = (await app.gql('mutation($media: [ID!]) { createPost(text: "two", media: $media) { id } }', { media: ids }, tokens.ada)).data.createPost.id;
+    });
+    expect(mediaCommands(posting)).toEqual(['find media', 'update media']);
+    await app.settled();
+    const deleting = await app.commandsDuring(() => app.gql('mutation($id: ID!) { deletePost(id: $id) }', { id }, tokens.ada));
+    expect(mediaCommands(deleting).sort()).toEqual(['delete media', 'delete media_bytes.chunks', 'delete media_bytes.files', 'find media', 'update media']);
+  });
 });
