@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { encode } from 'blurhash';
 import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import { AppError, badInput } from '../errors.js';
@@ -40,11 +41,13 @@ export const unsupported = () =>
   });
 
 /**
- * Images decoded at once in this process. sharp (libvips) runs on libuv's thread pool, off the
- * event loop, but that pool also runs password hashing and file reads: bounded, uploads queue here
- * instead of there, and a burst of uploads cannot starve sign-ins.
+ * Images decoded at once in this process: one core's worth fewer than the machine has, at most
+ * two. sharp (libvips) runs on libuv's thread pool, off the event loop, but decoding 12 megapixels
+ * keeps a core busy for a good part of a second: bounded here, uploads queue in their own line, a
+ * core stays free for the event loop (timeline reads keep their latency, measured by
+ * `npm run bench:media`), and the pool that also hashes passwords is never filled by uploads.
  */
-const processingSlots = 2;
+const processingSlots = Math.max(1, Math.min(2, availableParallelism() - 1));
 let running = 0;
 const waiting: (() => void)[] = [];
 
