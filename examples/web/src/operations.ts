@@ -9,9 +9,21 @@ export interface Author {
   handle: string;
   displayName: string | null;
 }
+/** An image of a post: its URLs are signed and expire, so they are never kept beyond the page. */
+export interface Media {
+  id: string;
+  kind: 'IMAGE';
+  alt: string | null;
+  width: number;
+  height: number;
+  url: string;
+  previewUrl: string;
+  blurhash: string;
+}
 export interface Post {
   id: string;
   text: string;
+  media: Media[];
   createdAt: string;
   visibility: Visibility;
   likeCount: number;
@@ -116,6 +128,7 @@ export const POST_FIELDS = gql`
     author { id handle displayName }
     mentions { id handle }
     replyTo { id author { id handle displayName } }
+    media { id kind alt width height url previewUrl blurhash }
   }
 `;
 const PAGE_INFO = 'pageInfo { hasNextPage hasPreviousPage startCursor endCursor }';
@@ -240,12 +253,13 @@ export const LOG_IN = gql`
   ${AUTHOR}
 `;
 export const CREATE_POST = gql`
-  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility) {
-    createPost(text: $text, replyTo: $replyTo, visibility: $visibility) { ...PostFields replyTo { id replyCount } }
+  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {
+    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) { ...PostFields replyTo { id replyCount } }
   }
   ${POST_FIELDS}
 `;
 export const DELETE_POST = gql`mutation DeletePost($id: ID!) { deletePost(id: $id) }`;
+export const UPDATE_MEDIA = gql`mutation UpdateMedia($id: ID!, $alt: String) { updateMedia(id: $id, alt: $alt) { id alt } }`;
 const COUNTS = 'id likeCount viewerHasLiked repostCount viewerHasReposted';
 export const LIKE = gql`mutation Like($id: ID!) { likePost(id: $id) { ${COUNTS} } }`;
 export const UNLIKE = gql`mutation Unlike($id: ID!) { unlikePost(id: $id) { ${COUNTS} } }`;
