@@ -19,7 +19,7 @@ export function composer(id: string, placeholder: string, button: string, visibi
     <ul class="attachments" data-testid="attachments" aria-label="Images to post" hidden></ul>
     <div class="compose-bar">
       <input type="file" id="${id}-files" accept="${imageTypes.join(',')}" multiple hidden data-testid="attach-input">
-      <button type="button" class="quiet small attach" data-testid="attach" title="Add up to ${maxImages} images (or paste them)">${icon(imageIcon)} Images</button>
+      <button type="button" class="quiet small attach" data-testid="attach" aria-label="Add images" title="Add up to ${maxImages} images (or paste them)">${icon(imageIcon)}<span class="label"> Images</span></button>
       <span class="counter" aria-live="polite" data-testid="counter">0/${maxPostLength}</span>
       <span class="field-error" data-testid="compose-error"></span>
       <label class="visually-hidden" for="${id}-visibility">Who can see this</label>
