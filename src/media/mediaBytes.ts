@@ -96,7 +96,7 @@ export class MediaBytes {
           if (!chunk) return void this.push(null);
           // A missing chunk would serve a corrupt image under a length that promised more.
           if (chunk.n !== expected++) throw new Error(`chunk ${expected - 1} of file ${fileId.toHexString()} is missing`);
-          this.push(chunk.data.buffer);
+          this.push(chunk.data.value());
         } catch (error) {
           this.destroy(error as Error);
         }
