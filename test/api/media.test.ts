@@ -191,6 +191,15 @@ describe('uploading images', () => {
     expect(four.data.createPost.media).toHaveLength(4);
   });
 
+  it('attaches an upload to one post only, however many race for it', async () => {
+    const id = await uploaded(app, ada, await jpeg());
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) => app.gql('mutation($media: [ID!]) { createPost(text: $text, media: $media) { id } }'.replace('$text', `"race ${n}"`), { media: [id] }, ada)),
+    );
+    expect(answers.filter((answer) => answer.data?.createPost).length).toBe(1);
+    expect(answers.filter((answer) => answer.errors).map((answer) => answer.errors![0]!.extensions!.code)).toEqual(Array(4).fill('BAD_USER_INPUT'));
+  });
+
   it('changes alt text for the owner only, before and after the post is published', async () => {
     const id = await uploaded(app, ada, await jpeg(), 'first');
     const before = await app.gql('mutation($id: ID!) { updateMedia(id: $id, alt: "second") { id alt url } }', { id }, ada);
@@ -300,4 +309,70 @@ describe('limits on uploads', () => {
     const attach = await app.gql('mutation($media: [ID!]) { createPost(text: "late", media: $media) { id } }', { media: [body.id] }, token);
     expect(attach.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   });
+});
+
+describe('serving large images to many readers', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app?.stop());
+
+  it('streams a 10 MB file to 50 slow readers at once without holding it 50 times', async () => {
+    const { ObjectId } = await import('mongodb');
+    const size = 10 * 1024 * 1024;
+    const data = Buffer.alloc(size);
+    for (let i = 0; i < size; i += 4) data.writeUInt32LE((i * 2654435761) >>> 0, i);
+    // A stored image as large as MEDIA_MAX_BYTES allows an upload to be: its bytes and its document.
+    const media = app.services.media;
+    const id = new ObjectId();
+    const file = new ObjectId();
+    await media.bytes.write([{ id: file, filename: `${id.toHexString()}/full`, data, metadata: {} }]);
+    const variant = { file, type: 'image/jpeg' as const, bytes: size, width: 2048, height: 2048, etag: 'large' };
+    await media.media.insertOne({ _id: id, owner: 'nobody', state: 'ready', at: new Date(), alt: null, width: 2048, height: 2048, blurhash: 'L00000fQfQfQfQfQfQfQfQfQfQfQ', size, variants: { full: variant, preview: variant } });
+    const url = new URL(app.url).origin + media.urls.sign(id, 'full').path;
+
+    const { port } = new URL(app.url);
+    const { path } = media.urls.sign(id, 'full');
+    globalThis.gc?.();
+    const before = process.memoryUsage();
+    let started = 0;
+    const readers = Array.from({ length: 50 }, () => {
+      let resume!: () => void;
+      const received = new Promise<number>((resolve, reject) => {
+        httpRequest({ port, path }, (response) => {
+          let length = 0;
+          let paused = false;
+          response.on('data', (chunk: Buffer) => {
+            length += chunk.length;
+            // A slow reader: it takes the first bytes, then nothing until told.
+            if (!paused) {
+              paused = true;
+              started++;
+              response.pause();
+              resume = () => response.resume();
+            }
+          });
+          response.on('end', () => resolve(length));
+          response.on('error', reject);
+        })
+          .on('error', reject)
+          .end();
+      });
+      return { received, resume: () => resume?.() };
+    });
+    // Every reader has its first bytes and takes no more: what the server holds for them now is what it buffers.
+    while (started < readers.length) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const during = process.memoryUsage();
+    const held = during.rss - before.rss + (during.arrayBuffers - before.arrayBuffers);
+    if (process.env.SHOW_MEMORY) console.log(`held while 50 readers wait: ${(held / 1024 / 1024).toFixed(0)} MB`);
+    // Buffered whole, 50 readers would hold 500 MB; streamed, a few chunks each.
+    expect(held).toBeLessThan(200 * 1024 * 1024);
+    for (const reader of readers) reader.resume();
+    expect(await Promise.all(readers.map((reader) => reader.received))).toEqual(Array(50).fill(size));
+    const whole = Buffer.from(await (await fetch(url)).arrayBuffer());
+    expect(whole.equals(data)).toBe(true);
+  }, 60_000);
 });

@@ -33,10 +33,11 @@ describe('the reference web client in Chromium: images', { timeout: 90_000 }, ()
     // A second image, pasted into the text.
     const pasted = (await png(200, 300)).toString('base64');
     await page.getByTestId('new-post').getByTestId('compose').evaluate((textarea: any, base64: string) => {
+      const browser = globalThis as any;
       const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-      const data = new DataTransfer();
-      data.items.add(new File([bytes], 'pasted.png', { type: 'image/png' }));
-      textarea.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      const data = new browser.DataTransfer();
+      data.items.add(new browser.File([bytes], 'pasted.png', { type: 'image/png' }));
+      textarea.dispatchEvent(new browser.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
     }, pasted);
     await expect.poll(() => attachments.count(), patience).toBe(2);
     await expect.poll(() => attachments.nth(1).getAttribute('data-state'), patience).toBe('ready');
