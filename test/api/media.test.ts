@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gif, jpeg, png, pngBomb, webp, withGpsExif } from '../support/images.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { mediaFields, originOf, upload, uploaded } from '../support/uploads.js';
+import { liveClient, subscribePostAdded, subscriptionsOpen } from '../live/liveClient.js';
 
 describe('uploading images', () => {
   let app: TestApp;
@@ -257,6 +258,35 @@ describe('who may see an image', () => {
     expect(await app.services.media.media.countDocuments({})).toBe(0);
     expect(await app.database.db.collection('media_bytes.chunks').countDocuments({})).toBe(0);
     expect(await app.database.db.collection('media_bytes.files').countDocuments({})).toBe(0);
+  });
+
+  it('never gives a followers-only post’s images to a non-follower it mentions: replies, notifications, live updates', async () => {
+    const live = liveClient(app, tokens.cal!);
+    try {
+      const added = subscribePostAdded(live, `subscription { timelinePostAdded { node { id ${mediaFields} } } }`);
+      await subscriptionsOpen(app, 1);
+      const parent = (await app.gql('mutation { createPost(text: "a public question") { id } }', {}, tokens.ada)).data.createPost.id;
+      const id = await uploaded(app, tokens.ada!, await jpeg(), 'private answer');
+      const reply = await app.gql(
+        `mutation($parent: ID!, $media: [ID!]) { createPost(text: "for my followers, @cal", replyTo: $parent, visibility: FOLLOWERS, media: $media) { id ${mediaFields} } }`,
+        { parent, media: [id] },
+        tokens.ada,
+      );
+      expect(reply.data.createPost.media).toHaveLength(1);
+      await app.settled();
+      const asStranger = await app.gql(
+        `query($parent: ID!) { post(id: $parent) { replies { edges { node { id ${mediaFields} } } } } notifications { edges { node { post { id ${mediaFields} } } } } }`,
+        { parent },
+        tokens.cal,
+      );
+      expect(asStranger.errors).toBeUndefined();
+      expect(JSON.stringify(asStranger.data)).not.toContain(id);
+      expect(JSON.stringify(added.results)).not.toContain(id);
+      expect(added.results.map((edge: any) => edge.node.id)).not.toContain(reply.data.createPost.id);
+      added.stop();
+    } finally {
+      await live.dispose();
+    }
   });
 
   it('answers 404 for every image of an account once it is deleted, attached or not, and deletes their bytes', async () => {
