@@ -147,6 +147,45 @@ describe('a crash in the middle of uploads and deletions', () => {
     expect(await media().countDocuments({ post: { $exists: true } })).toBe(0);
   });
 
+  it('leaves every image claimed by posts killed mid-way either on its stored post or, after the sweep, free to attach again', async () => {
+    const ids = await Promise.all(Array.from({ length: 12 }, async () => uploaded(app, token, await png(60, 40))));
+    await startServer();
+    const url = server!.url;
+    const posting = ids.map((id, i) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: `mutation { createPost(text: "attach ${i}", media: ["${id}"]) { id } }` }),
+      }).then(
+        (response) => response.status,
+        () => 'died with the process',
+      ),
+    );
+    const claimed = () => media().countDocuments({ _id: { $in: ids.map((id) => new ObjectId(id)) }, post: { $exists: true } });
+    while ((await claimed()) === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    await stopped(server!.child, 'SIGKILL');
+    server = null;
+    await Promise.all(posting);
+
+    await assertNoUnnamedBytes();
+    await media().updateMany({ claimedAt: { $exists: true } }, { $set: { claimedAt: minutesAgo(5) } });
+    await sweepUntil(async () => (await media().countDocuments({ claimedAt: { $exists: true } })) === 0);
+    const docs = await media().find({ _id: { $in: ids.map((id) => new ObjectId(id)) } }).toArray();
+    expect(docs).toHaveLength(ids.length);
+    const stored = await app.services.content.lookups.getPosts(docs.flatMap((doc) => (doc.post ? [doc.post] : [])));
+    for (const doc of docs) {
+      if (doc.post) {
+        // Attached: its post exists and shows it.
+        const post = stored.find((each) => each.id.equals(doc.post!));
+        expect(post?.body.media.map((image) => image.id.toHexString())).toEqual([doc._id.toHexString()]);
+      } else {
+        // Given back: its owner attaches it again.
+        const again = await app.gql('mutation($media: [ID!]) { createPost(text: "again", media: $media) { id } }', { media: [doc._id.toHexString()] }, token);
+        expect(again.errors).toBeUndefined();
+      }
+    }
+  });
+
   it('gives back images claimed by a post whose request died before storing it', async () => {
     const { body } = await upload(app, token, await jpeg());
     // The state a kill between the claim and the post's insert leaves.
