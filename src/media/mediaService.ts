@@ -33,7 +33,7 @@ const stalledUploadMs = 5 * 60_000;
 const stalledClaimMs = 60_000;
 /** An alt text change not carried to its post this long after lost its request. */
 const stalledEditMs = 60_000;
-/** Media marked gone this long ago whose deletion did not finish (its task is durable: a backstop). */
+/** Images marked gone this long ago that are still here lost the request that was deleting them. */
 const stalledGoneMs = 5 * 60_000;
 
 /** What serving one variant needs: its headers, and its bytes as a stream. */
