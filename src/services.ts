@@ -279,6 +279,9 @@ export async function prepareDatabase(services: Services): Promise<void> {
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());
+  // Posts stored before ids carried their place on a sharded cluster get it (first: the migrations after it find posts by id).
+  await migrateOnce(services.db, 'post-places', () => services.content.placeEveryPost());
+  await services.content.checkPlacement();
   // Likes and reposts made before their edges named the post's author (part of their shard key) get it.
   const authorsOf = async (postIds: ObjectId[]) => new Map((await services.content.lookups.getPosts(postIds)).map((post) => [post.id.toHexString(), post.authorId]));
   await migrateOnce(services.db, 'recipient-on-every-interaction', () =>

@@ -8,9 +8,14 @@ import { ObjectId, type Collection, type Db, type Filter, type UpdateFilter } fr
 import type { OutboxChange } from '../changes/staleness.js';
 import { isDuplicateKeyError } from '../errors.js';
 import {
-  toContentDocument,
+  toStoredPost,
   toPostRecord,
   byAuthors,
+  byPostId,
+  byPostIds,
+  authorPlace,
+  newPostId,
+  postPlace,
   publicOnly,
   repostRecord,
   type PostBody,
@@ -50,13 +55,15 @@ export class ContentService {
 
   /** Authors' newest posts, for pages of one or many authors (see Outboxes). */
   private readonly outboxes: Outboxes;
+  /** Whether some post sits in the place its id names rather than its author's (see `byAuthors`); known at start-up. */
+  private spread = false;
 
   constructor(db: Db) {
     this.content = plannedCollection<ContentDocument>(db, 'content');
-    this.outboxes = new Outboxes(this.content);
+    this.outboxes = new Outboxes(this.content, (authorIds) => this.byAuthors(authorIds));
     this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'));
     this.counters = new PostCounters(this.content, this.lookups);
-    this.scans = new PostScans(this.content);
+    this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
     this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
   }
 
@@ -89,7 +96,7 @@ export class ContentService {
    */
   preparePost(authorId: string, body: PostBody, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
-    return { id: new ObjectId(), authorId, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
+    return { id: newPostId(authorId), authorId, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
@@ -103,7 +110,9 @@ export class ContentService {
    * not counted: a count shown to everyone who sees the parent must not tell of posts they cannot see.
    */
   async storePost(post: PostRecord): Promise<void> {
-    const doc = toContentDocument(post);
+    // An id from anywhere but `newPostId` would put the post where its author's pages never look.
+    if (postPlace(post.id) !== authorPlace(post.authorId)) throw new Error(`post ${post.id.toHexString()} is not in the place of ${post.authorId}`);
+    const doc = toStoredPost(post);
     const counted = post.replyTo !== null && post.body.visibility === 'PUBLIC';
     if (counted) doc._cq = true;
     let stored = true;
@@ -115,7 +124,7 @@ export class ContentService {
     }
     this.outboxes.take(post);
     // A replay counts only a reply that is still marked as not yet counted.
-    const uncounted = stored || (await this.content.countDocuments({ _id: post.id, _cq: true }, { limit: 1 })) > 0;
+    const uncounted = stored || (await this.content.countDocuments({ ...byPostId(post.id), _cq: true }, { limit: 1 })) > 0;
     if (counted && uncounted) await this.replyCounts.count(post.id, post.replyTo!.id);
   }
 
@@ -125,7 +134,7 @@ export class ContentService {
    */
   async deletePost({ id, authorId }: PostRef): Promise<boolean> {
     await this.replyCounts.recordDeletion(id);
-    const deleted = (await this.content.deleteOne({ _id: id })).deletedCount === 1;
+    const deleted = (await this.content.deleteOne(byPostId(id))).deletedCount === 1;
     this.lookups.forgetPosts([id]);
     // Also when another caller deleted it first: this process may hold it all the same.
     this.outboxes.drop(authorId, id);
@@ -141,7 +150,7 @@ export class ContentService {
     for (;;) {
       const ids = (await this.content.find({ _to: handle }, { projection: { _id: 1 } }).limit(1000).toArray()).map((doc) => doc._id);
       if (ids.length === 0) return;
-      await this.content.updateMany({ _id: { $in: ids } }, { $pull: { _to: handle } });
+      await this.content.updateMany(byPostIds(ids), { $pull: { _to: handle } });
       this.lookups.forgetPosts(ids);
     }
   }
@@ -153,7 +162,38 @@ export class ContentService {
   async setMediaAlt(postIds: readonly ObjectId[], mediaId: ObjectId, alt: string | null): Promise<void> {
     if (postIds.length === 0) return;
     const change: UpdateFilter<ContentDocument> = alt === null ? { $unset: { '_md.$[image].a': '' as const } } : { $set: { '_md.$[image].a': alt } };
-    await this.content.updateMany({ _id: { $in: [...postIds] } }, change, { arrayFilters: [{ 'image._id': mediaId }] });
+    await this.content.updateMany(byPostIds(postIds), change, { arrayFilters: [{ 'image._id': mediaId }] });
+  }
+
+  /** The filter for these authors' posts (see `byAuthors` in records/posts.ts). */
+  byAuthors(authorIds: readonly string[]): Filter<ContentDocument> {
+    return byAuthors(authorIds, this.spread);
+  }
+
+  /**
+   * Gives every post stored before posts carried their place (`s`) the place its id names, and
+   * marks (`sx`) those whose author's place differs, so author pages know to ask every shard.
+   * Idempotent, in batches: a start killed half-way resumes. Returns how many posts it placed.
+   */
+  async placeEveryPost(): Promise<number> {
+    let placed = 0;
+    for (;;) {
+      const unplaced = await this.content.find({ s: { $exists: false } }, { projection: { _a: 1 } }).limit(1000).toArray();
+      if (unplaced.length === 0) return placed;
+      await this.content.bulkWrite(
+        unplaced.map(({ _id, _a }) => {
+          const s = postPlace(_id);
+          return { updateOne: { filter: { _id, s: { $exists: false } }, update: { $set: s === authorPlace(_a) ? { s } : { s, sx: true as const } } } };
+        }),
+        { ordered: false },
+      );
+      placed += unplaced.length;
+    }
+  }
+
+  /** Learns at start-up whether any post sits away from its author's place (see `placeEveryPost`). */
+  async checkPlacement(): Promise<void> {
+    this.spread = (await this.content.countDocuments({ sx: true }, { limit: 1 })) > 0;
   }
 
   /** A post, not a repost, as stored (see PostLookups for the other lookups by id). */
@@ -200,8 +240,8 @@ export class ContentService {
    */
   inboxPage(reader: InboxSources, request: PageRequest): Promise<Page<PostRecord>> {
     const clauses: Filter<ContentDocument>[] = [];
-    if (reader.addressed) clauses.push({ _to: reader.readerId }, { _a: reader.readerId, _v: 'm' });
-    if (reader.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...byAuthors(reader.followersOnlyAuthors) });
+    if (reader.addressed) clauses.push({ _to: reader.readerId }, { ...this.byAuthors([reader.readerId]), _v: 'm' });
+    if (reader.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...this.byAuthors(reader.followersOnlyAuthors) });
     return this.limitedPage(clauses, request);
   }
 
@@ -216,8 +256,8 @@ export class ContentService {
     request: PageRequest,
   ): Promise<Page<PostRecord>> {
     const clauses: Filter<ContentDocument>[] = [];
-    if (sources.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...byAuthors(sources.followersOnlyAuthors) });
-    if (sources.addressed && members.length > 0) clauses.push({ _to: ownerId, ...byAuthors(members) });
+    if (sources.followersOnlyAuthors.length > 0) clauses.push({ _v: 'f', ...this.byAuthors(sources.followersOnlyAuthors) });
+    if (sources.addressed && members.length > 0) clauses.push({ _to: ownerId, ...this.byAuthors(members) });
     return this.limitedPage(clauses, request);
   }
 
@@ -226,10 +266,11 @@ export class ContentService {
    * followers-only ones for a follower; those addressed to the viewer.
    */
   limitedPageBy(authorId: string, viewer: { id: string; follows: boolean; addressed: boolean }, request: PageRequest): Promise<Page<PostRecord>> {
-    if (viewer.id === authorId) return this.limitedPage([{ _a: authorId, _v: { $exists: true } }], request);
+    const author = this.byAuthors([authorId]);
+    if (viewer.id === authorId) return this.limitedPage([{ ...author, _v: { $exists: true } }], request);
     const clauses: Filter<ContentDocument>[] = [];
-    if (viewer.follows) clauses.push({ _a: authorId, _v: 'f' });
-    if (viewer.addressed) clauses.push({ _a: authorId, _to: viewer.id });
+    if (viewer.follows) clauses.push({ ...author, _v: 'f' });
+    if (viewer.addressed) clauses.push({ ...author, _to: viewer.id });
     return this.limitedPage(clauses, request);
   }
 
@@ -240,7 +281,7 @@ export class ContentService {
 
   private async page(authorIds: readonly string[], request: PageRequest, only: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     if (authorIds.length === 0) return { items: [], hasMore: false };
-    return this.find({ ...only, ...publicOnly, ...byAuthors(authorIds) }, request);
+    return this.find({ ...only, ...publicOnly, ...this.byAuthors(authorIds) }, request);
   }
 
   private async find(selection: Filter<ContentDocument>, request: PageRequest): Promise<Page<PostRecord>> {

@@ -5,7 +5,7 @@ import { isDuplicateKeyError } from '../errors.js';
 import { counted, type ChangeEvent, type ChangePublisher, type ViewerState } from '../changes/events.js';
 import { HeldViewerStates } from './heldViewerStates.js';
 import { groupTokens, type GroupActor, type GroupMemberSource, type GroupMembership, type GroupTokens, type TokenToPrune } from '../records/notifications.js';
-import type { PostCounts, PostRef } from '../records/posts.js';
+import { newPostId, type PostCounts, type PostRef } from '../records/posts.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
@@ -123,7 +123,7 @@ export class Interactions implements GroupMemberSource {
       const now = new Date();
       const token = new ObjectId().toHexString();
       const edge: Omit<InteractionDocument, '_id'> = {
-        p: post.id, u: userId, r: post.authorId, state: 'adding', token, at: now, entry: new ObjectId(), d: now,
+        p: post.id, u: userId, r: post.authorId, state: 'adding', token, at: now, entry: newPostId(userId), d: now,
         ...(group ? { gc: { t: token, to: group, at: now } } : {}),
       };
       try {

@@ -1,4 +1,4 @@
-import type { Collection, ObjectId } from 'mongodb';
+import type { Collection, Filter, ObjectId } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
@@ -48,7 +48,10 @@ export class Outboxes {
   /** Posts removed lately, by author: their late announcements are not taken in. */
   private readonly removed = new RecentRemovals(heldCaches.outboxes.ttlMs);
 
-  constructor(private readonly content: Collection<ContentDocument>) {}
+  constructor(
+    private readonly content: Collection<ContentDocument>,
+    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => byAuthors(authorIds),
+  ) {}
 
   /**
    * The page from the outboxes of `authorIds`; null when they do not hold all of it, or for more
@@ -95,7 +98,7 @@ export class Outboxes {
   private async load(authorIds: string[]): Promise<Map<string, Outbox>> {
     const limit = Math.min(outboxLength * authorIds.length, maxLoad);
     const docs = await this.content
-      .find({ ...publicOnly, ...byAuthors(authorIds) })
+      .find({ ...publicOnly, ...this.byAuthors(authorIds) })
       .sort({ _d: -1, _id: -1 })
       .limit(limit)
       .toArray();

@@ -1,6 +1,6 @@
 import type { Collection, ObjectId } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
-import { toPostCounts, type ContentDocument, type PostCounts } from '../records/posts.js';
+import { byPostId, toPostCounts, type ContentDocument, type PostCounts } from '../records/posts.js';
 import type { PostLookups } from './postLookups.js';
 
 export type CountName = 'likes' | 'reposts' | 'replies';
@@ -37,7 +37,7 @@ export class PostCounters {
    */
   async apply(postId: ObjectId, count: CountName, delta: 1 | -1, token: string): Promise<PostCounts | null> {
     const counted = await this.content.findOneAndUpdate(
-      { _id: postId, pc: { $ne: token } },
+      { ...byPostId(postId), pc: { $ne: token } },
       { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } },
       { returnDocument: 'after', projection: { n: 1 } },
     );
@@ -48,17 +48,17 @@ export class PostCounters {
 
   /** `apply`, the intent cleared, then the token pulled at once: for changes with no sweep to prune them. */
   async change(postId: ObjectId, count: CountName, delta: 1 | -1, token: string, clearIntent: () => Promise<unknown>): Promise<void> {
-    await this.content.updateOne({ _id: postId, pc: { $ne: token } }, { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } });
+    await this.content.updateOne({ ...byPostId(postId), pc: { $ne: token } }, { $inc: { [countField[count]]: delta, 'n.v': 1 }, $push: { pc: token } });
     this.held.countsChanged(postId, null);
     await clearIntent();
-    await this.content.updateOne({ _id: postId }, { $pull: { pc: token } });
+    await this.content.updateOne(byPostId(postId), { $pull: { pc: token } });
   }
 
   /** Drops tokens whose intents are cleared: one write for many posts. */
   async pruneTokens(posts: readonly { postId: ObjectId; tokens: readonly string[] }[]): Promise<void> {
     if (posts.length === 0) return;
     await this.content.bulkWrite(
-      posts.map(({ postId, tokens }) => ({ updateOne: { filter: { _id: postId }, update: { $pull: { pc: { $in: [...tokens] } } } } })),
+      posts.map(({ postId, tokens }) => ({ updateOne: { filter: byPostId(postId), update: { $pull: { pc: { $in: [...tokens] } } } } })),
       { ordered: false, ...sweepQuery },
     );
   }

@@ -2,7 +2,7 @@ import { ObjectId, type Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
-import { toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type StoredBody, type TombstoneDocument } from '../records/posts.js';
+import { byPostId, byPostIds, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type StoredBody, type TombstoneDocument } from '../records/posts.js';
 
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
 export class PostLookups {
@@ -23,13 +23,13 @@ export class PostLookups {
   ) {}
 
   async exists(id: ObjectId): Promise<boolean> {
-    return (await this.content.countDocuments({ _id: id }, { limit: 1 })) > 0;
+    return (await this.content.countDocuments(byPostId(id), { limit: 1 })) > 0;
   }
 
   /** Which of these posts are stored, as hex ids: one query for many. */
   async existing(ids: readonly ObjectId[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { _id: 1 } }).toArray();
+    const docs = await this.content.find(byPostIds(ids), { projection: { _id: 1 } }).toArray();
     return new Set(docs.map((doc) => doc._id.toHexString()));
   }
 
@@ -39,26 +39,26 @@ export class PostLookups {
    */
   async editableBodies(ids: readonly ObjectId[]): Promise<Map<string, Pick<StoredBody, '_md'>>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.content.find({ _id: { $in: [...ids] } }, { projection: { _md: 1 } }).toArray();
+    const docs = await this.content.find(byPostIds(ids), { projection: { _md: 1 } }).toArray();
     return new Map(docs.map((doc) => [doc._id.toHexString(), doc]));
   }
 
   /** A post, not a repost: reposts have no id of their own in the API. */
   async getPost(id: ObjectId): Promise<PostRecord | null> {
-    const doc = await this.content.findOne({ _id: id, _o: { $exists: false } });
+    const doc = await this.content.findOne({ ...byPostId(id), _o: { $exists: false } });
     return doc && toPostRecord(doc);
   }
 
   /** A post or a repost. */
   async getEntry(id: ObjectId): Promise<PostRecord | null> {
-    const doc = await this.content.findOne({ _id: id });
+    const doc = await this.content.findOne(byPostId(id));
     return doc && toPostRecord(doc);
   }
 
   /** One query for any number of ids; missing posts are simply absent from the result. */
   async getPosts(ids: readonly ObjectId[]): Promise<PostRecord[]> {
     if (ids.length === 0) return [];
-    const docs = await this.content.find({ _id: { $in: [...ids] } }).toArray();
+    const docs = await this.content.find(byPostIds(ids)).toArray();
     return docs.map(toPostRecord);
   }
 
@@ -102,7 +102,7 @@ export class PostLookups {
     return this.heldCounts.getMany(
       ids.map((id) => id.toHexString()),
       async (missing) => {
-        const docs = await this.content.find({ _id: { $in: missing.map((hex) => new ObjectId(hex)) } }, { projection: { n: 1 } }).toArray();
+        const docs = await this.content.find(byPostIds(missing.map((hex) => new ObjectId(hex))), { projection: { n: 1 } }).toArray();
         return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
       },
     );

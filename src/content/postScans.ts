@@ -1,10 +1,13 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { beyondFilter, type Page, type PostPosition } from './position.js';
-import { bodyLeftOut, placeOnly, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { bodyLeftOut, byAuthors, byPostIds, placeOnly, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
-  constructor(private readonly content: Collection<ContentDocument>) {}
+  constructor(
+    private readonly content: Collection<ContentDocument>,
+    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => byAuthors(authorIds),
+  ) {}
 
   /** Replies to a post that `visible` selects (see PostVisibility.filterFor), oldest first, after a cursor. */
   async replies(parentId: ObjectId, request: { from: PostPosition | null; limit: number }, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
@@ -26,7 +29,7 @@ export class PostScans {
   ): Promise<{ originals: Set<string>; reposts: PostRecord[] }> {
     const ids = [...originalIds];
     const docs = await this.content
-      .find({ $or: [{ _id: { $in: ids } }, { '_o._id': { $in: ids }, _a: { $in: [...reposterIds] } }] }, { projection: bodyLeftOut })
+      .find({ $or: [byPostIds(ids), { '_o._id': { $in: ids }, ...this.byAuthors(reposterIds) }] }, { projection: bodyLeftOut })
       .toArray();
     const records = docs.map(placeOnly);
     return {
@@ -47,7 +50,7 @@ export class PostScans {
 
   /** The author's newest posts and reposts, for deleting the account. */
   async postsBy(authorId: string, limit: number): Promise<PostRecord[]> {
-    return (await this.content.find({ _a: authorId }).limit(limit).toArray()).map(toPostRecord);
+    return (await this.content.find(this.byAuthors([authorId])).limit(limit).toArray()).map(toPostRecord);
   }
 
   /** The posts timelines hold (limited posts never enter one). */
@@ -63,7 +66,7 @@ export class PostScans {
   /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
   async *pushedPostsSince(authorIds: readonly string[], from: Date): AsyncGenerator<PostRecord> {
     if (authorIds.length === 0) return;
-    const cursor = this.content.find({ _a: { $in: [...authorIds] }, _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }).sort({ _d: 1, _id: 1 });
+    const cursor = this.content.find({ ...this.byAuthors(authorIds), _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }).sort({ _d: 1, _id: 1 });
     for await (const doc of cursor) yield toPostRecord(doc);
   }
 }

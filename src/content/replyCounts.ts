@@ -1,6 +1,6 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
-import type { ContentDocument, TombstoneDocument } from '../records/posts.js';
+import { byPostId, type ContentDocument, type TombstoneDocument } from '../records/posts.js';
 import type { PostCounters } from './postCounters.js';
 import { staleChangeMs } from './postCounters.js';
 import type { PostLookups } from './postLookups.js';
@@ -32,7 +32,7 @@ export class ReplyCounts {
    * from one whose request has not stored it yet; for a reply, with the intent to uncount it.
    */
   async recordDeletion(id: ObjectId): Promise<void> {
-    const doc = await this.content.findOne({ _id: id }, { projection: { _r: 1, _v: 1 } });
+    const doc = await this.content.findOne(byPostId(id), { projection: { _r: 1, _v: 1 } });
     const now = new Date();
     // Only public replies are counted on their parent (see ContentService.storePost).
     const intent = doc?._r && !doc._v ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
@@ -47,7 +47,7 @@ export class ReplyCounts {
   /** Counts a stored reply on its parent, exactly once. */
   count(replyId: ObjectId, parentId: ObjectId): Promise<void> {
     return this.counters.change(parentId, 'replies', 1, `reply:${replyId.toHexString()}`, () =>
-      this.content.updateOne({ _id: replyId }, { $unset: { _cq: '' } }),
+      this.content.updateOne(byPostId(replyId), { $unset: { _cq: '' } }),
     );
   }
 

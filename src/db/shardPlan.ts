@@ -43,11 +43,19 @@ export const shardPlan = {
   },
   rate_limits: { key: { key: 1 }, why: 'every request names the limit it counts' },
   content: {
-    key: { _id: 'hashed' },
-    why: 'posts are read and counted by id',
+    key: { s: 1, _id: 1 },
+    why: "a post's place (`s`, one of 4,096, chosen by its author's handle) is written into its id: an author's posts are one place, and a post by id, its counters and a page of posts by id name theirs (records/posts.ts)",
     everyShard: [
       { command: 'find', fields: ['_cq', '_d'], why: 'the sweep counting replies whose request died: once a second per worker process, indexed to uncounted replies' },
       { command: 'find', fields: ['_to'], why: 'a deleted account leaves the audiences of posts addressed to it: once per account deletion, indexed' },
+      { command: 'find', fields: ['$or'], why: "a reader's inbox: the mentioned-only posts addressed to them come from any author; asked only by readers someone addressed (their feed state says so), one indexed query per page" },
+      { command: 'find', fields: ['$and'], why: "a post's replies come from any author: one indexed query per replies page, at most `first` (50) answers from each shard" },
+      { command: 'find', fields: ['_o._id'], why: "a deleted post's reposts, by whoever made them: once per deleted post, indexed by original" },
+      { command: 'find', fields: ['_o._a'], why: "reposts of a deleted account's posts: once per account deletion, indexed by original author" },
+      { command: 'count', fields: ['_v'], why: 'rebuilding timelines counts and reads every public post: an operator command, never a request' },
+      { command: 'find', fields: ['_v'], why: 'rebuilding timelines counts and reads every public post: an operator command, never a request' },
+      { command: 'count', fields: ['sx'], why: 'once per start: whether posts stored before ids carried their place remain away from their authors' },
+      { command: 'find', fields: ['s'], why: "the migration giving posts stored before ids carried their place theirs: `s` absent, once per database" },
     ],
   },
   deleted_posts: {

@@ -3,7 +3,7 @@ import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
 import { fromPostTask, sameEditableBody, toPostTask, toStoredBody, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
-import type { UserGraphService } from '../graph/userGraphService.js';
+import type { FollowerRange, UserGraphService } from '../graph/userGraphService.js';
 import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
 import type { QueueStatus, TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
@@ -155,7 +155,7 @@ export class Fanout {
    */
   private async deliverEach(tasks: TaskDocument<FanoutPayload>[], run: TaskRun, { inline }: { inline: boolean }): Promise<TaskDocument[]> {
     const posts = tasks.map((task) => fromPayload(task.payload.post));
-    const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.recipients).map((task) => task.payload.post.authorId))] : [];
+    const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.range).map((task) => task.payload.post.authorId))] : [];
     const [stored, audiences] = await Promise.all([
       this.content.lookups.existing(posts.map((post) => post.id)),
       this.graph.smallAudiences(roots, this.options.batchSize),
@@ -166,7 +166,8 @@ export class Fanout {
       tasks.map(async (task, index) => {
         const post = posts[index]!;
         if (!stored.has(post.id.toHexString())) return notStored.push(task);
-        const recipients = task.payload.recipients ?? audiences.get(post.authorId) ?? null;
+        const { range } = task.payload;
+        const recipients = range ? await this.graph.followerIdsIn(post.authorId, range) : (audiences.get(post.authorId) ?? null);
         if (recipients) deliveries.push({ post, recipients });
         else await this.split(task, run);
       }),
@@ -238,8 +239,8 @@ export class Fanout {
    */
   private async retract(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
-    const { recipients } = task.payload;
-    if (!recipients) {
+    const { range } = task.payload;
+    if (!range) {
       const requestAlive = Date.now() - task.createdAt.getTime() < deletingRequestGraceMs;
       if (requestAlive && (await this.content.lookups.exists(post.id))) throw new RetryLater(25, 'the deleting request has not removed the post yet');
       await this.content.deletePost(post);
@@ -250,21 +251,27 @@ export class Fanout {
       await this.work.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
       return this.split(task, run);
     }
+    const recipients = await this.graph.followerIdsIn(post.authorId, range);
     await run.checkpoint();
     await this.backend.removeFrom(recipients, post);
   }
 
   /**
-   * The root task rewrites the author's own timeline and splits the followers into sub-tasks; each
-   * reads the post as it is when it runs, so of two edits in quick succession the later wins
-   * wherever the earlier's tasks run last.
+   * The root task rewrites the author's own timeline and splits the followers into sub-tasks, a
+   * range of handles each, as a delivery does; each reads the post as it is when it runs, so of two
+   * edits in quick succession the later wins wherever the earlier's tasks run last.
    */
   private async rewrite(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
-    const { recipients } = task.payload;
+    const post = fromPayload(task.payload.post);
+    const { range } = task.payload;
     await run.checkpoint();
-    if (recipients) return this.rewriteCurrent(recipients, task.payload.post.id);
-    await this.rewriteCurrent([task.payload.post.authorId], task.payload.post.id);
-    return this.split(task, run);
+    if (!range) {
+      await this.rewriteCurrent([post.authorId], post.id);
+      return this.split(task, run);
+    }
+    const recipients = await this.graph.followerIdsIn(post.authorId, range);
+    await run.checkpoint();
+    await this.rewriteCurrent(recipients, post.id);
   }
 
   /** Rewrites these recipients' entries of a post (or repost) from `content`; nothing for a deleted one. */
@@ -274,17 +281,18 @@ export class Fanout {
   }
 
   /**
-   * Queues the post's followers as sub-tasks of FANOUT_BATCH, numbered in the order the index
-   * gives them, so a replay of this task queues the same ids again (and adds nothing already queued).
+   * Queues the post's followers as sub-tasks of FANOUT_BATCH followers each, a range of handles
+   * apiece (see `followerRanges`), numbered in handle order, so a replay of this task queues the
+   * same ids again (and adds nothing already queued). Each sub-task reads its range when it runs.
    */
   private async split(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
     const post = fromPayload(task.payload.post);
     const kind = task.kind as FanoutKind;
     let pending: QueuedTask[] = [];
     let index = 0;
-    for await (const recipients of this.graph.followerIdBatches(post.authorId, this.options.batchSize)) {
+    for await (const range of this.graph.followerRanges(post.authorId, this.options.batchSize)) {
       // The sub-tasks carry the origin of the task that split them: the request that posted.
-      pending.push({ ...subTask(kind, post, index++, recipients, String(task._id)), ...(task.origin ? { origin: task.origin } : {}) });
+      pending.push({ ...subTask(kind, post, index++, range, String(task._id)), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);
@@ -350,8 +358,9 @@ function rootTask(kind: FanoutKind, post: PostRecord, edit?: string): QueuedTask
   return { _id: `${kind}:${post.id.toHexString()}${edit ? `@${edit}` : ''}`, kind, payload: { post: toPayload(post) } };
 }
 
-function subTask(kind: FanoutKind, post: PostRecord, index: number, recipients: string[], parentId = `${kind}:${post.id.toHexString()}`): QueuedTask {
-  return { _id: `${parentId}:${index}`, kind, payload: { post: toPayload(post), recipients } };
+/** Numbered under the task that split them: a rewrite's root id names its edit. */
+function subTask(kind: FanoutKind, post: PostRecord, index: number, range: FollowerRange, parentId = `${kind}:${post.id.toHexString()}`): QueuedTask {
+  return { _id: `${parentId}:${index}`, kind, payload: { post: toPayload(post), range } };
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);

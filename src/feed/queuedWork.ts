@@ -1,5 +1,6 @@
 import type { Db, Document } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
+import type { FollowerRange } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
 import type { NotificationTasks } from '../notifications/notificationService.js';
 import type { PostTask } from '../records/posts.js';
@@ -18,7 +19,8 @@ export type PostPayload = PostTask;
  */
 export interface FanoutPayload {
   post: PostPayload;
-  recipients?: string[];
+  /** Set on a sub-task: the author's followers it reaches (the root task reads or splits the audience). */
+  range?: FollowerRange;
 }
 
 export interface GapPayload {

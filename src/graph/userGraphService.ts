@@ -25,6 +25,12 @@ export interface GraphChange {
 const edgeIndex = { key: { _f: 1, _t: 1 }, name: 'from_to', unique: true } as const;
 const idsOnly = { _id: 0, _t: 1 } as const;
 
+/** Followers of one account with handles in `(after, upTo]`; null is open-ended. */
+export interface FollowerRange {
+  after: string | null;
+  upTo: string | null;
+}
+
 /** Where a follow or unfollow left the pair, and whether this request's wish changed it. */
 export interface FollowResult {
   following: boolean;
@@ -167,6 +173,38 @@ export class UserGraphService {
       return { ids: edges.map((edge) => edge._t) };
     });
     return list!.ids;
+  }
+
+  /**
+   * `handle`'s followers cut into ranges of `size` in handle order, each found by skipping `size`
+   * keys of the covered `{ _f, _t }` index: the ranges of a large audience are known without
+   * reading its handles, and each sub-task reads its own range, one chunk range of `followers`.
+   */
+  async *followerRanges(handle: string, size: number): AsyncGenerator<FollowerRange> {
+    let after: string | null = null;
+    for (;;) {
+      // The range's last follower and the next one: without a next, this range is the last.
+      const [last, next] = await this.followers
+        .find({ _f: handle, ...(after === null ? {} : { _t: { $gt: after } }) }, { projection: idsOnly })
+        .sort({ _f: 1, _t: 1 })
+        .skip(size - 1)
+        .limit(2)
+        .toArray();
+      // The last range is open: it also reaches whoever follows with a later handle by the time it runs.
+      if (!last || !next) return yield { after, upTo: null };
+      yield { after, upTo: last._t };
+      after = last._t;
+    }
+  }
+
+  /** The followers of `handle` in one range of `followerRanges`, as they are now. */
+  async followerIdsIn(handle: string, { after, upTo }: FollowerRange): Promise<string[]> {
+    const bounds = { ...(after === null ? {} : { $gt: after }), ...(upTo === null ? {} : { $lte: upTo }) };
+    const edges = await this.followers
+      .find({ _f: handle, ...(Object.keys(bounds).length > 0 ? { _t: bounds } : {}) }, { projection: idsOnly })
+      .sort({ _f: 1, _t: 1 })
+      .toArray();
+    return edges.map((edge) => edge._t);
   }
 
   /**

@@ -7,6 +7,7 @@
  * and change events all carry this shape) and the record the services and the API pass around,
  * with the mappers between them. Types and pure functions only: no service, no I/O.
  */
+import { createHash } from 'node:crypto';
 import { ObjectId, type Filter } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
 import { fromStoredMedia, toStoredMedia, type MediaDescriptor, type StoredMedia } from './media.js';
@@ -48,6 +49,10 @@ export interface RepostOfDocument extends PostRefDocument {
  */
 export interface ContentDocument extends StoredBody {
   _id: ObjectId;
+  /** The post's place on a sharded cluster (`postPlace`): its author's, read back from its id. Set in `content` only. */
+  s?: number;
+  /** Set on a post stored before ids carried their place, when its id's place is not its author's. */
+  sx?: true;
   /** Author handle. */
   _a: string;
   _d: Date;
@@ -422,9 +427,65 @@ export function parsePostId(id: string): ObjectId | null {
   return /^[0-9a-f]{24}$/i.test(id) ? new ObjectId(id) : null;
 }
 
-/** The filter for the posts of these authors, in a page query and in an outbox load. */
-export const byAuthors = (authorIds: readonly string[]): Filter<ContentDocument> =>
-  authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
+/**
+ * Posts are placed on a sharded cluster by author, and an id tells where its post lives, so that
+ * both ways to a post reach one shard: `content` is keyed `{ s, _id }`, where `s` is one of 4,096
+ * places chosen by the author's handle and written into 12 bits of the post's id (an ObjectId
+ * keeps its time first, so ids still sort by time). An author's page asks one place; a post, a
+ * like's counter or a page of posts by id ask the places their ids name (Instagram's ids that
+ * carry their shard). Ids minted before ids carried a place keep the place their bits name;
+ * see `byAuthors` for how author pages still find those.
+ */
+const postPlaces = 4096;
+
+/** The place of this author's posts. */
+export function authorPlace(authorId: string): number {
+  return createHash('sha1').update(authorId).digest().readUInt16BE(0) % postPlaces;
+}
+
+/** The place a post id names: the low 12 bits of its 5th and 6th bytes (the ObjectId's process-random part). */
+export function postPlace(id: ObjectId): number {
+  const bytes = id.id;
+  return ((bytes[4]! << 8) | bytes[5]!) % postPlaces;
+}
+
+/**
+ * A new post id in its author's place: a fresh ObjectId (time, random, counter) whose 12 bits of
+ * random become the place. The counter still makes ids of one process unique, and the 28 random
+ * bits left tell processes apart; a collision would be refused by the unique `_id`, never merged.
+ */
+export function newPostId(authorId: string): ObjectId {
+  const bytes = Buffer.from(new ObjectId().id);
+  const place = authorPlace(authorId);
+  bytes[4] = (bytes[4]! & 0xf0) | (place >> 8);
+  bytes[5] = place & 0xff;
+  return new ObjectId(bytes);
+}
+
+/** A post as `content` stores it: its shape everywhere, plus its place. */
+export const toStoredPost = (post: Omit<PostRecord, 'counts'>): ContentDocument => ({ ...toContentDocument(post), s: postPlace(post.id) });
+
+/** The filter for one post by id: its place and its id. */
+export const byPostId = (id: ObjectId): { s: number; _id: ObjectId } => ({ s: postPlace(id), _id: id });
+
+/** The filter for posts by id: the places they name and their ids. */
+export function byPostIds(ids: readonly ObjectId[]): Filter<ContentDocument> {
+  const places = [...new Set(ids.map(postPlace))];
+  return { s: places.length === 1 ? places[0]! : { $in: places }, _id: { $in: [...ids] } };
+}
+
+/**
+ * The filter for the posts of these authors, in a page query and in an outbox load: their places
+ * and their handles. A database that held posts before ids carried their place (`spread`, known at
+ * start-up from the `post-places` migration) asks by handle alone, on every shard: its old posts
+ * are where their ids say, not with their authors.
+ */
+export function byAuthors(authorIds: readonly string[], spread = false): Filter<ContentDocument> {
+  const authors = authorIds.length === 1 ? { _a: authorIds[0]! } : { _a: { $in: [...authorIds] } };
+  if (spread) return authors;
+  const places = [...new Set(authorIds.map(authorPlace))];
+  return { s: places.length === 1 ? places[0]! : { $in: places }, ...authors };
+}
 
 /**
  * An edge before its fields resolve: its cursor is encoded and `repostedBy` loaded only when asked

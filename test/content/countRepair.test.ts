@@ -1,3 +1,4 @@
+import { newPostId, byPostId } from '../../src/records/posts.js';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentDocument } from '../../src/records/posts.js';
@@ -30,7 +31,7 @@ describe('count changes whose request died', () => {
     const content = db.collection<ContentDocument>('content');
     const ids = await Promise.all([1, 2, 3, 4].map(async (i) => (await ok('ben', `mutation { createPost(text: "post ${i}") { id } }`)).createPost.id as string));
     const edge = (id: string, state: string, token: string) => ({
-      _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state, token, at: longAgo(), entry: new ObjectId(), d: longAgo(),
+      _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state, token, at: longAgo(), entry: newPostId('ada'), d: longAgo(),
     });
     // 1: like recorded, count not changed. 2: like counted, state not yet on.
     await likes.insertOne(edge(ids[0]!, 'adding', 't1'));
@@ -56,7 +57,7 @@ describe('count changes whose request died', () => {
     const db = app.database.db;
     const id = (await ok('ben', 'mutation { createPost(text: "stuck") { id } }')).createPost.id as string;
     await db.collection<any>('likes').insertOne({
-      _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state: 'adding', token: 'dead', at: longAgo(), entry: new ObjectId(), d: longAgo(),
+      _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state: 'adding', token: 'dead', at: longAgo(), entry: newPostId('ada'), d: longAgo(),
     });
     // The new request finds the stale transition, takes it over, and returns with it finished.
     expect((await ok('ada', `mutation { likePost(id: "${id}") { likeCount viewerHasLiked } }`)).likePost).toEqual({ likeCount: 1, viewerHasLiked: true });
@@ -66,8 +67,8 @@ describe('count changes whose request died', () => {
     const db = app.database.db;
     const content = db.collection<ContentDocument>('content');
     const parent = (await ok('ben', 'mutation { createPost(text: "parent") { id } }')).createPost.id as string;
-    const stored = new ObjectId();
-    await content.insertOne({ _id: stored, _a: 'ada', _m: 'reply', _d: longAgo(), _r: { _id: new ObjectId(parent), _a: 'ben' }, _cq: true });
+    const stored = newPostId('ada');
+    await content.insertOne({ ...byPostId(stored), _a: 'ada', _m: 'reply', _d: longAgo(), _r: { _id: new ObjectId(parent), _a: 'ben' }, _cq: true });
     const deleted = (await ok('ada', `mutation { createPost(text: "gone soon", replyTo: "${parent}") { id } }`)).createPost.id as string;
     expect((await counts(parent)).replyCount).toBe(1);
     // Deleted, with the intent to uncount recorded, and the request gone before applying it.

@@ -1,3 +1,4 @@
+import { newPostId, byPostId } from '../../src/records/posts.js';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/generate.js';
@@ -63,7 +64,7 @@ describe('outboxes held by an instance', () => {
 
   it('shows a new post and drops a removed one without reading the author again', async () => {
     const content = app.database.db.collection('content');
-    await content.insertOne({ _id: new ObjectId(), _a: 'steady', _m: 'first', _d: new Date(Date.now() - 1000) });
+    await content.insertOne({ ...byPostId(newPostId('steady')), _a: 'steady', _m: 'first', _d: new Date(Date.now() - 1000) });
     expect(await page('steady')).toEqual(['first']);
     const fresh = post('steady', Date.now());
     await content.insertOne({ _id: fresh.id, _a: 'steady', _m: fresh.body.text, _d: fresh.createdAt });
@@ -78,7 +79,7 @@ describe('outboxes held by an instance', () => {
 
   it('does not show a post whose announcement arrives after its removal', async () => {
     const content = app.database.db.collection('content');
-    await content.insertOne({ _id: new ObjectId(), _a: 'racer', _m: 'kept', _d: new Date(Date.now() - 1000) });
+    await content.insertOne({ ...byPostId(newPostId('racer')), _a: 'racer', _m: 'kept', _d: new Date(Date.now() - 1000) });
     expect(await page('racer')).toEqual(['kept']);
     const gone = post('racer', Date.now());
     // Stored, deleted by another request, and only then announced.

@@ -1,3 +1,4 @@
+import { newPostId, byPostId } from '../../src/records/posts.js';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBody, type PostRecord } from '../../src/records/posts.js';
@@ -149,7 +150,7 @@ describe('fanout on read from the outboxes, on the database', () => {
     const loading = texts(); // the load has started
     outboxes.forget(['loner']); // a post of loner's is stored meanwhile
     expect(await loading).toEqual([]);
-    await app.database.db.collection('content').insertOne({ _id: new ObjectId(), _a: 'loner', _m: 'stored during the load', _d: new Date() });
+    await app.database.db.collection('content').insertOne({ ...byPostId(newPostId('loner')), _a: 'loner', _m: 'stored during the load', _d: new Date() });
     expect(await texts()).toEqual(['stored during the load']);
   });
 

@@ -1,3 +1,4 @@
+import { newPostId } from '../../src/records/posts.js';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFollowers } from '../support/bulkGraph.js';
@@ -105,7 +106,7 @@ describe('deleteAccount', () => {
     // What a repost request killed before the repost's entry was made leaves: its edge, still being added.
     const past = new Date(Date.now() - 60_000);
     await db.collection<any>('reposts').insertOne({
-      _id: `${idolPost}:halfway`, p: new ObjectId(idolPost), u: 'halfway', state: 'adding', token: 'died-here', at: past, entry: new ObjectId(), d: past,
+      _id: `${idolPost}:halfway`, p: new ObjectId(idolPost), u: 'halfway', state: 'adding', token: 'died-here', at: past, entry: newPostId('halfway'), d: past,
     });
 
     expect(await ok('halfway', `mutation { deleteAccount(password: "${password}") }`)).toEqual({ deleteAccount: true });

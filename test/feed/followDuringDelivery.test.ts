@@ -57,7 +57,7 @@ describe.each(combinations)('a follow racing deliveries: FEED_STRATEGY=$strategy
   const runQueuedInterruptedBy = async (action: () => Promise<unknown>) => {
     let done = false;
     await runQueued(async () => {
-      const queued = await app.services.fanout.queue.tasks.countDocuments({ kind: 'deliver', 'payload.recipients': { $exists: true } });
+      const queued = await app.services.fanout.queue.tasks.countDocuments({ kind: 'deliver', 'payload.range': { $exists: true } });
       if (done || queued === 0) return;
       done = true;
       await action();

@@ -65,6 +65,17 @@ describe.each(combinations)('a user with 5,000 followers posts: $strategy, $cont
       expect(write.command.ordered).toBe(false);
     }
 
+    // Sub-tasks carry a range of followers, not the followers: five small documents, and no one cursor over the audience.
+    const subTasks = fanoutCommands
+      .filter((command) => command.commandName === 'insert' && command.command.insert === 'fanout_tasks')
+      .flatMap((command) => command.command.documents as { payload: { range?: unknown } }[]);
+    expect(subTasks).toHaveLength(followerCount / 1000);
+    for (const task of subTasks) {
+      expect(task.payload.range).toBeDefined();
+      expect(JSON.stringify(task).length).toBeLessThan(1000);
+    }
+    expect(fanoutCommands.filter((command) => command.commandName === 'getMore' && command.command.collection === 'followers')).toHaveLength(0);
+
     const holders = await app.database.db.collection(collection).countDocuments({ '_c._id': new ObjectId(postId) });
     // Buckets hold the post for the author and every follower; a cache exists only for those who read.
     expect(holders).toBe(strategy === 'cache' ? readers.length : followerCount + 1);

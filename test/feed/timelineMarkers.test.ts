@@ -1,7 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
-import { toContentDocument, type PostRecord } from '../../src/records/posts.js';
+import { newPostId, toStoredPost, type PostRecord } from '../../src/records/posts.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { publicPost } from '../support/records.js';
 
@@ -17,8 +17,8 @@ const code = (result: { errors?: { extensions?: { code?: string } }[] }) => resu
  */
 async function storePosts(app: TestApp, authorId: string, count: number, recipients: string[]): Promise<void> {
   const start = Date.now();
-  const posts: PostRecord[] = Array.from({ length: count }, (_, i) => publicPost({ id: new ObjectId(), authorId, text: `bulk ${i}`, createdAt: new Date(start + i) }));
-  await app.database.db.collection('content').insertMany(posts.map(toContentDocument) as never[]);
+  const posts: PostRecord[] = Array.from({ length: count }, (_, i) => publicPost({ id: newPostId(authorId), authorId, text: `bulk ${i}`, createdAt: new Date(start + i) }));
+  await app.database.db.collection('content').insertMany(posts.map(toStoredPost) as never[]);
   for (let i = 0; i < posts.length; i += 200) await app.services.feed.backend.deliverTo(recipients, posts.slice(i, i + 200));
   app.services.content.forgetOutboxes([authorId]);
   // The bulk posts end in the future by up to `count` ms: posts made after them must be newer.

@@ -1,3 +1,4 @@
+import { newPostId } from '../../src/records/posts.js';
 import type { ChildProcess } from 'node:child_process';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,7 +94,7 @@ describe('a like whose request died before its edge settled', () => {
     const likes = app.database.db.collection<any>('likes');
     const longAgo = new Date(Date.now() - staleChangeMs - 1000);
     const edge = (handle: string, token: string) => ({
-      _id: `${post}:${handle}`, p: postId, u: handle, r: 'author', state: 'adding', token, at: longAgo, entry: new ObjectId(), d: longAgo, gc: { t: token, to: group, at: longAgo },
+      _id: `${post}:${handle}`, p: postId, u: handle, r: 'author', state: 'adding', token, at: longAgo, entry: newPostId(handle), d: longAgo, gc: { t: token, to: group, at: longAgo },
     });
 
     // Died right after writing its edge: nothing counted, nobody told.

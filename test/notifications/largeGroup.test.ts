@@ -1,3 +1,4 @@
+import { newPostId } from '../../src/records/posts.js';
 import { BSON, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
@@ -29,7 +30,7 @@ describe('10,000 accounts liking one post', () => {
       handles.map((handle) => ({ _id: handle, accountId: handle, displayName: null, passwordHash: '-', createdAt: at(0), followerCount: 0, followingCount: 0 })),
     );
     await db.collection<any>('likes').insertMany(
-      handles.map((handle, i) => ({ _id: `${post}:${handle}`, p: postId, u: handle, r: 'famous', state: 'on', at: at(i), entry: new ObjectId(), d: at(i), g: group, ga: at(i) })),
+      handles.map((handle, i) => ({ _id: `${post}:${handle}`, p: postId, u: handle, r: 'famous', state: 'on', at: at(i), entry: newPostId(handle), d: at(i), g: group, ga: at(i) })),
     );
     await db.collection<any>('content').updateOne({ _id: postId }, { $inc: { 'n.l': seeded } });
     const newest = handles.slice(-20).reverse().map((handle) => ({ u: handle, at: at(handles.indexOf(handle)) }));
