@@ -57,6 +57,9 @@ const environmentSchema = z.object({
   TIMELINE_BUCKET_SIZE: integer(1, 10_000).default(50),
   TIMELINE_CACHE_SIZE: integer(1, 10_000).default(50),
   FOLLOW_BACKFILL: integer(0, 1000).default(20),
+  TIMELINE_RETENTION_DAYS: z.coerce.number().min(1).max(36500).default(90),
+  // At least a day: a day's FOLLOW group must outlive the day that fills it.
+  NOTIFICATION_RETENTION_DAYS: z.coerce.number().min(1).max(36500).default(90),
   MAX_QUERY_DEPTH: integer(2, 50).default(10),
   MAX_QUERY_COST: integer(10, 10_000_000).default(5000),
   MAX_QUERY_COST_ANONYMOUS: integer(10, 10_000_000).default(1000),
@@ -134,6 +137,11 @@ export interface Config {
   jwtIssuer: string | null;
   feedStrategy: FeedStrategyName;
   timeline: TimelineOptions;
+  /**
+   * How long a notification is kept after its newest event; also the span of one post's LIKE or
+   * REPOST group, so a group taking members is never one that retention removes.
+   */
+  notificationRetentionMs: number;
   limits: RequestLimits;
   maxBodyBytes: number;
   /** Longest a client may take to send one request, headers and body. */
@@ -257,6 +265,8 @@ interface BucketOptions extends TimelineEntryOptions {
 export interface TimeBucketsOptions extends BucketOptions {
   /** The span of time one bucket covers. */
   bucketSpanMs: number;
+  /** How long a bucket is kept after the end of its span (TIMELINE_RETENTION_DAYS). */
+  retentionMs: number;
 }
 
 export interface SizedBucketsOptions extends BucketOptions {
@@ -343,6 +353,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     jwtIssuer: env.JWT_ISSUER ?? null,
     feedStrategy: env.FEED_STRATEGY,
     timeline: timelineOptions(env),
+    notificationRetentionMs: days(env.NOTIFICATION_RETENTION_DAYS),
     limits: limitsOptions(env),
     maxBodyBytes: env.MAX_BODY_BYTES,
     requestTimeoutSeconds: env.REQUEST_TIMEOUT_SECONDS,
@@ -380,8 +391,11 @@ function timelineOptions(env: Environment): TimelineOptions {
     bucketSize: env.TIMELINE_BUCKET_SIZE,
     cacheSize: env.TIMELINE_CACHE_SIZE,
     followBackfill: env.FOLLOW_BACKFILL,
+    retentionMs: days(env.TIMELINE_RETENTION_DAYS),
   };
 }
+
+const days = (count: number) => Math.round(count * 24 * 3600 * 1000);
 
 function limitsOptions(env: Environment): RequestLimits {
   return {

@@ -147,7 +147,7 @@ export function createServices(db: Db, config: Config): Services {
   // One durable queue carries every kind of background work; its handlers are registered below, in one table.
   const work = new QueuedWork(db, config.fanout);
   const groups = new NotificationGroups(NotificationService.collection(db));
-  const memberships = new GroupMemberships({ groups, readerFilters });
+  const memberships = new GroupMemberships({ groups, readerFilters, retentionMs: config.notificationRetentionMs });
   const fanout = new Fanout(db, work, graph, feedState, content, backend, config.fanout);
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
@@ -155,7 +155,7 @@ export function createServices(db: Db, config: Config): Services {
     likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects),
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
   };
-  const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes });
+  const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
   const visibility = new PostVisibility({ graph, feedState });
   const bookmarkStore = new Bookmarks(db);
   const media = new MediaService(db, config.media, config.jwtSecret, content);

@@ -9,7 +9,7 @@ import type { ChangeEvent, ChangeListener, ChangeSource, ViewerState } from './e
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
-import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { plannedCollection, plannedExpiry } from '../db/shardPlan.js';
 
 export const liveEventsCollection = 'live_events';
 
@@ -160,14 +160,7 @@ export class ChangeStreamEventSource implements ChangeSource {
   }
 
   async ensureIndexes(): Promise<void> {
-    const index = { name: 'expire', expireAfterSeconds: this.ttlSeconds };
-    try {
-      await plannedIndexes(this.collection, [{ key: { at: 1 }, ...index }]);
-    } catch (error) {
-      // IndexOptionsConflict: LIVE_EVENT_TTL_SECONDS changed since the index was made.
-      if ((error as { code?: unknown }).code !== 85) throw error;
-      await this.db.command({ collMod: liveEventsCollection, index });
-    }
+    await plannedExpiry(this.db, this.collection, 'at', 'expire', this.ttlSeconds);
   }
 
   async start(logger: Logger): Promise<void> {

@@ -158,6 +158,21 @@ export async function plannedIndexes(collection: Collection<any>, indexes: reado
   await collection.createIndexes([...indexes]);
 }
 
+/**
+ * A TTL index of `field` on a planned collection, made or changed to `expireAfterSeconds`: a
+ * retention setting changed since the index was made is applied with `collMod`.
+ */
+export async function plannedExpiry(db: Db, collection: Collection<any>, field: string, name: string, expireAfterSeconds: number): Promise<void> {
+  const index = { name, expireAfterSeconds };
+  try {
+    await plannedIndexes(collection, [{ key: { [field]: 1 }, ...index }]);
+  } catch (error) {
+    // IndexOptionsConflict: the index exists with another period.
+    if ((error as { code?: unknown }).code !== 85) throw error;
+    await db.command({ collMod: collection.collectionName, index });
+  }
+}
+
 function startsWithKey(index: Record<string, unknown>, key: ShardKey): boolean {
   const indexFields = Object.keys(index);
   return Object.keys(key).every((field, i) => indexFields[i] === field);

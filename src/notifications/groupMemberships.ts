@@ -4,17 +4,21 @@ import type { FollowGroupEffects } from '../graph/followPairs.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import {
   followDay,
+  groupPeriod,
   notificationId,
   toNotificationRecord,
   type GroupMemberSource,
   type GroupedKind,
 } from '../records/notifications.js';
+import type { ObjectId } from 'mongodb';
 import type { PostRef } from '../records/posts.js';
 import type { NotificationGroups } from './notificationGroups.js';
 
 export interface GroupMembershipDependencies {
   groups: NotificationGroups;
   readerFilters: Pick<ReaderFilters, 'of'>;
+  /** NOTIFICATION_RETENTION_DAYS: the span of a post's LIKE and REPOST groups (see `groupPeriod`). */
+  retentionMs: number;
 }
 
 /**
@@ -46,6 +50,11 @@ export class GroupMemberships {
     pruneGroupTokens: (tokensByGroup) => this.deps.groups.pruneTokens(tokensByGroup),
   };
 
+  /** The group a like or repost of this post joins now. */
+  postGroup(kind: Extract<GroupedKind, 'LIKE' | 'REPOST'>, postId: ObjectId): string {
+    return notificationId({ kind, postId, period: groupPeriod(this.now(), this.deps.retentionMs) });
+  }
+
   /** Never one's own action, nor one of an account the recipient muted or blocked, or that blocked them. */
   async tells(recipient: string, actor: string): Promise<boolean> {
     if (recipient === actor) return false;
@@ -58,7 +67,7 @@ export class GroupMemberships {
       return [];
     };
     return {
-      groupOf: async (post: PostRef, userId: string) => ((await this.tells(post.authorId, userId)) ? notificationId({ kind, postId: post.id }) : null),
+      groupOf: async (post: PostRef, userId: string) => ((await this.tells(post.authorId, userId)) ? this.postGroup(kind, post.id) : null),
       adding: async (edge) => {
         if (!edge.gc?.to) return [];
         const joined = await this.deps.groups.join({ group: edge.gc.to, token: edge.token!, actor: edge.u, at: edge.gc.at, kind, recipient: edge.r!, postId: edge.p });

@@ -25,7 +25,7 @@ import { visibleTo, type PostRecord } from '../records/posts.js';
 import { handlePattern } from '../records/users.js';
 import type { GroupMemberships } from './groupMemberships.js';
 import { NotificationGroups } from './notificationGroups.js';
-import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { plannedCollection, plannedExpiry, plannedIndexes } from '../db/shardPlan.js';
 
 /** A group everyone left is kept a moment (see NotificationGroups), shown to no one. */
 const shown = { n: { $gt: 0 } } as const;
@@ -102,8 +102,9 @@ export class NotificationService {
   private readonly markers: Collection<MarkerDocument>;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly deps: NotificationDependencies,
+    private readonly retentionMs: number,
   ) {
     this.notifications = deps.groups.groups;
     this.markers = plannedCollection<MarkerDocument>(db, 'notification_markers');
@@ -120,6 +121,8 @@ export class NotificationService {
       { key: { r: 1, at: -1, _id: -1 }, name: 'recipient_newest' },
       { key: { p: 1 }, name: 'post' },
     ]);
+    // A notification goes NOTIFICATION_RETENTION_DAYS after its newest event; a page past it ends there.
+    await plannedExpiry(this.db, this.notifications, 'at', 'retention', Math.round(this.retentionMs / 1000));
   }
 
   /** The queued work this service does, by kind. */

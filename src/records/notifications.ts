@@ -27,7 +27,7 @@ export type GroupedKind = { [K in NotificationKind]: (typeof notificationKindTab
 
 /** What a notification is about, which names its document: every writer of one group meets in it. */
 export type NotificationSubject =
-  | { kind: 'LIKE' | 'REPOST'; postId: ObjectId }
+  | { kind: 'LIKE' | 'REPOST'; postId: ObjectId; period: number }
   | { kind: 'FOLLOW'; recipient: string; day: string }
   | { kind: 'REPLY'; replyId: ObjectId }
   | { kind: 'MENTION'; postId: ObjectId; recipient: string };
@@ -37,7 +37,7 @@ export function notificationId(subject: NotificationSubject): string {
   switch (subject.kind) {
     case 'LIKE':
     case 'REPOST':
-      return `${prefix}:${subject.postId.toHexString()}`;
+      return `${prefix}:${subject.postId.toHexString()}:${subject.period}`;
     case 'FOLLOW':
       return `${prefix}:${subject.recipient}:${subject.day}`;
     case 'REPLY':
@@ -48,6 +48,13 @@ export function notificationId(subject: NotificationSubject): string {
       throw new UnreachableCaseError(subject);
   }
 }
+
+/**
+ * Likes and reposts of one post group by retention period (NOTIFICATION_RETENTION_DAYS, counted
+ * from the epoch): a group takes members only in its own period, so the group retention removes
+ * (its newest event a whole period old) is never one a new member would join.
+ */
+export const groupPeriod = (at: Date, retentionMs: number) => Math.floor(at.getTime() / retentionMs);
 
 /** Follows group by the UTC day they were made. */
 export const followDay = (at: Date) => at.toISOString().slice(0, 10);

@@ -90,7 +90,7 @@ describe('a like whose request died before its edge settled', () => {
   it('is notified and counted once by the repair that finishes the like, however far the request got', async () => {
     const post = await createPost(app, tokens.author!, 'liked by the dead');
     const postId = new ObjectId(post);
-    const group = `l:${post}`;
+    const group = app.services.memberships.postGroup('LIKE', new ObjectId(post));
     const likes = app.database.db.collection<any>('likes');
     const longAgo = new Date(Date.now() - staleChangeMs - 1000);
     const edge = (handle: string, token: string) => ({

@@ -22,7 +22,7 @@ describe('10,000 accounts liking one post', () => {
     // the post's count, the group), written in bulk: 9,990 sign-ups would be 9,990 password hashes.
     const { db } = app.database;
     const postId = new ObjectId(post);
-    const group = `l:${post}`;
+    const group = app.services.memberships.postGroup('LIKE', new ObjectId(post));
     const start = Date.now() - 3_600_000;
     const handles = Array.from({ length: seeded }, (_, i) => `early_${String(i).padStart(4, '0')}`);
     const at = (i: number) => new Date(start + i * 100);
@@ -47,7 +47,7 @@ describe('10,000 accounts liking one post', () => {
     const likeCount = (await app.gql('query($id: ID!) { post(id: $id) { likeCount } }', { id: post }, token)).data.post.likeCount;
     expect(likeCount).toBe(10_000);
 
-    const doc = await app.database.db.collection<any>('notifications').findOne({ _id: `l:${post}` });
+    const doc = await app.database.db.collection<any>('notifications').findOne({ _id: app.services.memberships.postGroup('LIKE', new ObjectId(post)) });
     expect(doc.a).toHaveLength(20);
     expect(BSON.calculateObjectSize(doc)).toBeLessThan(2_000);
 

@@ -72,7 +72,7 @@ describe('grouping', () => {
     await undoRepost(app, tokens.jon!, first);
     expect(await listed(app, tokens.gia!)).toEqual(['LIKE 2 [kim,hal]']);
     // The group counts exactly the likes that stand.
-    const members = await app.database.db.collection('likes').find({ g: `l:${first}` }).toArray();
+    const members = await app.database.db.collection('likes').find({ g: app.services.memberships.postGroup('LIKE', new ObjectId(first)) }).toArray();
     expect(members.map((edge) => edge.u).sort()).toEqual(['hal', 'kim']);
   });
 

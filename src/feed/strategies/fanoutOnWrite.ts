@@ -11,7 +11,7 @@ export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryO
   protected readonly timelines: Collection<T>;
 
   constructor(
-    db: Db,
+    protected readonly db: Db,
     collectionName: PlannedCollectionName,
     protected readonly content: ContentService,
     protected readonly options: O,

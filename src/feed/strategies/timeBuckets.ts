@@ -9,12 +9,14 @@ import { bulkWriteIgnoringDuplicates } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
-import { plannedIndexes } from '../../db/shardPlan.js';
+import { plannedExpiry, plannedIndexes } from '../../db/shardPlan.js';
 
 /** One user's entries for one time span: `_t` is the span's number since the epoch. */
 export interface TimedBucketDocument {
   _id: { _t: number; _u: string };
   _c: EntryDocument[];
+  /** The end of the bucket's span: TIMELINE_RETENTION_DAYS after it, the bucket expires. */
+  e: Date;
 }
 
 /**
@@ -33,6 +35,21 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
   async ensureIndexes(): Promise<void> {
     // The _id index covers exact buckets; walking one user's buckets in time order needs this one.
     await plannedIndexes(this.timelines, [{ key: { '_id._u': 1, '_id._t': -1 }, name: 'user_newest_bucket' }]);
+    // A reader who scrolls past retention finds the end of their timeline there.
+    await plannedExpiry(this.db, this.timelines, 'e', 'bucket_retention', Math.round(this.options.retentionMs / 1000));
+    await this.expireEveryBucket();
+  }
+
+  /** Gives buckets written before buckets expired their end, so retention reaches them too. Idempotent, in batches. */
+  private async expireEveryBucket(): Promise<void> {
+    for (;;) {
+      const unexpiring = await this.timelines.find({ e: { $exists: false } }, { projection: { _id: 1 } }).limit(1000).toArray();
+      if (unexpiring.length === 0) return;
+      await this.timelines.bulkWrite(
+        unexpiring.map(({ _id }) => ({ updateOne: { filter: { _id, e: { $exists: false } }, update: { $set: { e: this.endOf(_id._t) } } } })),
+        { ordered: false },
+      );
+    }
   }
 
   async followed(followerId: string, followeeId: string): Promise<void> {
@@ -83,6 +100,10 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
     );
   }
 
+  private endOf(bucket: number): Date {
+    return new Date((bucket + 1) * this.options.bucketSpanMs);
+  }
+
   private bucketOf(time: Date): number {
     return Math.floor(time.getTime() / this.options.bucketSpanMs);
   }
@@ -98,7 +119,7 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
         posts.map((post) => ({
           updateOne: {
             filter: { _id: { _t: this.bucketOf(post.createdAt), _u: userId }, '_c._id': { $ne: post.id } },
-            update: { $push: { _c: toEntryDocument(post, this.options.content) } },
+            update: { $push: { _c: toEntryDocument(post, this.options.content) }, $setOnInsert: { e: this.endOf(this.bucketOf(post.createdAt)) } },
             upsert: true,
           },
         })),

@@ -12,6 +12,7 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
 import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
@@ -60,6 +61,10 @@ final class StandInBackend extends MemoryBackend {
 
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+        if (command.equalsIgnoreCase("collMod") && query.get("index") instanceof Document index && index.get("expireAfterSeconds") != null) {
+            return changeExpiry(channel, databaseName, query, index);
+        }
+        if (command.equalsIgnoreCase("createIndexes")) refuseChangedExpiry(channel, databaseName, query);
         LeadingMatch match = LeadingMatch.of(databaseName, command, query);
         Document response = match == null
             ? super.handleCommand(channel, databaseName, command, query)
@@ -68,6 +73,60 @@ final class StandInBackend extends MemoryBackend {
             changes.commandSucceeded(databaseName, command, query);
         }
         return response;
+    }
+
+    /**
+     * MongoDB refuses to make an index again under its name with another {@code expireAfterSeconds}
+     * (IndexOptionsConflict, code 85), where the library would add a second index of that name.
+     */
+    private void refuseChangedExpiry(Channel channel, String databaseName, Document query) {
+        String collection = (String) query.get("createIndexes");
+        @SuppressWarnings("unchecked")
+        List<Document> wanted = (List<Document>) query.get("indexes");
+        if (wanted == null) return;
+        for (Document existing : indexesOf(channel, databaseName, collection)) {
+            for (Document index : wanted) {
+                if (!existing.get("name").equals(index.get("name"))) continue;
+                Object was = existing.get("expireAfterSeconds");
+                Object now = index.get("expireAfterSeconds");
+                boolean same = was == null ? now == null : now != null && toDouble(was).equals(toDouble(now));
+                if (!same) {
+                    throw new MongoServerError(85, "IndexOptionsConflict",
+                        "An existing index has the same name as the requested index with different options: " + index.get("name"));
+                }
+            }
+        }
+    }
+
+    private List<Document> indexesOf(Channel channel, String databaseName, String collection) {
+        Document listed;
+        try {
+            listed = super.handleCommand(channel, databaseName, "listIndexes", new Document("listIndexes", collection));
+        } catch (MongoServerException noCollection) {
+            return List.of();
+        }
+        if (listed == null || !(listed.get("cursor") instanceof Document)) return List.of();
+        Document cursor = (Document) listed.get("cursor");
+        @SuppressWarnings("unchecked")
+        List<Document> indexes = (List<Document>) cursor.get("firstBatch");
+        return indexes;
+    }
+
+    /**
+     * {@code collMod} of a TTL index's {@code expireAfterSeconds}, which the library answers without changing the
+     * index consistently: the index is made again, under its name and key, with the new period, through the
+     * commands the journal records.
+     */
+    private Document changeExpiry(Channel channel, String databaseName, Document query, Document change) {
+        String collection = (String) query.get("collMod");
+        String name = (String) change.get("name");
+        Document spec = indexesOf(channel, databaseName, collection).stream().filter(index -> name.equals(index.get("name"))).findFirst()
+            .orElseThrow(() -> new MongoServerException("cannot find index " + name + " for ns " + databaseName + "." + collection));
+        Object previous = spec.get("expireAfterSeconds");
+        Document changed = new Document("key", spec.get("key")).append("name", name).append("expireAfterSeconds", change.get("expireAfterSeconds"));
+        handleCommand(channel, databaseName, "dropIndexes", new Document("dropIndexes", collection).append("index", name));
+        handleCommand(channel, databaseName, "createIndexes", new Document("createIndexes", collection).append("indexes", List.of(changed)));
+        return new Document("expireAfterSeconds_old", previous).append("expireAfterSeconds_new", change.get("expireAfterSeconds")).append("ok", 1.0);
     }
 
     @Override
