@@ -271,8 +271,14 @@ export class Fanout {
     const { range } = task.payload;
     await run.checkpoint();
     if (!range) {
-      await this.rewriteCurrent([post.authorId], post.id);
-      return this.split(task, run);
+      // A small audience is rewritten here with the author's own timeline, in one write; a large one by sub-tasks.
+      const audience = (await this.graph.smallAudiences([post.authorId], this.options.batchSize)).get(post.authorId);
+      if (!audience) {
+        await this.rewriteCurrent([post.authorId], post.id);
+        return this.split(task, run);
+      }
+      await run.checkpoint();
+      return this.rewriteCurrent([post.authorId, ...audience], post.id);
     }
     const recipients = await this.graph.followerIdsIn(post.authorId, range);
     await run.checkpoint();
