@@ -103,7 +103,10 @@ export const shardPlan = {
   fanout_tasks: {
     unsharded: 'pending work only: a task is deleted when done, so its size is the backlog; claiming takes the oldest due tasks of the whole queue, which one shard answers from one index',
   },
-  live_events: { unsharded: 'announcements live LIVE_EVENT_TTL_SECONDS' },
+  live_events: {
+    key: { _id: 'hashed' },
+    why: 'written once and read only by change streams, which mongos merges from every shard: the inserts of every instance spread over the shards (docs/scaling.md, live events)',
+  },
   fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
   feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },
   migrations: { unsharded: 'one document per migration this code knows' },

@@ -108,8 +108,12 @@ describe.each(runs)('the commands of every operation on a sharded cluster: %s, %
       byLabel.set(name, tally);
     }
     if (process.env.SHOW_TARGETING) {
-      console.log(`\n${strategy}, ${content}: commands per operation: to one shard / to named shards / to every shard (of which by design)`);
-      for (const [name, tally] of [...byLabel].sort()) console.log(`  ${name}: ${tally.one} / ${tally.named} / ${tally.every} (${tally.byDesign})`);
+      const runsOf = (name: string) => workload.filter((step) => step.label === name).length || 1;
+      const each = (count: number, name: string) => +(count / runsOf(name)).toFixed(1);
+      console.log(`\n${strategy}, ${content}: commands per operation (work: per kind, in all): to one shard / to named shards / to every shard (of which by design)`);
+      for (const [name, tally] of [...byLabel].sort()) {
+        console.log(`  ${name} ×${runsOf(name)}: ${each(tally.one, name)} / ${each(tally.named, name)} / ${each(tally.every, name)} (${each(tally.byDesign, name)})`);
+      }
       const shapes = new Map<string, Set<string>>();
       for (const { label: name, targeting } of seen) {
         if (targeting.reach !== 'every') continue;
