@@ -80,11 +80,11 @@ export interface MediaDocument {
   /** The uploader's handle. */
   owner: string;
   state: MediaState;
-  /** When the upload began (for the sweep of stalled and orphaned uploads). */
+  /** When its bytes began to be stored, after processing (for the sweep of stalled and orphaned uploads). */
   at: Date;
   /** The post it is attached to; absent until attached. */
   post?: ObjectId;
-  /** Set while the claim for `post` waits for the post to be stored (see MediaService.claim). */
+  /** Set by the claim for `post` until the sweep has seen the post stored, or gives the image back (see MediaService.claim). */
   claimedAt?: Date;
   /** Set while a change of `alt` is on its way into the post's copies (see PostEdits). */
   editedAt?: Date;
