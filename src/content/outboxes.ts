@@ -2,7 +2,7 @@ import type { Collection, Filter, ObjectId } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
-import { byAuthors, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { byAuthors as postsOfAuthors, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 import { heldCaches } from '../config.js';
 
 /**
@@ -50,7 +50,7 @@ export class Outboxes {
 
   constructor(
     private readonly content: Collection<ContentDocument>,
-    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => byAuthors(authorIds),
+    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => postsOfAuthors(authorIds),
   ) {}
 
   /**
