@@ -1,4 +1,5 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { addTypenameSelectionDocumentTransform, type ClientPresetConfig } from '@graphql-codegen/client-preset';
 
 // Resolver types come from schema.graphql; `mappers` tell codegen which records (src/records/) the
 // resolvers receive as parents, so each field resolver is checked against the real data shape.
@@ -25,6 +26,23 @@ const config: CodegenConfig = {
           NotificationEdge: '../../records/notifications.js#NotificationEdgeRecord',
           NotificationConnection: '../../records/notifications.js#NotificationConnectionRecord',
         },
+      },
+    },
+    // The reference web client's operations (examples/web/src/operations.ts), typed from the schema,
+    // and their manifest of trusted documents (gql/persisted-documents.json, `sha256:<hex>` → text)
+    // for a server with TRUSTED_DOCUMENTS. __typename is selected everywhere because Apollo's cache
+    // asks for it: the documents the server runs from the manifest must answer what the cache reads.
+    'examples/web/src/gql/': {
+      documents: ['examples/web/src/**/*.ts', '!examples/web/src/gql/**'],
+      preset: 'client',
+      presetConfig: { fragmentMasking: false, persistedDocuments: true } satisfies ClientPresetConfig,
+      documentTransforms: [addTypenameSelectionDocumentTransform],
+      config: {
+        useTypeImports: true,
+        enumsAsTypes: true,
+        // ES module imports between the generated files, as the rest of the project writes them.
+        importExtension: '.js',
+        scalars: { DateTime: 'string' },
       },
     },
   },

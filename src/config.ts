@@ -87,6 +87,12 @@ const environmentSchema = z.object({
   MEDIA_PUBLIC_URL: z.string().regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL such as https://api.example.com').optional(),
   GRAPHIQL: z.enum(['true', 'false']).optional(),
   GRAPHQL_EXECUTION: z.enum(['compiled', 'interpreted']).default('compiled'),
+  /** Trusted-documents manifests (codegen's persisted-documents.json), comma-separated paths. */
+  TRUSTED_DOCUMENTS: z
+    .string()
+    .transform((list) => list.split(',').map((path) => path.trim()).filter(Boolean))
+    .optional(),
+  TRUSTED_DOCUMENTS_ONLY: z.enum(['true', 'false']).default('false'),
   FANOUT_BATCH: integer(1, 10_000).default(1000),
   FANOUT_WORKERS: integer(0, 64).default(2),
   FANOUT_CLAIM: integer(1, 1000).default(50),
@@ -151,11 +157,20 @@ export interface Config {
   graphiql: boolean;
   /** HTTP operations run as graphql-jit compiled functions (the default), or interpreted by graphql-js. */
   compiledExecution: boolean;
+  documents: DocumentOptions;
   live: LiveOptions;
   fanout: FanoutOptions;
   media: MediaOptions;
   observability: ObservabilityOptions;
   shutdown: ShutdownOptions;
+}
+
+/** Which documents the API runs (api/persistedDocuments.ts, README "Persisted documents"). */
+export interface DocumentOptions {
+  /** Manifests of trusted documents, by id (`sha256:<hex>`); a request may name one instead of sending it. */
+  trustedManifests: string[];
+  /** Run nothing but those documents: no other query text, no registering of automatic persisted queries. */
+  trustedOnly: boolean;
 }
 
 /** Logs, metrics and traces (README, "Operating it"). */
@@ -333,6 +348,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (env.SHUTDOWN_DELAY_SECONDS >= env.SHUTDOWN_TIMEOUT_SECONDS) {
     throw new ConfigError('Invalid configuration:\n  SHUTDOWN_DELAY_SECONDS: must be shorter than SHUTDOWN_TIMEOUT_SECONDS (the delay is part of it)');
   }
+  if (env.TRUSTED_DOCUMENTS_ONLY === 'true' && !env.TRUSTED_DOCUMENTS?.length) {
+    throw new ConfigError('Invalid configuration:\n  TRUSTED_DOCUMENTS_ONLY: needs TRUSTED_DOCUMENTS, the manifests of the documents to run');
+  }
   if (isProduction && missingInProduction.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${missingInProduction.join('\n  ')}`);
   }
@@ -360,6 +378,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     rateLimits: rateLimitsOptions(env),
     graphiql: env.GRAPHIQL ? env.GRAPHIQL === 'true' : !isProduction,
     compiledExecution: env.GRAPHQL_EXECUTION === 'compiled',
+    documents: { trustedManifests: env.TRUSTED_DOCUMENTS ?? [], trustedOnly: env.TRUSTED_DOCUMENTS_ONLY === 'true' },
     live: liveOptions(env),
     fanout: fanoutOptions(env),
     media: {

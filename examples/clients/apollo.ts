@@ -1,4 +1,5 @@
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql, type ObservableQuery } from '@apollo/client';
+import { SetContextLink } from '@apollo/client/link/context';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
 import { createClient } from 'graphql-ws';
@@ -27,12 +28,25 @@ export const POST_ADDED = gql`
   subscription PostAdded { timelinePostAdded { cursor node { id text createdAt author { handle } } } }
 `;
 
-/** One client per signed-in user: HTTP for queries and mutations, graphql-ws for subscriptions. */
-export function createFeedClient(url: string, token: string): ApolloClient {
-  const authorization = `Bearer ${token}`;
-  const http = new HttpLink({ uri: url, headers: { authorization } });
+/** 4401 (no token, or not `Bearer`) and 4403 (invalid, expired or revoked): the same token would be refused again. */
+export const isRefusedToken = (event: unknown) => [4401, 4403].includes((event as { code?: number } | null)?.code ?? 0);
+
+/**
+ * One client for a signed-in app: HTTP for queries and mutations, graphql-ws for subscriptions.
+ * `token` reads the current token, so a reconnect sends the one the app holds then; a refused
+ * token ends live updates at once (no retries with it) and calls `onSignedOut`.
+ */
+export function createFeedClient(url: string, token: () => string, onSignedOut?: () => void): ApolloClient {
+  const authorization = () => ({ authorization: `Bearer ${token()}` });
+  const http = new SetContextLink(({ headers }) => ({ headers: { ...headers, ...authorization() } })).concat(new HttpLink({ uri: url }));
   const ws = new GraphQLWsLink(
-    createClient({ url: url.replace(/^http/, 'ws'), connectionParams: { authorization }, webSocketImpl: WebSocket }),
+    createClient({
+      url: url.replace(/^http/, 'ws'),
+      connectionParams: authorization,
+      shouldRetry: (event) => !isRefusedToken(event),
+      on: { closed: (event) => void (isRefusedToken(event) && onSignedOut?.()) },
+      webSocketImpl: WebSocket,
+    }),
   );
   const isSubscription = ({ query }: ApolloLink.Operation) => {
     const definition = getMainDefinition(query);

@@ -23,11 +23,19 @@ export async function graphql<T>(url: string, query: string, variables: Record<s
   return body.data as T;
 }
 
-/** Live posts with graphql-ws alone: an async iterator of `timelinePostAdded` edges. */
-export function livePosts(url: string, token: string) {
+/** 4401 (no token, or not `Bearer`) and 4403 (invalid, expired or revoked): the same token would be refused again. */
+export const isRefusedToken = (event: unknown) => [4401, 4403].includes((event as { code?: number } | null)?.code ?? 0);
+
+/**
+ * Live posts with graphql-ws alone: an async iterator of `timelinePostAdded` edges. `token` reads
+ * the current token at each (re)connection; a refused one ends the iterator with the close event
+ * at once, instead of after graphql-ws's retries with the same token.
+ */
+export function livePosts(url: string, token: () => string) {
   const client = createClient({
     url: url.replace(/^http/, 'ws'),
-    connectionParams: { authorization: `Bearer ${token}` },
+    connectionParams: () => ({ authorization: `Bearer ${token()}` }),
+    shouldRetry: (event) => !isRefusedToken(event),
     webSocketImpl: WebSocket,
   });
   const events = client.iterate<{ timelinePostAdded: { cursor: string; node: { id: string; text: string } } }>({

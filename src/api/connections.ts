@@ -1,6 +1,7 @@
 import type DataLoader from 'dataloader';
 import { entryPost, shownPost, type PostEdgeRecord, type PostRecord } from '../records/posts.js';
-import { decodeCursor, encodeCursor, type Page, type PageRequest } from '../content/position.js';
+import { decodeCursor, encodeCursor, type Page, type PageRequest, type PostPosition } from '../content/position.js';
+import type { ListDirection, ListPage, ListPageRequest } from '../records/pages.js';
 import { badInput } from '../errors.js';
 import type { PageLoads, TimelineEntry } from '../feed/timelineEntry.js';
 import { handlePattern, type HandlePage, type UserRecord } from '../records/users.js';
@@ -28,15 +29,38 @@ function pageSize(value: number | null | undefined, name: string): number {
  * the posts just newer than a cursor. Mixing the two directions is refused rather than guessed.
  */
 export function postPageRequest(args: PostPageArgs): PageRequest {
+  const request = listPageRequest(args, decodeCursor, 'Use first/after to page older posts or last/before for newer ones, not both');
+  return { direction: request.direction === 'forward' ? 'older' : 'newer', from: request.from, limit: request.limit };
+}
+
+/**
+ * The same arguments for any list in its own order: `first`/`after` reads on from a cursor,
+ * `last`/`before` the items just before one (towards the list's start). Mixing them is refused.
+ */
+export function listPageRequest<Position>(
+  args: PostPageArgs,
+  decode: (cursor: string) => Position,
+  mixed = 'Use first/after to page forwards or last/before to page backwards, not both',
+): ListPageRequest<Position> {
   const forward = args.first != null || args.after != null;
   const backward = args.last != null || args.before != null;
-  if (forward && backward) {
-    throw badInput('Use first/after to page older posts or last/before for newer ones, not both');
-  }
-  if (backward) {
-    return { direction: 'newer', from: args.before != null ? decodeCursor(args.before) : null, limit: pageSize(args.last, 'last') };
-  }
-  return { direction: 'older', from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
+  if (forward && backward) throw badInput(mixed);
+  if (backward) return { direction: 'backward', from: args.before != null ? decode(args.before) : null, limit: pageSize(args.last, 'last') };
+  return { direction: 'forward', from: args.after != null ? decode(args.after) : null, limit: pageSize(args.first, 'first') };
+}
+
+/**
+ * `timeline`'s rules for every connection: the far end of a page in its direction is exact (one
+ * extra item was read); the near end is "there is something beyond the cursor you came from",
+ * true whenever a cursor was given.
+ */
+export function listPageInfo(direction: ListDirection, cameFromCursor: boolean, hasMore: boolean, startCursor: string | null, endCursor: string | null) {
+  return {
+    hasNextPage: direction === 'forward' ? hasMore : cameFromCursor,
+    hasPreviousPage: direction === 'backward' ? hasMore : cameFromCursor,
+    startCursor,
+    endCursor,
+  };
 }
 
 /** A timeline item as an edge: a repost shows its original, at the repost's place (its cursor). */
@@ -46,10 +70,6 @@ export function toPostEdge(item: PostRecord): PostEdgeRecord {
 
 const cursorOf = (item: PostRecord | undefined) => (item ? encodeCursor(item) : null);
 
-/**
- * The far end of a page in its direction is exact (one extra row was read). The near end is
- * "there is something beyond the cursor you came from", which is true whenever a cursor was given.
- */
 /** A page of posts as the API answers it: records all the way down, for the posts' fields to resolve. */
 export interface PostConnectionRecord {
   edges: PostEdgeRecord[];
@@ -57,15 +77,10 @@ export interface PostConnectionRecord {
 }
 
 export function toPostConnection(page: Page<PostRecord>, request: PageRequest): PostConnectionRecord {
-  const cameFromCursor = request.from !== null;
+  const direction = request.direction === 'older' ? 'forward' : 'backward';
   return {
     edges: page.items.map(toPostEdge),
-    pageInfo: {
-      hasNextPage: request.direction === 'older' ? page.hasMore : cameFromCursor,
-      hasPreviousPage: request.direction === 'newer' ? page.hasMore : cameFromCursor,
-      startCursor: cursorOf(page.items[0]),
-      endCursor: cursorOf(page.items.at(-1)),
-    },
+    pageInfo: listPageInfo(direction, request.from !== null, page.hasMore, cursorOf(page.items[0]), cursorOf(page.items.at(-1))),
   };
 }
 
@@ -98,24 +113,16 @@ export function pageLoads(loaders: Pick<Loaders, 'posts' | 'users'>): PageLoads 
   };
 }
 
-/** Replies are read oldest first, forward from `after`. */
-export function replyPageRequest(args: { first?: number | null; after?: string | null }) {
-  return { from: args.after != null ? decodeCursor(args.after) : null, limit: pageSize(args.first, 'first') };
-}
+/** Replies are oldest first: `first`/`after` reads newer ones, `last`/`before` older ones. */
+export const replyPageRequest = (args: PostPageArgs): ListPageRequest<PostPosition> => listPageRequest(args, decodeCursor);
 
-export function toReplyConnection(page: Page<PostRecord>, cameFromCursor: boolean): PostConnectionRecord {
-  const pageInfo = forwardPageInfo(cursorOf(page.items[0]), cursorOf(page.items.at(-1)), page.hasMore, cameFromCursor);
+export function toReplyConnection(page: ListPage<PostRecord>, request: ListPageRequest<unknown>): PostConnectionRecord {
+  const pageInfo = listPageInfo(request.direction, request.from !== null, page.hasMore, cursorOf(page.items[0]), cursorOf(page.items.at(-1)));
   return { edges: page.items.map(toPostEdge), pageInfo };
 }
 
-/** A list paged forward only: more after the page is exact, before it means "came from a cursor". */
-function forwardPageInfo(startCursor: string | null, endCursor: string | null, hasMore: boolean, cameFromCursor: boolean) {
-  return { hasNextPage: hasMore, hasPreviousPage: cameFromCursor, startCursor, endCursor };
-}
-
-export function userPageRequest(args: { first?: number | null; after?: string | null }) {
-  return { after: args.after != null ? decodeUserCursor(args.after) : null, limit: pageSize(args.first, 'first') };
-}
+/** Follow lists and list members, by handle. */
+export const userPageRequest = (args: PostPageArgs): ListPageRequest<string> => listPageRequest(args, decodeUserCursor);
 
 const encodeUserCursor = (handle: string) => Buffer.from(`u:${handle}`).toString('base64url');
 
@@ -131,27 +138,22 @@ export function toUserConnection(
   page: HandlePage,
   users: readonly (UserRecord | null)[],
   totalCount: number,
-  cameFromCursor: boolean,
+  request: ListPageRequest<unknown>,
 ): ResolversTypes['UserConnection'] {
   const edges = users
     .filter((user): user is UserRecord => user !== null)
     .map((user) => ({ cursor: encodeUserCursor(user.handle), node: user }));
-  const pageInfo = forwardPageInfo(edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null, page.hasMore, cameFromCursor);
+  const pageInfo = listPageInfo(request.direction, request.from !== null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null);
   return { edges, totalCount, pageInfo };
 }
 
 /** Bookmark cursors are decoded by the bookmarks themselves (their own format: a timeline cursor is refused). */
-export function bookmarkPageRequest(args: { first?: number | null; after?: string | null }) {
-  return { after: args.after ?? null, limit: pageSize(args.first, 'first') };
-}
+export const bookmarkPageRequest = (args: PostPageArgs): ListPageRequest<string> => listPageRequest(args, (cursor) => cursor);
 
 /** Bookmarks as a post connection, each edge's cursor the bookmark's own place. */
-export function toBookmarkConnection(
-  page: { items: { post: PostRecord; cursor: string }[]; hasMore: boolean },
-  cameFromCursor: boolean,
-): PostConnectionRecord {
+export function toBookmarkConnection(page: ListPage<{ post: PostRecord; cursor: string }>, request: ListPageRequest<unknown>): PostConnectionRecord {
   const edges = page.items.map(({ post, cursor }) => ({ ...toPostEdge(post), cursor }));
-  return { edges, pageInfo: forwardPageInfo(edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null, page.hasMore, cameFromCursor) };
+  return { edges, pageInfo: listPageInfo(request.direction, request.from !== null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null) };
 }
 
 export const defaultSearchSize = 20;

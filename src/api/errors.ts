@@ -19,6 +19,10 @@ export function createErrorFormatter(options: { isDevelopment: boolean; log: Err
     if (original instanceof AppError) {
       return { ...formatted, message: original.message, extensions: { ...formatted.extensions, code: original.code } };
     }
+    if (formatted.extensions?.code === 'INTERNAL_SERVER_ERROR' && isRefusedRequest(original)) {
+      // Apollo refuses some requests with a 4xx status and no code; the request was wrong, not the server.
+      return { message: formatted.message, extensions: { code: 'BAD_REQUEST' } };
+    }
     if (formatted.extensions?.code === 'INTERNAL_SERVER_ERROR') {
       options.log('Unexpected error while resolving a request', original);
       if (!options.isDevelopment) {
@@ -27,4 +31,10 @@ export function createErrorFormatter(options: { isDevelopment: boolean; log: Err
     }
     return formatted;
   };
+}
+
+/** An error Apollo raised for the request itself, answered with a 4xx status. */
+function isRefusedRequest(error: unknown): boolean {
+  const status = (error as { extensions?: { http?: { status?: unknown } } } | null)?.extensions?.http?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }

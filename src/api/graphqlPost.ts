@@ -1,11 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer, type BaseContext, type ContextFunction } from '@apollo/server';
+import { refusalBody, type DocumentGate } from './persistedDocuments.js';
 
 export interface GraphqlPostOptions<Context extends BaseContext> {
   path: string;
   maxBodyBytes: number;
   allowedOrigin: (origin: string | undefined) => boolean;
   context: ContextFunction<[IncomingMessage], Context>;
+  /** Which documents run: a refused one is answered 400 before anything is parsed (persistedDocuments.ts). */
+  documents: DocumentGate;
   /**
    * Answers a plain query without Apollo's pipeline when it can: the response body, or null to
    * leave the request to Apollo, which then gets the same context (server.ts, compiledExecution.ts).
@@ -43,11 +46,17 @@ export function graphqlPostHandler<Context extends BaseContext>(
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       corsHeaders(request, response, options.allowedOrigin);
-      const body = parseJsonBody(Buffer.concat(chunks, bodyLength).toString('utf8'));
-      if (body === undefined) {
+      const parsed = parseJsonBody(Buffer.concat(chunks, bodyLength).toString('utf8'));
+      if (parsed === undefined) {
         answerTransportError(response, 400);
         return;
       }
+      const admitted = options.documents.admit(parsed);
+      if (admitted.refused) {
+        answerJson(response, 400, refusalBody(admitted));
+        return;
+      }
+      const { body } = admitted;
       const work = () => execute(apollo, options, request, response, body);
       (options.around ? options.around(request, body, work) : work()).catch((error: unknown) => {
         if (response.headersSent) response.destroy(error as Error);
@@ -161,7 +170,11 @@ export function transportError(status: number): { errors: { message: string; ext
 }
 
 function answerTransportError(response: ServerResponse, status: number): void {
-  const body = JSON.stringify(transportError(status));
+  answerJson(response, status, transportError(status));
+}
+
+function answerJson(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
   response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
   response.end(body);
 }

@@ -1,7 +1,9 @@
 import DataLoader from 'dataloader';
 import type { PostCounts, PostRecord } from '../records/posts.js';
 import { ObjectId } from 'mongodb';
-import type { ReaderView } from '../graph/readerView.js';
+import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
+import type { ListRecord } from '../records/lists.js';
+import type { NotificationRecord } from '../records/notifications.js';
 import type { UserRecord } from '../records/users.js';
 import type { ApiServices } from './apiServices.js';
 import type { NotificationPosition } from '../notifications/notificationService.js';
@@ -35,6 +37,18 @@ export interface Loaders {
   listMemberCounts: DataLoader<string, number>;
   /** Where each recipient marked their notifications read (null: nowhere): one query per request. */
   notificationMarkers: DataLoader<string, NotificationPosition | null>;
+  /**
+   * Posts for `node`, keyed by hex id: null for an unknown id and for a post the viewer may not
+   * see, found by the same work either way (see createLoaders), so that neither answer nor time
+   * tells one from the other.
+   */
+  nodePosts: DataLoader<string, PostRecord | null>;
+  /** The viewer's lists by hex id (null for another account's or none): one read of the viewer's lists. */
+  viewerLists: DataLoader<string, ListRecord | null>;
+  /** The viewer's notifications by their own id: one query for any number. */
+  viewerNotifications: DataLoader<string, NotificationRecord | null>;
+  /** The viewer's keyword filters by hex id: one read of the viewer's filters. */
+  viewerKeywordFilters: DataLoader<string, KeywordFilterRecord | null>;
 }
 
 const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0, version: 0 };
@@ -92,6 +106,42 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     notificationMarkers: new DataLoader(async (handles) => {
       const markers = await services.notifications.markersOf(handles);
       return handles.map((handle) => markers.get(handle) ?? null);
+    }),
+    nodePosts: new DataLoader(async (ids) => {
+      // From the database every time, and with the viewer's follows and filters read whether or
+      // not a post turned up: a post the viewer may not see, held in this process after an earlier
+      // look, would otherwise answer faster than an id that names nothing.
+      const [stored] = await Promise.all([
+        services.content.lookups.getPosts(ids.map((id) => new ObjectId(id))),
+        viewerId === null ? null : Promise.all([viewerFilters.load(viewerId), services.graph.followingIds(viewerId)]),
+      ]);
+      const posts = stored.filter((post) => !post.repostOf);
+      const [seen, authors, view] = await Promise.all([
+        services.visibility.canSee(viewerId, posts),
+        existingUsers(users, posts.map((post) => post.authorId)),
+        viewerId === null ? null : viewerFilters.load(viewerId),
+      ]);
+      const shown = new Map(
+        posts
+          .filter((post, index) => seen[index] && authors.has(post.authorId) && !(post.authorId !== viewerId && view?.isBlockedEitherWay(post.authorId)))
+          .map((post) => [post.id.toHexString(), post]),
+      );
+      return ids.map((id) => shown.get(id) ?? null);
+    }),
+    viewerLists: new DataLoader(async (ids) => {
+      const lists = viewerId === null ? [] : await services.lists.listsOf(viewerId);
+      const byId = new Map(lists.map((list) => [list.id.toHexString(), list]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+    viewerNotifications: new DataLoader(async (ids) => {
+      const found = viewerId === null ? [] : await services.notifications.ofViewer(viewerId, ids);
+      const byId = new Map(found.map((notification) => [notification.id, notification]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }),
+    viewerKeywordFilters: new DataLoader(async (ids) => {
+      const filters = viewerId === null ? [] : await services.relations.readerFilters.keywordFilters(viewerId);
+      const byId = new Map(filters.map((filter) => [filter.id, filter]));
+      return ids.map((id) => byId.get(id) ?? null);
     }),
   };
 }

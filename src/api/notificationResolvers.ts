@@ -17,25 +17,26 @@ import {
   type NotificationPageRequest,
 } from '../notifications/notificationService.js';
 import { requireViewer, type RequestContext } from './context.js';
-import { defaultPageSize, maxPageSize } from './connections.js';
+import { listPageInfo, listPageRequest } from './connections.js';
+import { notificationGlobalId } from './globalIds.js';
 import type { Resolvers } from './generated/graphql.js';
 
 export const toNotificationEdge = (node: NotificationRecord): NotificationEdgeRecord => ({ cursor: encodeNotificationCursor(node), node });
 
-function notificationPageRequest(viewerId: string, args: { first?: number | null; after?: string | null; kinds?: readonly NotificationKind[] | null }): NotificationPageRequest {
-  const limit = args.first ?? defaultPageSize;
-  if (limit < 1 || limit > maxPageSize) throw badInput(`first must be between 1 and ${maxPageSize}`);
-  const after = args.after != null ? decodeNotificationCursor(args.after, viewerId) : null;
+type NotificationPageArgs = { first?: number | null; after?: string | null; last?: number | null; before?: string | null; kinds?: readonly NotificationKind[] | null };
+
+function notificationPageRequest(viewerId: string, args: NotificationPageArgs): NotificationPageRequest {
+  const request = listPageRequest(args, (cursor) => decodeNotificationCursor(cursor, viewerId));
   const kinds = args.kinds?.length ? args.kinds.filter((kind) => notificationKinds.includes(kind)) : null;
-  return { after, limit, kinds };
+  return { ...request, kinds };
 }
 
-function toNotificationConnection(viewerId: string, page: NotificationPage, cameFromCursor: boolean): NotificationConnectionRecord {
+function toNotificationConnection(viewerId: string, page: NotificationPage, request: NotificationPageRequest): NotificationConnectionRecord {
   const edges = page.items.map(toNotificationEdge);
   return {
     recipientId: viewerId,
     edges,
-    pageInfo: { hasNextPage: page.hasMore, hasPreviousPage: cameFromCursor, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+    pageInfo: listPageInfo(request.direction, request.from !== null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null),
   };
 }
 
@@ -51,13 +52,16 @@ export const notificationResolvers: Pick<Resolvers, 'Notification' | 'Notificati
       const request = notificationPageRequest(viewerId, args);
       // The marker (for `unread` and `unreadCount`) is read beside the page, not after it.
       const [page] = await Promise.all([context.services.notifications.page(viewerId, request), context.loaders.notificationMarkers.load(viewerId)]);
-      return toNotificationConnection(viewerId, page, request.after !== null);
+      return toNotificationConnection(viewerId, page, request);
     },
   },
   Mutation: {
-    markNotificationsRead: (_parent, { upTo }, context) => {
+    markNotificationsRead: async (_parent, { upTo }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.notifications.markRead(viewerId, decodeNotificationCursor(upTo, viewerId));
+      const { marked, unreadCount, marker } = await context.services.notifications.markRead(viewerId, decodeNotificationCursor(upTo, viewerId));
+      // The marked notifications answer `unread` from the marker this request left, not one read before it.
+      context.loaders.notificationMarkers.clear(viewerId).prime(viewerId, marker);
+      return { unreadCount, notifications: marked };
     },
   },
   NotificationConnection: {
@@ -66,6 +70,7 @@ export const notificationResolvers: Pick<Resolvers, 'Notification' | 'Notificati
   },
   NotificationEdge: {},
   Notification: {
+    id: (notification) => notificationGlobalId(notification),
     createdAt: (notification) => notification.updatedAt,
     actors: async (notification, { first }, context) => {
       const count = first ?? maxActorsShown;

@@ -18,10 +18,17 @@ import {
 } from 'graphql';
 import type { RequestLimits } from '../config.js';
 import { maxListsPerOwner } from '../records/lists.js';
+import { maxMarkedShown } from '../notifications/notificationService.js';
 import { defaultPageSize, maxPageSize } from './connections.js';
 
 /** Lists without page arguments whose length is bounded otherwise: they multiply like a page of that size. */
-const unpagedListSizes = new Map([['Query.lists', maxListsPerOwner]]);
+const unpagedListSizes = new Map([
+  ['Query.lists', maxListsPerOwner],
+  ['MarkNotificationsReadPayload.notifications', maxMarkedShown],
+]);
+
+/** Lists as long as a list argument: they multiply what they select by its length, whatever it is. */
+const listArgumentSizes = new Map([['Query.nodes', 'ids']]);
 
 /**
  * The parser's own limit: a query nested thousands deep would exhaust the parser's stack before the
@@ -40,10 +47,12 @@ const reportClean = (context: ValidationContext | null, error: GraphQLError) =>
  * Depth and alias limits as validation rules (GraphQL Armor). Both visit each fragment once and
  * remember its result, so a document whose fragments spread each other exponentially is checked in
  * time linear in its size; graphql's own rules reject fragment cycles and unknown fragments.
+ * Depth counts fields only: a fragment spread is where a client's components meet (Relay's and
+ * codegen's fragments nest one per component), not a level of the answer.
  */
 export function limitRules(limits: RequestLimits): ValidationRule[] {
   const common = { propagateOnRejection: false, onReject: [reportClean], exposeLimits: true };
-  return [maxDepthRule({ n: limits.maxDepth, ...common }), maxAliasesRule({ n: limits.maxAliases, ...common })];
+  return [maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...common }), maxAliasesRule({ n: limits.maxAliases, ...common })];
 }
 
 /**
@@ -82,6 +91,18 @@ export function operationCost(
     return typeof raw === 'number' && Number.isInteger(raw) && raw > 0 ? Math.min(raw, maxPageSize) : defaultPageSize;
   };
 
+  // A list argument's length: a literal's items, or the variable's array (which varies with the variables, as page sizes do).
+  const listLengthOf = (value: ValueNode | undefined): number => {
+    if (value?.kind === Kind.LIST) return value.values.length;
+    if (value?.kind === Kind.VARIABLE) {
+      readsVariables = true;
+      variablesRead.add(value.name.value);
+      const raw = variables[value.name.value];
+      return Array.isArray(raw) ? raw.length : 1;
+    }
+    return 1;
+  };
+
   const selectionCost = (selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType | null | undefined): number => {
     if (!selectionSet) return 0;
     let total = 0;
@@ -92,7 +113,13 @@ export function operationCost(
         const child = definition ? (getNamedType(definition.type) as GraphQLCompositeType) : null;
         const paged = definition?.args.some((arg) => arg.name === 'first' || arg.name === 'last') ?? false;
         const argument = (name: string) => selection.arguments?.find((arg) => arg.name.value === name)?.value;
-        const size = paged ? pageSizeOf(argument('first') ?? argument('last')) : (unpagedListSizes.get(`${parent?.name}.${selection.name.value}`) ?? 1);
+        const coordinate = `${parent?.name}.${selection.name.value}`;
+        const listArgument = listArgumentSizes.get(coordinate);
+        const size = paged
+          ? pageSizeOf(argument('first') ?? argument('last'))
+          : listArgument !== undefined
+            ? listLengthOf(argument(listArgument))
+            : (unpagedListSizes.get(coordinate) ?? 1);
         total += 1 + size * selectionCost(selection.selectionSet, child);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) as GraphQLCompositeType) : parent;
@@ -128,7 +155,8 @@ export function operationCost(
 }
 
 /** The values of the page-size variables, as a key: a string "50" costs the default page, the number 50 costs 50. */
-const sizesOf = (names: readonly string[], variables: Record<string, unknown>) => names.map((name) => `${typeof variables[name]}:${String(variables[name])}`).join('\u0000');
+const sizesOf = (names: readonly string[], variables: Record<string, unknown>) =>
+  names.map((name) => (Array.isArray(variables[name]) ? `array:${(variables[name] as unknown[]).length}` : `${typeof variables[name]}:${String(variables[name])}`)).join('\u0000');
 
 /** The cost of operations whose page sizes are variables, by the values of those variables. */
 const costsByVariables = new WeakMap<OperationDefinitionNode, { names: string[]; costs: Map<string, number> }>();

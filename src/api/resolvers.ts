@@ -24,6 +24,9 @@ import {
 } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
+import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, postGlobalId, postKey, requireId, userGlobalId } from './globalIds.js';
+import { nodeResolvers } from './nodeResolvers.js';
+import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
 
 /**
@@ -73,8 +76,12 @@ export const resolvers: Resolvers = {
 
   Query: {
     viewer: (_parent, _args, context) => (context.viewerId ? context.loaders.users.load(context.viewerId) : null),
+    ...nodeResolvers.Query,
     user: (_parent, { handle }, context) => context.loaders.users.load(handle),
-    post: (_parent, { id }, context) => loadPost(id, context),
+    post: (_parent, { id }, context) => {
+      const parsed = lookupId(id);
+      return parsed?.type === 'Post' ? loadPost(parsed.postId.toHexString(), context) : null;
+    },
     timeline: async (_parent, args, context, info) => {
       const viewerId = requireViewer(context);
       const request = postPageRequest(args);
@@ -88,7 +95,11 @@ export const resolvers: Resolvers = {
       return context.services.profiles.search(request.prefix, request.limit).then((users) => primed(context, users));
     },
     lists: (_parent, _args, context) => context.services.lists.listsOf(requireViewer(context)),
-    list: (_parent, { id }, context) => context.services.lists.find(requireViewer(context), id),
+    list: (_parent, { id }, context) => {
+      const viewerId = requireViewer(context);
+      const parsed = lookupId(id);
+      return parsed?.type === 'List' ? context.services.lists.find(viewerId, parsed.listId.toHexString()) : null;
+    },
     suggestedFollows: async (_parent, { first }, context) => {
       const suggestions = await context.services.suggestions.suggest(requireViewer(context), count(first, 10, 'first'));
       // An account deleted since it was ranked is left out rather than shown as an error.
@@ -103,39 +114,59 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo, visibility, media }, context) =>
-      context.services.publishing.post(requireViewer(context), text, replyTo ?? null, visibility ?? 'PUBLIC', media ?? []),
+    createPost: (_parent, { text, replyTo, visibility, media }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC', media ?? []);
+    },
     updateMedia: async (_parent, { id, alt }, context) => {
       const updated = await context.services.postEdits.setAlt(requireViewer(context), id, alt);
       return context.services.media.record(toDescriptor(updated), context.origin);
     },
-    deletePost: (_parent, { id }, context) => context.services.publishing.deletePost(requireViewer(context), id),
+    deletePost: (_parent, { id }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.publishing.deletePost(viewerId, postKey(id));
+    },
     likePost: (_parent, { id }, context) =>
-      context.services.publishing.likePost(requireViewer(context), id).then(showing(context.loaders.viewerLikes, true)),
+      context.services.publishing.likePost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerLikes, true)),
     unlikePost: (_parent, { id }, context) =>
-      context.services.publishing.unlikePost(requireViewer(context), id).then(showing(context.loaders.viewerLikes, false)),
+      context.services.publishing.unlikePost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerLikes, false)),
     repost: (_parent, { id }, context) =>
-      context.services.publishing.repost(requireViewer(context), id).then(showing(context.loaders.viewerReposts, true)),
+      context.services.publishing.repost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerReposts, true)),
     undoRepost: (_parent, { id }, context) =>
-      context.services.publishing.undoRepost(requireViewer(context), id).then(showing(context.loaders.viewerReposts, false)),
+      context.services.publishing.undoRepost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerReposts, false)),
     mute: (_parent, { handle }, context) => context.services.relations.mute(requireViewer(context), handle),
     unmute: (_parent, { handle }, context) => context.services.relations.unmute(requireViewer(context), handle),
     block: (_parent, { handle }, context) => context.services.relations.block(requireViewer(context), handle),
     unblock: (_parent, { handle }, context) => context.services.relations.unblock(requireViewer(context), handle),
     addKeywordFilter: (_parent, { phrase }, context) => context.services.relations.addKeywordFilter(requireViewer(context), phrase),
-    removeKeywordFilter: (_parent, { id }, context) => context.services.relations.removeKeywordFilter(requireViewer(context), id),
+    removeKeywordFilter: (_parent, { id }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.relations.removeKeywordFilter(viewerId, requireId(id, 'KeywordFilter', 'keyword filter').filterId.toHexString());
+    },
     deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
     createList: (_parent, { name }, context) => context.services.lists.create(requireViewer(context), name),
-    renameList: (_parent, { id, name }, context) => context.services.lists.rename(requireViewer(context), id, name),
-    deleteList: (_parent, { id }, context) => context.services.lists.delete(requireViewer(context), id),
-    addToList: (_parent, { id, handle }, context) => context.services.lists.addMember(requireViewer(context), id, handle),
-    removeFromList: (_parent, { id, handle }, context) => context.services.lists.removeMember(requireViewer(context), id, handle),
+    renameList: (_parent, { id, name }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.lists.rename(viewerId, listKey(id), name);
+    },
+    deleteList: (_parent, { id }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.lists.delete(viewerId, listKey(id));
+    },
+    addToList: (_parent, { id, handle }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.lists.addMember(viewerId, listKey(id), handle);
+    },
+    removeFromList: (_parent, { id, handle }, context) => {
+      const viewerId = requireViewer(context);
+      return context.services.lists.removeMember(viewerId, listKey(id), handle);
+    },
     ...notificationResolvers.Mutation,
     markTimelineRead: (_parent, { upTo }, context) => context.services.markers.mark(requireViewer(context), upTo),
     bookmark: (_parent, { id }, context) =>
-      context.services.bookmarks.bookmark(requireViewer(context), id).then(showing(context.loaders.viewerBookmarks, true)),
+      context.services.bookmarks.bookmark(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerBookmarks, true)),
     unbookmark: (_parent, { id }, context) =>
-      context.services.bookmarks.unbookmark(requireViewer(context), id).then(showing(context.loaders.viewerBookmarks, false)),
+      context.services.bookmarks.unbookmark(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerBookmarks, false)),
     updateProfile: (_parent, args, context) =>
       context.services.settings.updateProfile(requireViewer(context), args).then((user) => primed(context, [user])[0]!),
     changePassword: (_parent, { current, next }, context) =>
@@ -150,8 +181,10 @@ export const resolvers: Resolvers = {
 
   Subscription: subscriptionResolvers,
 
+  Node: nodeResolvers.Node,
+
   User: {
-    id: (user) => user.handle,
+    id: (user) => userGlobalId(user),
     viewerIsFollowing: (user, _args, context) =>
       context.viewerId !== null && context.viewerId !== user.handle
         ? context.loaders.viewerFollows.load(user.handle)
@@ -171,7 +204,7 @@ export const resolvers: Resolvers = {
     bookmarks: async (user, args, context, info) => {
       const request = bookmarkPageRequest(args);
       const page = await context.services.bookmarks.page(requireViewer(context), user.handle, request, bookmarkLoads(context));
-      return withEngagement(toBookmarkConnection(page, request.after !== null), context, info);
+      return withEngagement(toBookmarkConnection(page, request), context, info);
     },
     followers: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
@@ -179,8 +212,12 @@ export const resolvers: Resolvers = {
       userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount),
   },
 
+  KeywordFilter: {
+    id: (filter) => keywordFilterGlobalId(filter),
+  },
+
   List: {
-    id: (list) => list.id.toHexString(),
+    id: (list) => listGlobalId(list.id),
     memberCount: (list, _args, context) => context.loaders.listMemberCounts.load(list.id.toHexString()),
     members: async (list, args, context) =>
       userConnection(context, args, (page) => context.services.lists.members(list, page), await context.loaders.listMemberCounts.load(list.id.toHexString())),
@@ -199,7 +236,7 @@ export const resolvers: Resolvers = {
   },
 
   Post: {
-    id: (post) => post.id.toHexString(),
+    id: (post) => postGlobalId(post.id),
     author: (post, _args, context) => author(post, context),
     text: (post) => post.body.text,
     visibility: (post) => post.body.visibility,
@@ -211,7 +248,7 @@ export const resolvers: Resolvers = {
     replyTo: (post, _args, context) => (post.replyTo ? loadPost(post.replyTo.id.toHexString(), context) : null),
     replies: async (post, args, context, info) => {
       const request = replyPageRequest(args);
-      return withEngagement(toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request.from !== null), context, info);
+      return withEngagement(toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request), context, info);
     },
     mentions: async (post, _args, context) => {
       const handles = post.body.mentions;
@@ -284,14 +321,14 @@ function viewerState(post: PostRecord, known: ReadonlyMap<string, boolean>, load
 /** One page of a follow list, its users loaded in one batch; the total is the count kept on the user. */
 async function userConnection(
   context: RequestContext,
-  args: { first?: number | null; after?: string | null },
-  list: (page: { after: string | null; limit: number }) => Promise<HandlePage>,
+  args: { first?: number | null; after?: string | null; last?: number | null; before?: string | null },
+  list: (page: ListPageRequest<string>) => Promise<HandlePage>,
   totalCount: number,
 ) {
   const request = userPageRequest(args);
   const page = await list(request);
   const users = await context.loaders.users.loadMany(page.handles);
-  return toUserConnection(page, users.map(asUserOrNull), totalCount, request.after !== null);
+  return toUserConnection(page, users.map(asUserOrNull), totalCount, request);
 }
 
 /** Users a service read whole: the rest of the request finds them in the users loader. */

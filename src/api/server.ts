@@ -29,6 +29,7 @@ import { graphiqlPage } from './graphiql.js';
 import { graphqlPostHandler, transportError, type PlainRequest } from './graphqlPost.js';
 import { observationOf, observedRequests, operationLabels } from './observedRequests.js';
 import { originPolicy } from './origins.js';
+import { documentGate, loadManifests, refusalBody, type DocumentGate } from './persistedDocuments.js';
 import { checkOperation, limitRules, parseOptions } from './requestLimits.js';
 import { buildSchema } from './schema.js';
 import { serveLiveUpdates } from './webSocketTransport.js';
@@ -73,6 +74,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
   const formatError = createErrorFormatter({ isDevelopment: config.isDevelopment, log: logger.error });
 
   const validationRules = limitRules(config.limits);
+  const documents = documentGate(await loadManifests(config.documents.trustedManifests), { trustedOnly: config.documents.trustedOnly });
 
   const allowedOrigin = originPolicy({ allowed: config.corsOrigins, allowLocalhost: !config.isProduction });
   const webSocketCleanup = serveLiveUpdates(webSocketsOn(httpServer, config.maxBodyBytes, allowedOrigin), {
@@ -83,6 +85,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
     config,
     formatError,
     validationRules,
+    documents,
   });
 
   // Cost and mutation limits need the variables and the viewer: checked once the operation is known, before it runs.
@@ -100,6 +103,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
     config,
     httpServer,
     refusal,
+    documents,
     onDrain: async () => {
       answeringDirectly = false;
       await webSocketCleanup.dispose();
@@ -119,9 +123,17 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
       throw error;
     }
   };
-  routeRequests(app, { apollo, config, allowedOrigin, context, media: mediaRoutes(dependencies.media, logger) });
+  routeRequests(app, { apollo, config, allowedOrigin, context, documents, media: mediaRoutes(dependencies.media, logger) });
   const direct = compiled ? directAnswers(compiled, refusal, () => answeringDirectly) : undefined;
-  servedDirectly = graphqlPostHandler(apollo, { path: graphqlPath, maxBodyBytes: config.maxBodyBytes, allowedOrigin, context, direct, around: inScopeWhenNeeded });
+  servedDirectly = graphqlPostHandler(apollo, {
+    path: graphqlPath,
+    maxBodyBytes: config.maxBodyBytes,
+    allowedOrigin,
+    context,
+    documents,
+    direct,
+    around: inScopeWhenNeeded,
+  });
 
   return {
     httpServer,
@@ -150,9 +162,10 @@ function createApollo(options: {
   config: Config;
   httpServer: Server;
   refusal: Refusal;
+  documents: DocumentGate;
   onDrain: () => Promise<void>;
 }): ApolloServer<RequestContext> {
-  const { schema, compiled, formatError, validationRules, config, httpServer, refusal, onDrain } = options;
+  const { schema, compiled, formatError, validationRules, config, httpServer, refusal, documents, onDrain } = options;
   return new ApolloServer<RequestContext>({
     ...(compiled ? { gateway: compiled } : { schema }),
     formatError,
@@ -163,6 +176,10 @@ function createApollo(options: {
     hideSchemaDetailsFromClientErrors: config.isProduction,
     validationRules,
     parseOptions,
+    // Automatic persisted queries are kept per instance (Apollo's in-memory cache): a hash another
+    // instance registered is PERSISTED_QUERY_NOT_FOUND here, and the client sends the text again.
+    // Where only trusted documents run, nothing may register one.
+    persistedQueries: documents.open ? {} : false,
     plugins: [
       // In-flight requests get until the shutdown timeout; the process exits then anyway.
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: config.shutdown.timeoutMs }),
@@ -204,10 +221,11 @@ function routeRequests(
     config: Config;
     allowedOrigin: (origin: string | undefined) => boolean;
     context: (request: IncomingMessage) => Promise<RequestContext>;
+    documents: DocumentGate;
     media: (request: IncomingMessage, response: ServerResponse) => boolean;
   },
 ): void {
-  const { apollo, config, allowedOrigin, context, media } = options;
+  const { apollo, config, allowedOrigin, context, documents, media } = options;
   app.disable('x-powered-by');
   // Hashing every GraphQL response for an ETag costs CPU per page, and no client revalidates a
   // POST; GraphiQL's page sets its own.
@@ -235,8 +253,49 @@ function routeRequests(
       next();
     }));
   };
-  app.use(graphqlPath, express.json({ limit: config.maxBodyBytes }), scope, expressMiddleware(apollo, { context: ({ req }) => context(req) }));
+  app.use(
+    graphqlPath,
+    express.json({ limit: config.maxBodyBytes }),
+    admittedDocuments(documents),
+    scope,
+    expressMiddleware(apollo, { context: ({ req }) => context(req) }),
+  );
   app.use(transportErrors);
+}
+
+/**
+ * The document gate on Express's path: a POST's parsed body, or a GET's `query`, `documentId` and
+ * `extensions` parameters, rewritten in place to the document that runs, or refused with 400.
+ */
+function admittedDocuments(documents: DocumentGate): RequestHandler {
+  return (request, response, next) => {
+    if (request.method !== 'GET') {
+      const admitted = documents.admit(request.body);
+      if (admitted.refused) return void response.status(400).json(refusalBody(admitted));
+      request.body = admitted.body;
+      return next();
+    }
+    const url = new URL(request.url, 'http://localhost');
+    const parameters = url.searchParams;
+    let extensions: unknown;
+    try {
+      extensions = JSON.parse(parameters.get('extensions') ?? 'null');
+    } catch {
+      return next(); // Apollo answers a malformed parameter
+    }
+    const asked = { query: parameters.get('query') ?? undefined, documentId: parameters.get('documentId') ?? undefined, extensions };
+    const admitted = documents.admit(asked);
+    if (admitted.refused) return void response.status(400).json(refusalBody(admitted));
+    if (admitted.body !== asked) {
+      const run = admitted.body as { query: string; extensions?: unknown };
+      parameters.set('query', run.query);
+      parameters.delete('documentId');
+      if (run.extensions === undefined) parameters.delete('extensions');
+      else parameters.set('extensions', JSON.stringify(run.extensions));
+      request.url = `${url.pathname}?${parameters}`;
+    }
+    next();
+  };
 }
 
 /** The WebSocket server on /graphql, for the live adapter. */

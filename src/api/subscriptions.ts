@@ -5,6 +5,7 @@ import { toNotificationEdge } from './notificationResolvers.js';
 import { requireViewer, type RequestContext } from './context.js';
 import type { SubscriptionResolvers } from './generated/graphql.js';
 import { toPostEdge } from './connections.js';
+import { listKey, postGlobalId } from './globalIds.js';
 import { noEngagement } from './engagement.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
@@ -47,7 +48,10 @@ export const subscriptionResolvers: SubscriptionResolvers = {
     },
   },
   listPostAdded: {
-    subscribe: (_parent, { id }, context) => context.services.live.listPostAdded(requireLiveClient(context), id),
+    subscribe: (_parent, { id }, context) => {
+      const client = requireLiveClient(context);
+      return context.services.live.listPostAdded(client, listKey(id));
+    },
     resolve: (event: PostAddedEvent, _args: unknown, context: RequestContext) => {
       requireLiveClient(context);
       useEventLoaders(context, event);
@@ -66,7 +70,7 @@ export const subscriptionResolvers: SubscriptionResolvers = {
     subscribe: (_parent, _args, context) => context.services.live.timelinePostRemoved(requireLiveClient(context)),
     resolve: (event: PostRemovedEvent, _args: unknown, context: RequestContext) => {
       requireLiveClient(context);
-      return event.postId.toHexString();
+      return postGlobalId(event.postId);
     },
   },
 };

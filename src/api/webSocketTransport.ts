@@ -8,6 +8,7 @@ import type { LiveConnection, LiveConnections } from '../live/liveConnections.js
 import { closeReasons, LiveCloseCode } from '../live/protocol.js';
 import { requestOrigin, type Authenticate, type CreateContext } from './context.js';
 import { formatOperationErrors, prepareOperation, type ErrorFormatter } from './operations.js';
+import type { DocumentGate } from './persistedDocuments.js';
 import { checkOperation } from './requestLimits.js';
 
 export interface LiveTransportOptions {
@@ -22,6 +23,8 @@ export interface LiveTransportOptions {
   formatError: ErrorFormatter;
   /** Validation rules on top of graphql's own, as for HTTP (the depth limit). */
   validationRules: readonly ValidationRule[];
+  /** Which documents run, as over HTTP: a trusted one may be named by its hash instead of sent. */
+  documents: DocumentGate;
 }
 
 /** A stalled client never reads our close frame: after this, drop it instead of waiting ws's 30 s. */
@@ -132,7 +135,9 @@ function checkSubscription(
     else closeSocket(ctx.extra.socket, LiveCloseCode.TooManyRequests, reason);
     return [new GraphQLError(reason, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
   }
-  const prepared = prepareOperation(schema, payload, validationRules, { hideSchemaDetails: config.isProduction });
+  const admitted = options.documents.admit(payload);
+  if (admitted.refused) return [new GraphQLError(admitted.refused.message, { extensions: { code: admitted.refused.code } })];
+  const prepared = prepareOperation(schema, admitted.body as SubscribePayload, validationRules, { hideSchemaDetails: config.isProduction });
   if (Array.isArray(prepared)) return prepared;
   const operation = getOperationAST(prepared.document, prepared.operationName);
   const refusal =

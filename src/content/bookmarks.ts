@@ -1,5 +1,6 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { badInput, isDuplicateKeyError } from '../errors.js';
+import type { ListPageRequest } from '../records/pages.js';
 import { HeldViewerStates } from './heldViewerStates.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
@@ -23,7 +24,7 @@ export interface BookmarkPosition {
 }
 
 export interface BookmarkPage {
-  /** Newest bookmark first. */
+  /** Nearest to the page's cursor first. */
   items: BookmarkPosition[];
   hasMore: boolean;
 }
@@ -82,12 +83,19 @@ export class Bookmarks {
     this.held.forget(userId, postIds);
   }
 
-  /** Up to `limit` bookmarks older than `after` (newest first), and whether more follow. */
-  async page(userId: string, after: BookmarkPosition | null, limit: number): Promise<BookmarkPage> {
-    const beyond = after ? { $or: [{ at: { $lt: after.at } }, { at: after.at, p: { $lt: after.postId } }] } : {};
+  /**
+   * Up to `limit` bookmarks beyond `from` in `direction` (`forward`: older, `backward`: newer),
+   * nearest to `from` first, and whether more follow.
+   */
+  async page(userId: string, request: ListPageRequest<BookmarkPosition>): Promise<BookmarkPage> {
+    const { from, limit } = request;
+    const forward = request.direction === 'forward';
+    const operator = forward ? '$lt' : '$gt';
+    const beyond = from ? { $or: [{ at: { [operator]: from.at } }, { at: from.at, p: { [operator]: from.postId } }] } : {};
+    const order = forward ? -1 : 1;
     const docs = await this.edges
       .find({ u: userId, ...beyond }, { projection: { at: 1, p: 1 } })
-      .sort({ u: 1, at: -1, p: -1 })
+      .sort({ u: 1, at: order, p: order })
       .limit(limit + 1)
       .toArray();
     return { items: docs.slice(0, limit).map((doc) => ({ at: doc.at, postId: doc.p })), hasMore: docs.length > limit };

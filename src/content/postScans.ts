@@ -1,19 +1,24 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
-import { beyondFilter, type Page, type PostPosition } from './position.js';
-import { bodyLeftOut, byAuthors, byPostIds, placeOnly, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { beyondFilter, sortFor, type Page, type PostPosition } from './position.js';
+import type { ListPageRequest } from '../records/pages.js';
+import { bodyLeftOut, byAuthors as postsOfAuthors, byPostIds, placeOnly, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
   constructor(
     private readonly content: Collection<ContentDocument>,
-    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => byAuthors(authorIds),
+    private readonly byAuthors: (authorIds: readonly string[]) => Filter<ContentDocument> = (authorIds) => postsOfAuthors(authorIds),
   ) {}
 
-  /** Replies to a post that `visible` selects (see PostVisibility.filterFor), oldest first, after a cursor. */
-  async replies(parentId: ObjectId, request: { from: PostPosition | null; limit: number }, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+  /**
+   * Replies to a post that `visible` selects (see PostVisibility.filterFor), beyond `from` in `direction` (oldest first is the replies' own order: `forward` reads
+   * newer ones, `backward` older ones), nearest to `from` first.
+   */
+  async replies(parentId: ObjectId, request: ListPageRequest<PostPosition>, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+    const towards = request.direction === 'forward' ? 'newer' : 'older';
     const docs = await this.content
-      .find({ $and: [{ '_r._id': parentId }, visible, beyondFilter<ContentDocument>('newer', request.from, '_d', '_id')].filter((part) => Object.keys(part).length > 0) })
-      .sort({ _d: 1, _id: 1 })
+      .find({ $and: [{ '_r._id': parentId }, visible, beyondFilter<ContentDocument>(towards, request.from, '_d', '_id')].filter((part) => Object.keys(part).length > 0) })
+      .sort(sortFor(towards, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();
     return { items: docs.slice(0, request.limit).map(toPostRecord), hasMore: docs.length > request.limit };

@@ -5,6 +5,7 @@ import type { ContentService } from '../content/contentService.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { PostVisibility } from './postVisibility.js';
+import { inListOrder, type ListPage, type ListPageRequest } from '../records/pages.js';
 import { parsePostId, type PostRecord } from '../records/posts.js';
 
 /** How a page of bookmarks gets its posts and authors: the request's batched loads. */
@@ -75,15 +76,17 @@ export class Bookmarking {
   async page(
     viewerId: string,
     ownerId: string,
-    request: { after: string | null; limit: number },
+    request: ListPageRequest<string>,
     loads: BookmarkLoads,
-  ): Promise<{ items: BookmarkedPost[]; hasMore: boolean }> {
+  ): Promise<ListPage<BookmarkedPost>> {
     if (viewerId !== ownerId) throw new AppError('FORBIDDEN', 'Bookmarks are visible only to their owner');
-    let after = request.after === null ? null : decodeBookmarkCursor(request.after);
+    const { direction } = request;
+    let from = request.from === null ? null : decodeBookmarkCursor(request.from);
     const view = await this.readerFilters.of(viewerId);
+    // Nearest to the cursor first, whichever way the page goes.
     const kept: BookmarkedPost[] = [];
     for (;;) {
-      const page = await this.bookmarks.page(ownerId, after, request.limit + 1 - kept.length);
+      const page = await this.bookmarks.page(ownerId, { direction, from, limit: request.limit + 1 - kept.length });
       const posts = await loads.posts(page.items.map((item) => item.postId));
       const found = posts.filter((post): post is PostRecord => post !== null);
       const [authors, seen] = await Promise.all([loads.users([...new Set(found.map((post) => post.authorId))]), this.visibility.canSee(viewerId, found)]);
@@ -96,10 +99,8 @@ export class Bookmarking {
         else if (visible.has(post) && authors.has(post.authorId) && !view.isBlockedEitherWay(post.authorId)) kept.push({ post, cursor: encodeBookmarkCursor(item) });
       });
       await this.bookmarks.forgetMissing(ownerId, missing);
-      if (kept.length > request.limit || !page.hasMore) {
-        return { items: kept.slice(0, request.limit), hasMore: kept.length > request.limit };
-      }
-      after = page.items.at(-1)!;
+      if (kept.length > request.limit || !page.hasMore) return inListOrder(direction, kept, request.limit);
+      from = page.items.at(-1)!;
     }
   }
 

@@ -5,6 +5,7 @@ import { notFound } from '../errors.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserLists } from '../graph/userLists.js';
 import { parseListId, type ListRecord } from '../records/lists.js';
+import type { ListPageRequest } from '../records/pages.js';
 import type { HandlePage } from '../records/users.js';
 import type { PostRecord } from '../records/posts.js';
 import type { PageLoads } from './timelineEntry.js';
@@ -74,7 +75,7 @@ export class ReaderLists {
     return list;
   }
 
-  members(list: ListRecord, page: { after: string | null; limit: number }): Promise<HandlePage> {
+  members(list: ListRecord, page: ListPageRequest<string>): Promise<HandlePage> {
     return this.deps.lists.members(list.ownerId, list.id, page);
   }
 

@@ -6,6 +6,7 @@ import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { HeldList } from '../graph/userLists.js';
 import { visibleTo, type PostRecord, type Visibility } from '../records/posts.js';
+import { inListOrder, type ListPage, type ListPageRequest } from '../records/pages.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { PostVisibility } from './postVisibility.js';
 import { mergeFiltered, type EntrySource } from './pageMerge.js';
@@ -27,7 +28,8 @@ export interface LiveRemoval {
 export interface TimelineReader {
   timeline(userId: string, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>>;
   postsOf(viewerId: string | null, handle: string, request: PageRequest): Promise<Page<PostRecord>>;
-  repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }, loads: Pick<PageLoads, 'users'>): Promise<Page<PostRecord>>;
+  /** Replies the viewer may see, oldest first, paged either way. */
+  repliesTo(viewerId: string | null, parentId: ObjectId, request: ListPageRequest<PostPosition>, loads: Pick<PageLoads, 'users'>): Promise<ListPage<PostRecord>>;
   showsLive(viewerId: string, post: PostRecord): Promise<boolean>;
   showsLiveRemoval(viewerId: string, removal: LiveRemoval): Promise<boolean>;
   viewerLikes(userId: string, postIds: readonly PostRecord['id'][]): Promise<Set<string>>;
@@ -225,16 +227,18 @@ export class TimelineReading implements TimelineReader {
    * and those whose author's account is being removed are left out, as in timelines; the page
    * reads on past them instead of coming back short.
    */
-  async repliesTo(viewerId: string | null, parentId: ObjectId, request: { from: PostPosition | null; limit: number }, loads: Pick<PageLoads, 'users'>): Promise<Page<PostRecord>> {
+  async repliesTo(viewerId: string | null, parentId: ObjectId, request: ListPageRequest<PostPosition>, loads: Pick<PageLoads, 'users'>): Promise<ListPage<PostRecord>> {
     const [visible, view] = await Promise.all([this.deps.visibility.filterFor(viewerId), viewerId === null ? null : this.readerFilters.of(viewerId)]);
-    // One reply more than the page, so that `hasMore` says whether one the viewer may see follows.
+    const { direction } = request;
+    // One reply more than the page, so that `hasMore` says whether one the viewer may see follows;
+    // nearest to the cursor first, whichever way the page goes.
     const kept: PostRecord[] = [];
     for (let from = request.from; ; ) {
-      const page = await this.content.scans.replies(parentId, { from, limit: request.limit + 1 - kept.length }, visible);
+      const page = await this.content.scans.replies(parentId, { direction, from, limit: request.limit + 1 - kept.length }, visible);
       const authors = await loads.users([...new Set(page.items.map((reply) => reply.authorId))]);
       kept.push(...page.items.filter((reply) => authors.has(reply.authorId) && !(reply.authorId !== viewerId && view?.isBlockedEitherWay(reply.authorId))));
       const last = page.items.at(-1);
-      if (kept.length > request.limit || !page.hasMore || !last) return { items: kept.slice(0, request.limit), hasMore: kept.length > request.limit };
+      if (kept.length > request.limit || !page.hasMore || !last) return inListOrder(direction, kept, request.limit);
       from = last;
     }
   }

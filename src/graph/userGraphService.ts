@@ -9,6 +9,7 @@ import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { FollowPairs, type FollowEffects } from './followPairs.js';
+import { inListOrder, type ListPageRequest } from '../records/pages.js';
 import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
 import type { NotificationRecord } from '../records/notifications.js';
@@ -255,26 +256,26 @@ export class UserGraphService {
     return new Set(edges.map((edge) => edge._t));
   }
 
-  listFollowers(handle: string, page: { after: string | null; limit: number }): Promise<HandlePage> {
+  listFollowers(handle: string, page: ListPageRequest<string>): Promise<HandlePage> {
     return this.listEdges(this.followers, handle, page);
   }
 
-  listFollowing(handle: string, page: { after: string | null; limit: number }): Promise<HandlePage> {
+  listFollowing(handle: string, page: ListPageRequest<string>): Promise<HandlePage> {
     return this.listEdges(this.following, handle, page);
   }
 
-  private async listEdges(
-    edges: Collection<EdgeDocument>,
-    handle: string,
-    page: { after: string | null; limit: number },
-  ): Promise<HandlePage> {
-    const filter = page.after === null ? { _f: handle } : { _f: handle, _t: { $gt: page.after } };
+  /** By handle, either way from a handle, on the `{ _f, _t }` index. */
+  private async listEdges(edges: Collection<EdgeDocument>, handle: string, page: ListPageRequest<string>): Promise<HandlePage> {
+    const forward = page.direction === 'forward';
+    const filter = page.from === null ? { _f: handle } : { _f: handle, _t: { [forward ? '$gt' : '$lt']: page.from } };
+    const order = forward ? 1 : -1;
     const docs = await edges
       .find(filter, { projection: idsOnly })
-      .sort({ _f: 1, _t: 1 })
+      .sort({ _f: order, _t: order })
       .limit(page.limit + 1)
       .toArray();
-    return { handles: docs.slice(0, page.limit).map((edge) => edge._t), hasMore: docs.length > page.limit };
+    const { items, hasMore } = inListOrder(page.direction, docs.map((edge) => edge._t), page.limit);
+    return { handles: items, hasMore };
   }
 
   private async assertUserHeld(handle: string): Promise<void> {

@@ -11,6 +11,7 @@ import {
   type ListDocument,
   type ListRecord,
 } from '../records/lists.js';
+import { inListOrder, type ListPageRequest } from '../records/pages.js';
 import type { EdgeDocument, HandlePage } from '../records/users.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
@@ -161,15 +162,17 @@ export class UserLists {
     return list;
   }
 
-  /** A page of the members, in handle order. */
-  async members(ownerId: string, id: ObjectId, page: { after: string | null; limit: number }): Promise<HandlePage> {
+  /** A page of the members, in handle order, either way from a handle. */
+  async members(ownerId: string, id: ObjectId, page: ListPageRequest<string>): Promise<HandlePage> {
+    const forward = page.direction === 'forward';
     const docs = await this.following
-      .find({ _f: ownerId, _g: id, ...(page.after === null ? {} : { _t: { $gt: page.after } }) }, { projection: { _id: 0, _t: 1 } })
+      .find({ _f: ownerId, _g: id, ...(page.from === null ? {} : { _t: { [forward ? '$gt' : '$lt']: page.from } }) }, { projection: { _id: 0, _t: 1 } })
       // By handle alone: a sort on `_g` would order by each edge's smallest list id, not this one.
-      .sort({ _t: 1 })
+      .sort({ _t: forward ? 1 : -1 })
       .limit(page.limit + 1)
       .toArray();
-    return { handles: docs.slice(0, page.limit).map((edge) => edge._t), hasMore: docs.length > page.limit };
+    const { items, hasMore } = inListOrder(page.direction, docs.map((edge) => edge._t), page.limit);
+    return { handles: items, hasMore };
   }
 
   /** Exact member counts of several of one owner's lists, in one query. */

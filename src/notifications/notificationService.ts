@@ -22,6 +22,7 @@ import {
   type NotificationRecord,
 } from '../records/notifications.js';
 import { visibleTo, type PostRecord } from '../records/posts.js';
+import { inListOrder, type ListPage, type ListPageRequest } from '../records/pages.js';
 import { handlePattern } from '../records/users.js';
 import type { GroupMemberships } from './groupMemberships.js';
 import { NotificationGroups } from './notificationGroups.js';
@@ -70,16 +71,23 @@ export interface NotificationPosition {
   id: string;
 }
 
-export interface NotificationPageRequest {
-  after: NotificationPosition | null;
-  limit: number;
+/** `forward` goes back in time from the cursor, `backward` returns what came after it. */
+export interface NotificationPageRequest extends ListPageRequest<NotificationPosition> {
   kinds: readonly NotificationKind[] | null;
 }
 
-export interface NotificationPage {
-  items: NotificationRecord[];
-  hasMore: boolean;
+/** Newest first, whatever the direction. */
+export type NotificationPage = ListPage<NotificationRecord>;
+
+/** What marking read changed: the notifications it marked (the newest `maxMarkedShown`), what is left unread, and where the marker is now. */
+export interface MarkedRead {
+  marked: NotificationRecord[];
+  unreadCount: number;
+  marker: NotificationPosition;
 }
+
+/** How many of the notifications one mark read are returned, newest first. */
+export const maxMarkedShown = 100;
 
 export interface NotificationDependencies {
   content: ContentService;
@@ -138,16 +146,26 @@ export class NotificationService {
     await this.markers.deleteOne({ _id: handle });
   }
 
-  /** A page of the viewer's notifications, newest first. */
+  /** A page of the viewer's notifications, newest first, either way from a cursor. */
   async page(viewerId: string, request: NotificationPageRequest): Promise<NotificationPage> {
-    const { after, limit, kinds } = request;
-    const beyond = after ? { $or: [{ at: { $lt: after.at } }, { at: after.at, _id: { $lt: after.id } }] } : {};
+    const { from, limit, kinds, direction } = request;
+    const forward = direction === 'forward';
+    const operator = forward ? '$lt' : '$gt';
+    const beyond = from ? { $or: [{ at: { [operator]: from.at } }, { at: from.at, _id: { [operator]: from.id } }] } : {};
+    const order = forward ? -1 : 1;
     const docs = await this.notifications
       .find({ r: viewerId, ...(kinds ? { k: { $in: [...kinds] } } : {}), ...beyond, ...shown }, { projection: { tk: 0 } })
-      .sort({ at: -1, _id: -1 })
+      .sort({ at: order, _id: order })
       .limit(limit + 1)
       .toArray();
-    return { items: docs.slice(0, limit).map(toNotificationRecord), hasMore: docs.length > limit };
+    return inListOrder(direction, docs.map(toNotificationRecord), limit);
+  }
+
+  /** The viewer's own notifications among `ids`, in one query; others' and unknown ones are absent. */
+  async ofViewer(viewerId: string, ids: readonly string[]): Promise<NotificationRecord[]> {
+    if (ids.length === 0) return [];
+    const docs = await this.notifications.find({ _id: { $in: [...ids] }, r: viewerId, ...shown }, { projection: { tk: 0 } }).toArray();
+    return docs.map(toNotificationRecord);
   }
 
   /** Where the viewer has read up to; null when they never marked anything read. */
@@ -166,19 +184,37 @@ export class NotificationService {
     return this.notifications.countDocuments({ r: viewerId, ...newer, ...shown }, { limit: maxUnreadCounted });
   }
 
-  /** Moves the viewer's marker up to `upTo` (never back) and returns what is left unread. */
-  async markRead(viewerId: string, upTo: NotificationPosition): Promise<number> {
+  /**
+   * Moves the viewer's marker up to `upTo` (never back) and says what that changed: the
+   * notifications between the marker before (read atomically with the move) and the new one.
+   */
+  async markRead(viewerId: string, upTo: NotificationPosition): Promise<MarkedRead> {
     const pos = positionKey(upTo);
+    let before: MarkerDocument | null = null;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.markers.updateOne({ _id: viewerId }, { $max: { pos } }, { upsert: true });
+        before = await this.markers.findOneAndUpdate({ _id: viewerId }, { $max: { pos } }, { upsert: true, returnDocument: 'before' });
         break;
       } catch (error) {
         // Two first marks of one viewer: one insert wins, the other becomes an update.
         if (attempt > 0 || !isDuplicateKeyError(error)) throw error;
       }
     }
-    return this.unreadCount(viewerId);
+    const previous = before ? fromPositionKey(before.pos) : null;
+    const moved = isNewer(upTo, previous);
+    const newer = previous ? { $or: [{ at: { $gt: previous.at } }, { at: previous.at, _id: { $gt: previous.id } }] } : {};
+    const upToMark = { $or: [{ at: { $lt: upTo.at } }, { at: upTo.at, _id: { $lte: upTo.id } }] };
+    const [marked, unreadCount] = await Promise.all([
+      moved
+        ? this.notifications
+            .find({ r: viewerId, $and: [newer, upToMark].filter((part) => Object.keys(part).length > 0), ...shown }, { projection: { tk: 0 } })
+            .sort({ at: -1, _id: -1 })
+            .limit(maxMarkedShown)
+            .toArray()
+        : [],
+      this.unreadCount(viewerId),
+    ]);
+    return { marked: marked.map(toNotificationRecord), unreadCount, marker: moved ? upTo : previous! };
   }
 
   private async notifyPost(task: TaskDocument<PostPayload>): Promise<void> {

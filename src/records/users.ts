@@ -88,6 +88,8 @@ export interface EdgeDocument {
 
 export interface UserRecord {
   handle: string;
+  /** The account's identity (see UserDocument.accountId); null only for users stored before it existed, until their next token. */
+  accountId: string | null;
   displayName: string | null;
   bio: string | null;
   createdAt: Date;
@@ -130,6 +132,7 @@ export const searchableName = (displayName: string | null): string => (displayNa
 
 export const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecord => ({
   handle: doc._id,
+  accountId: doc.accountId ?? null,
   displayName: doc.displayName,
   bio: doc.bio ?? null,
   createdAt: doc.createdAt,

@@ -26,6 +26,17 @@ describe('request limits', () => {
     expect(result.errors?.[0]?.message).toMatch(/depth limit of 10 exceeded/);
   });
 
+  it('counts the depth of fields, not of the fragments that hold them, as components nest their fragments', async () => {
+    // Ten fields deep, in four fragments: at the limit of 10; one more field is over it.
+    const fragments =
+      'fragment A on User { posts(first: 2) { edges { ...B } } } fragment B on PostEdge { node { ...C } } ' +
+      'fragment C on Post { replyTo { author { ...D } } } fragment D on User { posts(first: 2) { edges { node { text } } } }';
+    const within = await app.gql(`{ user(handle: "limits") { ...A } } ${fragments}`, {}, token);
+    expect(within.errors).toBeUndefined();
+    const over = await app.gql(`{ user(handle: "limits") { ...A } } ${fragments.replace('{ text }', '{ replyTo { id } }')}`, {}, token);
+    expect(over.errors?.[0]?.message).toMatch(/depth limit of 10 exceeded, found 11/);
+  });
+
   it.each([
     ['a fragment cycle', '{ viewer { ...A } } fragment A on User { followers { edges { node { ...B } } } } fragment B on User { ...A }'],
     ['an unknown fragment', '{ viewer { ...Missing } }'],

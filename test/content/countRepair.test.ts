@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentDocument } from '../../src/records/posts.js';
 import { staleChangeMs } from '../../src/content/postCounters.js';
 import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
+import { internalHex, internalId } from '../support/ids.js';
 
 /**
  * A request that dies half-way leaves the documents a crash would leave; the repair sweep (which
@@ -31,17 +32,17 @@ describe('count changes whose request died', () => {
     const content = db.collection<ContentDocument>('content');
     const ids = await Promise.all([1, 2, 3, 4].map(async (i) => (await ok('ben', `mutation { createPost(text: "post ${i}") { id } }`)).createPost.id as string));
     const edge = (id: string, state: string, token: string) => ({
-      _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state, token, at: longAgo(), entry: newPostId('ada'), d: longAgo(),
+      _id: `${internalHex(id)}:ada`, p: internalId(id), u: 'ada', state, token, at: longAgo(), entry: newPostId('ada'), d: longAgo(),
     });
     // 1: like recorded, count not changed. 2: like counted, state not yet on.
     await likes.insertOne(edge(ids[0]!, 'adding', 't1'));
     await likes.insertOne(edge(ids[1]!, 'adding', 't2'));
-    await content.updateOne({ _id: new ObjectId(ids[1]) }, { $inc: { 'n.l': 1 }, $push: { pc: 't2' } });
+    await content.updateOne({ _id: internalId(ids[1]!) }, { $inc: { 'n.l': 1 }, $push: { pc: 't2' } });
     // 3: unlike recorded on a counted like. 4: unlike counted, edge not yet deleted.
     await likes.insertOne(edge(ids[2]!, 'removing', 't3'));
-    await content.updateOne({ _id: new ObjectId(ids[2]) }, { $inc: { 'n.l': 1 } });
+    await content.updateOne({ _id: internalId(ids[2]!) }, { $inc: { 'n.l': 1 } });
     await likes.insertOne(edge(ids[3]!, 'removing', 't4'));
-    await content.updateOne({ _id: new ObjectId(ids[3]) }, { $push: { pc: 't4' } });
+    await content.updateOne({ _id: internalId(ids[3]!) }, { $push: { pc: 't4' } });
 
     // The workers' own sweep may come first; either way each change is finished once.
     await app.services.feed.repairStalled();
@@ -57,7 +58,7 @@ describe('count changes whose request died', () => {
     const db = app.database.db;
     const id = (await ok('ben', 'mutation { createPost(text: "stuck") { id } }')).createPost.id as string;
     await db.collection<any>('likes').insertOne({
-      _id: `${id}:ada`, p: new ObjectId(id), u: 'ada', state: 'adding', token: 'dead', at: longAgo(), entry: newPostId('ada'), d: longAgo(),
+      _id: `${internalHex(id)}:ada`, p: internalId(id), u: 'ada', state: 'adding', token: 'dead', at: longAgo(), entry: newPostId('ada'), d: longAgo(),
     });
     // The new request finds the stale transition, takes it over, and returns with it finished.
     expect((await ok('ada', `mutation { likePost(id: "${id}") { likeCount viewerHasLiked } }`)).likePost).toEqual({ likeCount: 1, viewerHasLiked: true });
@@ -68,13 +69,13 @@ describe('count changes whose request died', () => {
     const content = db.collection<ContentDocument>('content');
     const parent = (await ok('ben', 'mutation { createPost(text: "parent") { id } }')).createPost.id as string;
     const stored = newPostId('ada');
-    await content.insertOne({ ...byPostId(stored), _a: 'ada', _m: 'reply', _d: longAgo(), _r: { _id: new ObjectId(parent), _a: 'ben' }, _cq: true });
+    await content.insertOne({ ...byPostId(stored), _a: 'ada', _m: 'reply', _d: longAgo(), _r: { _id: internalId(parent!), _a: 'ben' }, _cq: true });
     const deleted = (await ok('ada', `mutation { createPost(text: "gone soon", replyTo: "${parent}") { id } }`)).createPost.id as string;
     expect((await counts(parent)).replyCount).toBe(1);
     // Deleted, with the intent to uncount recorded, and the request gone before applying it.
-    await content.deleteOne({ _id: new ObjectId(deleted) });
+    await content.deleteOne({ _id: internalId(deleted!) });
     await db.collection<any>('deleted_posts').insertOne({
-      _id: new ObjectId(deleted), at: new Date(), uncount: { p: new ObjectId(parent), state: 'pending', at: longAgo() },
+      _id: internalId(deleted!), at: new Date(), uncount: { p: internalId(parent!), state: 'pending', at: longAgo() },
     });
 
     await app.services.feed.repairStalled();

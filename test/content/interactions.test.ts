@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { apiPostId, internalId } from '../support/ids.js';
 
 /** Likes, reposts and replies through the API: counts on the post, the viewer's own state, errors. */
 describe('likes, reposts and replies', () => {
@@ -40,11 +41,11 @@ describe('likes, reposts and replies', () => {
       ...Array.from({ length: 10 }, () => ok('cyd', `mutation { unlikePost(id: "${id}") { id } }`)),
     ]);
     expect(await postState('bob', id)).toMatchObject({ likeCount: 2, viewerHasLiked: false });
-    const doc = await app.database.db.collection('content').findOne({ _id: new ObjectId(id) });
+    const doc = await app.database.db.collection('content').findOne({ _id: internalId(id) });
     expect(doc?.n?.l).toBe(2);
     // The tokens the changes left go with the sweep's next pruning pass.
     await app.services.feed.repairStalled();
-    expect((await app.database.db.collection<any>('content').findOne({ _id: new ObjectId(id) }))?.pc ?? []).toEqual([]);
+    expect((await app.database.db.collection<any>('content').findOne({ _id: internalId(id) }))?.pc ?? []).toEqual([]);
   });
 
   it('ends with the last of a user racing likes and unlikes, with the count matching', async () => {
@@ -56,25 +57,25 @@ describe('likes, reposts and replies', () => {
     expect((await postState('dee', id)).likeCount).toBe(liked ? 1 : 0);
     // Taken-back likes go with the sweep's next pruning pass: then only a standing one is left.
     await app.services.feed.repairStalled();
-    expect(await app.database.db.collection('likes').countDocuments({ p: new ObjectId(id) })).toBe(liked ? 1 : 0);
+    expect(await app.database.db.collection('likes').countDocuments({ p: internalId(id) })).toBe(liked ? 1 : 0);
   });
 
   it('reposts once however often asked, returns the original, and refuses own posts', async () => {
     const id = await post('amy', 'worth sharing');
     const reposts = await Promise.all(Array.from({ length: 20 }, () => gql('bob', `mutation { repost(id: "${id}") { id repostCount viewerHasReposted } }`)));
     for (const repost of reposts) expect(repost.data?.repost).toEqual({ id, repostCount: 1, viewerHasReposted: true });
-    expect(await app.database.db.collection('content').countDocuments({ '_o._id': new ObjectId(id) })).toBe(1);
+    expect(await app.database.db.collection('content').countDocuments({ '_o._id': internalId(id) })).toBe(1);
 
     const own = await gql('amy', `mutation { repost(id: "${id}") { id } }`);
     expect(own.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const undone = await ok('bob', `mutation { undoRepost(id: "${id}") { id repostCount viewerHasReposted } }`);
     expect(undone.undoRepost).toEqual({ id, repostCount: 0, viewerHasReposted: false });
     expect(await ok('bob', `mutation { undoRepost(id: "${id}") { repostCount } }`)).toEqual({ undoRepost: { repostCount: 0 } });
-    expect(await app.database.db.collection('content').countDocuments({ '_o._id': new ObjectId(id) })).toBe(0);
+    expect(await app.database.db.collection('content').countDocuments({ '_o._id': internalId(id) })).toBe(0);
   });
 
   it('refuses unknown posts, signed-out callers and bad ids, writing nothing', async () => {
-    const unknown = new ObjectId().toHexString();
+    const unknown = apiPostId(new ObjectId());
     for (const mutation of ['likePost', 'unlikePost', 'repost', 'undoRepost']) {
       expect((await gql('bob', `mutation { ${mutation}(id: "${unknown}") { id } }`)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
       expect((await gql('bob', `mutation { ${mutation}(id: "not-an-id") { id } }`)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');

@@ -7,6 +7,7 @@ import { compareNewestFirst, isBeyond, type PageRequest, type PostPosition } fro
 import { seededRandom } from '../../bench/generate.js';
 import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 import { publicPost } from '../support/records.js';
+import { internalId } from '../support/ids.js';
 
 let made = 0;
 /** Ids in random order, never twice the same. */
@@ -164,7 +165,7 @@ describe('fanout on read from the outboxes, on the database', () => {
     const newest = () => app.services.content.pageByAuthors(['quiet'], { direction: 'older', from: null, limit: 1 });
     expect((await newest()).items[0]!.body.text).toBe('raced');
     expect((await newest()).items[0]!.body.text).toBe('raced'); // from the outbox
-    const id = new ObjectId(createPost.id);
+    const id = internalId(createPost.id);
     await app.database.db.collection('content').deleteOne({ _id: id });
     expect(await app.services.content.deletePost({ id, authorId: 'quiet' })).toBe(false);
     expect((await newest()).items[0]!.body.text).not.toBe('raced');

@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorPlace, postPlace } from '../../src/records/posts.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { apiPostId } from '../support/ids.js';
 
 /**
  * A database written before posts carried their place and likes their post's author: the next
@@ -21,7 +22,7 @@ describe('a database from before the shard plan, started again', () => {
     // As the old code stored them: an id whose bits name no author's place, no `s`, and a like without `r`.
     expect(postPlace(legacyId)).not.toBe(authorPlace('ada'));
     await db.collection('content').insertOne({ _id: legacyId, s: postPlace(legacyId), _a: 'ada', _m: 'from before', _d: new Date(Date.now() - 60_000) });
-    await old.gql(`mutation { likePost(id: "${legacyId.toHexString()}") { likeCount } }`, {}, tokens.bea);
+    await old.gql(`mutation { likePost(id: "${apiPostId(legacyId)}") { likeCount } }`, {}, tokens.bea);
     await db.collection('content').updateMany({}, { $unset: { s: '' } });
     await db.collection('likes').updateMany({}, { $unset: { r: '' } });
     await db.collection('migrations').deleteMany({ _id: { $in: ['post-places', 'recipient-on-every-interaction'] } as never });
@@ -39,10 +40,10 @@ describe('a database from before the shard plan, started again', () => {
     expect(await db.collection('likes').countDocuments({ r: { $exists: false } })).toBe(0);
     const posts = await upgraded.gql('{ user(handle: "ada") { posts(first: 10) { edges { node { text } } } } }', {}, tokens.bea);
     expect(posts.data.user.posts.edges.map((edge: { node: { text: string } }) => edge.node.text)).toEqual(['placed', 'from before']);
-    const legacy = await upgraded.gql(`{ post(id: "${legacyId.toHexString()}") { text likeCount viewerHasLiked } }`, {}, tokens.bea);
+    const legacy = await upgraded.gql(`{ post(id: "${apiPostId(legacyId)}") { text likeCount viewerHasLiked } }`, {}, tokens.bea);
     expect(legacy.data.post).toEqual({ text: 'from before', likeCount: 1, viewerHasLiked: true });
     // The like's counter and its undoing still find the post where its id says it is.
-    const unliked = await upgraded.gql(`mutation { unlikePost(id: "${legacyId.toHexString()}") { likeCount viewerHasLiked } }`, {}, tokens.bea);
+    const unliked = await upgraded.gql(`mutation { unlikePost(id: "${apiPostId(legacyId)}") { likeCount viewerHasLiked } }`, {}, tokens.bea);
     expect(unliked.data.unlikePost).toEqual({ likeCount: 0, viewerHasLiked: false });
   });
 

@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runQueued } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { internalId } from '../support/ids.js';
 
 const day = 24 * 3600;
 
@@ -85,7 +86,7 @@ describe('retention', () => {
 
     // The like's group ages out of retention: MongoDB's TTL pass removes it.
     const groups = app.database.db.collection('notifications');
-    await groups.deleteOne({ _id: app.services.memberships.postGroup('LIKE', new ObjectId(liked)) as never });
+    await groups.deleteOne({ _id: app.services.memberships.postGroup('LIKE', internalId(liked)) as never });
     const { memberships } = app.services;
     const realNow = memberships.now;
     memberships.now = () => new Date(realNow().getTime() + 60 * day * 1000);

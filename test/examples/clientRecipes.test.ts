@@ -71,7 +71,7 @@ describe('docs/clients.md recipes', () => {
 
   it('Apollo Client: pages, refreshes with only newer posts, and adds a live post once', async () => {
     for (const text of ['one', 'two', 'three']) await createPost(app, tokens.grace!, `grace ${text}`);
-    const client = apollo.createFeedClient(app.url, tokens.ada!);
+    const client = apollo.createFeedClient(app.url, () => tokens.ada!);
     try {
       const feed = apollo.watchTimeline(client, 2);
       let shown: apollo.TimelineData['timeline'] | undefined;
@@ -112,31 +112,60 @@ describe('docs/clients.md recipes', () => {
     }
   });
 
-  it('urql: a default client gets 400 from CSRF prevention; the recipe pages and receives live posts', async () => {
+  it('Apollo Client: markNotificationsRead shows the notifications read in the cache without a refetch', async () => {
+    const { gql } = await import('@apollo/client');
+    const client = apollo.createFeedClient(app.url, () => tokens.grace!);
+    try {
+      type Notifications = { notifications: { edges: { cursor: string; node: { id: string; unread: boolean } }[]; unreadCount: number } };
+      const notifications = gql`query Notifications { notifications(first: 5) { edges { cursor node { id unread } } unreadCount } }`;
+      const read = await client.query<Notifications>({ query: notifications });
+      const edges = read.data!.notifications.edges;
+      expect(edges.length).toBeGreaterThan(0);
+      expect(edges.every((edge) => edge.node.unread)).toBe(true);
+      const marked = await client.mutate({
+        mutation: gql`mutation Mark($upTo: String!) { markNotificationsRead(upTo: $upTo) { unreadCount notifications { id unread } } }`,
+        variables: { upTo: edges[0]!.cursor },
+      });
+      expect(marked.data).toMatchObject({ markNotificationsRead: { unreadCount: 0 } });
+      // Read from the cache alone: the mutation's answer updated each notification by its id.
+      const cached = client.readQuery<Notifications>({ query: notifications })!;
+      expect(cached.notifications.edges.map((edge) => edge.node.unread)).toEqual(edges.map(() => false));
+    } finally {
+      client.stop();
+    }
+  });
+
+  it('urql: a default client gets 400 from CSRF prevention; the recipe keeps one list, a refresh and a live post on top', async () => {
     const { Client, fetchExchange } = await import('@urql/core');
     const naive = new Client({ url: app.url, exchanges: [fetchExchange], fetchOptions: { headers: { authorization: `Bearer ${tokens.hopper}` } } });
     const refused = await naive.query(urql.TIMELINE, { first: 2 }).toPromise();
     expect(refused.error).toBeInstanceOf(CombinedError);
     expect((refused.error!.response as Response | undefined)?.status).toBe(400);
 
-    const client = urql.createFeedClient(app.url, tokens.hopper!);
-    const first = await client.query(urql.TIMELINE, { first: 2 }).toPromise();
-    expect(first.error).toBeUndefined();
-    let edges: urql.TimelineEdge[] = first.data.timeline.edges;
-    expect(edges).toHaveLength(2);
-    const older = await client.query(urql.TIMELINE, { first: 2, after: first.data.timeline.pageInfo.endCursor }).toPromise();
-    expect(older.data.timeline.edges).toHaveLength(2);
+    const client = urql.createFeedClient(app.url, () => tokens.hopper!);
+    const feed = urql.watchTimeline(client, 2);
+    const texts = (connection: urql.TimelineConnection) => connection.edges.map((edge) => edge.node.text);
+    const first = texts(await feed.first());
+    expect(first).toHaveLength(2);
+    const withOlder = texts(await feed.older());
+    expect(withOlder).toHaveLength(4);
+    expect(withOlder.slice(0, 2)).toEqual(first);
 
-    const live = client.subscription(urql.POST_ADDED, {}).subscribe((result) => {
-      if (result.data) edges = urql.withLiveEdge(edges, result.data.timelinePostAdded);
-    });
+    // relayPagination({ mergeMode: 'outwards' }): the refresh lands on top, not below the oldest.
+    await createPost(app, tokens.grace!, 'grace refreshed for urql');
+    expect(texts(await feed.newer())).toEqual(['grace refreshed for urql', ...withOlder]);
+
+    const live = feed.followLive();
     try {
       await subscriptionsOpen(app, 1);
       await createPost(app, tokens.grace!, 'grace to urql');
-      await eventually(() => edges[0]?.node.text === 'grace to urql', 'the live post on top');
-      expect(edges.filter((edge) => edge.node.text === 'grace to urql')).toHaveLength(1);
-      const newer = await client.query(urql.TIMELINE, { last: 20, before: edges[0]!.cursor }).toPromise();
-      expect(newer.data.timeline.edges).toEqual([]);
+      let shown: string[] = [];
+      await eventually(() => {
+        void feed.newer().then((connection) => (shown = texts(connection)));
+        return shown[0] === 'grace to urql';
+      }, 'the live post on top');
+      expect(shown.filter((text) => text === 'grace to urql')).toHaveLength(1);
+      expect(shown.slice(1)).toEqual(['grace refreshed for urql', ...withOlder]);
     } finally {
       live.unsubscribe();
       await eventually(() => app.services.live.stats().subscriptions === 0, 'the subscription is closed', 10_000);
@@ -168,7 +197,7 @@ describe('docs/clients.md recipes', () => {
     expect(refused).toBeInstanceOf(fetchRecipe.GraphQLRequestError);
     expect((refused as fetchRecipe.GraphQLRequestError).code).toBe('UNAUTHENTICATED');
 
-    const live = fetchRecipe.livePosts(app.url, token);
+    const live = fetchRecipe.livePosts(app.url, () => token);
     try {
       const next = live.events.next();
       await subscriptionsOpen(app, 1);
@@ -179,6 +208,54 @@ describe('docs/clients.md recipes', () => {
     } finally {
       await live.close();
       await eventually(() => app.services.live.stats().subscriptions === 0, 'the subscription is closed', 10_000);
+    }
+  });
+
+  it('a refused token on the socket reaches the app in under a second in every recipe, with no retry', async () => {
+    const revoked = await app.signUp('revoked_reader');
+    await app.gql('mutation { logOutEverywhere }', {}, revoked);
+    const refusal = async (subscribe: (signedOut: () => void) => Promise<unknown>) => {
+      let signedOut = 0;
+      const started = performance.now();
+      const ended = await subscribe(() => signedOut++);
+      return { ms: performance.now() - started, code: (ended as { code?: number }).code, signedOut };
+    };
+
+    const viaApollo = await refusal((signedOut) => {
+      const client = apollo.createFeedClient(app.url, () => revoked, signedOut);
+      return new Promise((resolve) =>
+        // Apollo Client 4 gives a subscription's error as a result; GraphQLWsLink words a close
+        // as "Socket closed with event <code> <reason>".
+        client.subscribe({ query: apollo.POST_ADDED }).subscribe((result) => {
+          if (!result.error) return;
+          client.stop();
+          resolve({ code: Number(/with event (\d+)/.exec(result.error.message)?.[1]) });
+        }),
+      );
+    });
+    const viaUrql = await refusal((signedOut) => {
+      const client = urql.createFeedClient(app.url, () => revoked, signedOut);
+      return new Promise((resolve) => {
+        const subscription = client.subscription(urql.POST_ADDED, {}).subscribe((result) => {
+          if (!result.error) return;
+          subscription.unsubscribe();
+          resolve({ code: (result.error.networkError as unknown as { code?: number } | undefined)?.code });
+        });
+      });
+    });
+    const viaFetch = await refusal(async (signedOut) => {
+      const live = fetchRecipe.livePosts(app.url, () => revoked);
+      try {
+        return await live.events.next().then(() => ({}), (closed: unknown) => (fetchRecipe.isRefusedToken(closed) && signedOut(), closed));
+      } finally {
+        await live.close();
+      }
+    });
+    for (const [recipe, result] of Object.entries({ apollo: viaApollo, urql: viaUrql, fetch: viaFetch })) {
+      expect(result.code, recipe).toBe(4403);
+      expect(result.signedOut, recipe).toBe(1);
+      // graphql-ws waits a second or more before its first retry: this came before any.
+      expect(result.ms, recipe).toBeLessThan(1000);
     }
   });
 

@@ -44,8 +44,8 @@ export interface WebClientHarness {
   as<T = any>(who: Person, query: string, variables?: Record<string, unknown>): Promise<T>;
 }
 
-/** Starts the API, the client and Chromium before the file's tests, and stops them after. */
-export function useWebClient(): WebClientHarness {
+/** Starts the API (with `environment` on top of the tests'), the client and Chromium before the file's tests, and stops them after. */
+export function useWebClient(environment: Record<string, string> = {}): WebClientHarness {
   let app: TestApp;
   let web: WebClientServer;
   let browser: Browser;
@@ -57,7 +57,7 @@ export function useWebClient(): WebClientHarness {
     }
     mkdirSync(screenshots, { recursive: true });
     [app, browser] = await Promise.all([
-      startTestApp(),
+      startTestApp(environment),
       chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] }),
     ]);
     web = await serveWebClient(app.url, 0);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFollowers } from '../support/bulkGraph.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { liveClient, subscribePostRemoved, subscriptionsOpen } from '../live/liveClient.js';
+import { internalHex, internalId } from '../support/ids.js';
 
 const password = 'correct horse battery';
 
@@ -106,7 +107,7 @@ describe('deleteAccount', () => {
     // What a repost request killed before the repost's entry was made leaves: its edge, still being added.
     const past = new Date(Date.now() - 60_000);
     await db.collection<any>('reposts').insertOne({
-      _id: `${idolPost}:halfway`, p: new ObjectId(idolPost), u: 'halfway', state: 'adding', token: 'died-here', at: past, entry: newPostId('halfway'), d: past,
+      _id: `${internalHex(idolPost)}:halfway`, p: internalId(idolPost), u: 'halfway', state: 'adding', token: 'died-here', at: past, entry: newPostId('halfway'), d: past,
     });
 
     expect(await ok('halfway', `mutation { deleteAccount(password: "${password}") }`)).toEqual({ deleteAccount: true });
@@ -124,7 +125,7 @@ describe('deleteAccount', () => {
     await insertFollowers(db, 'famous', fans);
     const posts = [await post('famous', 'hello everyone'), await post('famous', 'goodbye everyone')];
     await app.settled(60_000);
-    expect(await db.collection('sized_buckets').countDocuments({ '_c._id': new ObjectId(posts[0]) })).toBeGreaterThanOrEqual(5000);
+    expect(await db.collection('sized_buckets').countDocuments({ '_c._id': internalId(posts[0]!) })).toBeGreaterThanOrEqual(5000);
 
     expect(await ok('famous', `mutation { deleteAccount(password: "${password}") }`)).toEqual({ deleteAccount: true });
     await app.settled(120_000);

@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { apiPostId, internalId } from '../support/ids.js';
 
 const bookmark = 'mutation($id: ID!) { bookmark(id: $id) { id viewerHasBookmarked } }';
 const unbookmark = 'mutation($id: ID!) { unbookmark(id: $id) { id viewerHasBookmarked } }';
@@ -52,7 +53,7 @@ describe('bookmarks', () => {
   });
 
   it('refuses unknown posts (NOT_FOUND) and signed-out callers, storing nothing', async () => {
-    for (const id of [new ObjectId().toHexString(), 'not-an-id']) {
+    for (const id of [apiPostId(new ObjectId()), 'not-an-id']) {
       expect(code(await app.gql(bookmark, { id }, reader))).toBe('NOT_FOUND');
       expect(code(await app.gql(unbookmark, { id }, reader))).toBe('NOT_FOUND');
     }
@@ -80,7 +81,7 @@ describe('bookmarks', () => {
 
   it('drops a deleted post, and one whose bookmark outlived it, and stays full', async () => {
     expect((await app.gql('mutation($id: ID!) { deletePost(id: $id) }', { id: posts[4] }, author)).data.deletePost).toBe(true);
-    expect(await app.database.db.collection('bookmarks').countDocuments({ p: new ObjectId(posts[4]) })).toBe(0);
+    expect(await app.database.db.collection('bookmarks').countDocuments({ p: internalId(posts[4]!) })).toBe(0);
     // A bookmark stored as its post was being deleted (the delete's cleanup ran first) points at nothing.
     const gone = new ObjectId();
     await app.database.db.collection<any>('bookmarks').insertOne({ _id: `${gone.toHexString()}:reader`, p: gone, u: 'reader', at: new Date() });
@@ -111,7 +112,7 @@ describe('bookmarks', () => {
     expect((await app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, other)).data).toEqual({ deleteAccount: true });
     await app.settled();
     expect(await app.database.db.collection('bookmarks').countDocuments({ u: 'collector' })).toBe(0);
-    expect(await app.database.db.collection('bookmarks').countDocuments({ p: new ObjectId(own) })).toBe(0);
+    expect(await app.database.db.collection('bookmarks').countDocuments({ p: internalId(own) })).toBe(0);
     expect((await all(10)).texts).toEqual(['post 2', 'post 0', 'post 1', 'post 3']);
   });
 });

@@ -1,4 +1,5 @@
 import { ObjectId } from 'mongodb';
+import { apiPostId, internalId } from '../support/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { runQueued } from '../support/queuedTasks.js';
@@ -68,14 +69,14 @@ async function oracle(app: TestApp, handle: string): Promise<{ id: string; repos
     if (hidden.has(doc._a) || filtered(doc._m)) continue;
     if (doc._v === 'm' && doc._a !== handle && !addressed(doc)) continue;
     if (!doc._o) {
-      if (addressed(doc) || replyShows(doc._a, doc._r)) shown.push({ id: doc._id.toHexString(), repostedBy: null });
+      if (addressed(doc) || replyShows(doc._a, doc._r)) shown.push({ id: apiPostId(doc._id), repostedBy: null });
       continue;
     }
     const original = doc._o;
-    const seenBefore = shown.some((item) => item.id === original._id.toHexString());
+    const seenBefore = shown.some((item) => item.id === apiPostId(original._id));
     const originalShows = follows.has(original._a) && replyShows(original._a, original._r);
     if (!hidden.has(original._a) && originalsStored.has(original._id.toHexString()) && !originalShows && !seenBefore) {
-      shown.push({ id: original._id.toHexString(), repostedBy: doc._a });
+      shown.push({ id: apiPostId(original._id), repostedBy: doc._a });
     }
   }
   return shown.reverse();
@@ -208,7 +209,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     const victims = [annPosts[0]!.node.id, annPosts.at(-1)!.node.id]; // one in the cache, one past it
     const forbidden = await app.gql(`mutation { deletePost(id: "${victims[0]}") }`, {}, tokens.viewer);
     expect(forbidden.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    const unknown = await app.gql(`mutation { deletePost(id: "${new ObjectId().toHexString()}") }`, {}, tokens.ann);
+    const unknown = await app.gql(`mutation { deletePost(id: "${apiPostId(new ObjectId())}") }`, {}, tokens.ann);
     expect(unknown.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     for (const id of victims) expect(await gql(`mutation { deletePost(id: "${id}") }`, {}, 'ann')).toEqual({ deletePost: true });
 
@@ -217,7 +218,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     expect((await gql(`{ post(id: "${victims[0]}") { id } }`, {}, 'viewer')).post).toBeNull();
     const collection = timelineCollection[strategy];
     if (collection) {
-      const leftovers = await app.database.db.collection(collection).countDocuments({ '_c._id': { $in: victims.map((id) => new ObjectId(id)) } });
+      const leftovers = await app.database.db.collection(collection).countDocuments({ '_c._id': { $in: victims.map((id) => internalId(id)) } });
       expect(leftovers).toBe(0);
     }
   });
@@ -242,7 +243,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     for (const fan of ['outsider', 'dan', 'eve']) await follow(fan, 'ann'); // ann: 4 followers, above the threshold
     const pulled: string[] = [];
     for (let i = 0; i < 3; i++) pulled.push(await post('ann', `ann, pulled ${i}`));
-    const pulledIds = pulled.map((id) => new ObjectId(id));
+    const pulledIds = pulled.map((id) => internalId(id));
     const materialized = strategy !== 'fanout-on-read';
     expect(await db.collection('content').countDocuments({ _id: { $in: pulledIds }, _p: true })).toBe(materialized ? 3 : 0);
     const collection = timelineCollection[strategy];
@@ -263,7 +264,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
 
     for (const fan of ['outsider', 'dan', 'eve']) await gql(`mutation { unfollow(handle: "ann") { handle } }`, {}, fan);
     const pushed = await post('ann', 'ann, pushed again');
-    expect(await db.collection('content').countDocuments({ _id: new ObjectId(pushed), _p: true })).toBe(0);
+    expect(await db.collection('content').countDocuments({ _id: internalId(pushed), _p: true })).toBe(0);
     const expected = await expectTimelineMatchesOracle('viewer', 4);
     expect(expected.slice(0, 4)).toEqual([pushed, ...pulled.reverse()]);
   });
@@ -274,7 +275,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     // The sleeper last read long ago (more than ACTIVE_READER_DAYS).
     await db.collection<any>('users').updateOne({ _id: 'sleeper' }, { $set: { readAt: new Date(Date.now() - 30 * 24 * 3600 * 1000) } });
     const missed: ObjectId[] = [];
-    for (let i = 0; i < 5; i++) missed.push(new ObjectId(await post('napper', `while you slept ${i}`)));
+    for (let i = 0; i < 5; i++) missed.push(internalId(await post('napper', `while you slept ${i}`)));
     await app.settled();
     const collection = timelineCollection[strategy];
     /** Entries of the missed posts in the sleeper's stored timeline. */
@@ -346,7 +347,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     // Deleting an original takes its reposts along.
     await ok('uma', 'mutation { unblock(handle: "reader") { handle } }');
     await ok('uma', `mutation { deletePost(id: "${stranger}") }`);
-    expect(await db.collection('content').countDocuments({ '_o._id': new ObjectId(stranger) })).toBe(0);
+    expect(await db.collection('content').countDocuments({ '_o._id': internalId(stranger) })).toBe(0);
     ids = await expectTimelineMatchesOracle('reader', 3);
     expect(ids).not.toContain(stranger);
   });
@@ -388,7 +389,7 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     await ok('reader', 'mutation { unmute(handle: "cat") { handle } }');
 
     // Limited posts are never pulled, pushed or materialized: whoever may see one finds it in the inbox query.
-    const objectIds = ids.map((id) => new ObjectId(id));
+    const objectIds = ids.map((id) => internalId(id));
     expect(await db.collection('content').countDocuments({ _id: { $in: objectIds }, _p: true })).toBe(0);
     const collection = timelineCollection[strategy];
     if (collection) {

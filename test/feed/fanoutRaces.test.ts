@@ -4,6 +4,7 @@ import { newBody } from '../../src/records/posts.js';
 import { RetryLater, type TaskRun } from '../../src/queue/taskWorkers.js';
 import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { apiPostId, internalId } from '../support/ids.js';
 
 const strategies = [
   { strategy: 'time-buckets', collection: 'timed_buckets', ofUser: (handle: string) => ({ '_id._u': handle }) },
@@ -29,7 +30,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
   /** How many entries of this post the user's stored timeline holds. */
   const copies = async (handle: string, postId: string) => {
     const docs = await app.database.db.collection<any>(collection).find(ofUser(handle)).toArray();
-    return docs.flatMap((doc) => doc._c as { _id: ObjectId }[]).filter((entry) => entry._id.equals(new ObjectId(postId))).length;
+    return docs.flatMap((doc) => doc._c as { _id: ObjectId }[]).filter((entry) => entry._id.equals(internalId(postId))).length;
   };
   const runQueued = (checkpoint?: TaskRun['checkpoint']) => runTasks(app, checkpoint);
 
@@ -141,8 +142,8 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await fanout.queue.tasks.updateOne({ 'payload.post.id': lost.id }, { $set: { createdAt: new Date(Date.now() - 120_000) } });
     await runQueued();
     expect(await fanout.queue.isDrained()).toBe(true);
-    expect(await copies('reader', stored.id.toHexString())).toBe(1);
-    expect(await copies('reader', lost.id.toHexString())).toBe(0);
+    expect(await copies('reader', apiPostId(stored.id))).toBe(1);
+    expect(await copies('reader', apiPostId(lost.id))).toBe(0);
   });
 
   it('finishes a deletion whose request died after queueing the retraction, leaving a live request time to do it first', async () => {
@@ -152,16 +153,16 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await copies('reader', id)).toBe(1);
     const { content, fanout } = app.services;
     // The request queued the retraction, then died before deleting the post.
-    await fanout.enqueueRetraction((await content.getPost(new ObjectId(id)))!);
+    await fanout.enqueueRetraction((await content.getPost(internalId(id)))!);
     const root = (await fanout.queue.claim())!;
     // While its request could still be deleting, the first sub-task waits for it.
     await expect(app.services.runTask(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);
-    expect(await content.getPost(new ObjectId(id))).not.toBeNull();
+    expect(await content.getPost(internalId(id))).not.toBeNull();
     await fanout.queue.postpone(root, 0);
     // Long after, it finishes the deletion itself.
     await fanout.queue.tasks.updateOne({ _id: root._id }, { $set: { createdAt: new Date(Date.now() - 60_000) } });
     await runQueued();
-    expect(await content.getPost(new ObjectId(id))).toBeNull();
+    expect(await content.getPost(internalId(id))).toBeNull();
     expect(await copies('reader', id)).toBe(0);
     expect(await copies('author', id)).toBe(0);
   });
@@ -171,7 +172,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     const gone = await post('author', 'deleted before its delivery ran');
     await gql('author', `mutation { deletePost(id: "${gone}") }`);
     const { queue } = app.services.fanout;
-    const delivery = (await queue.tasks.findOne({ kind: 'deliver', 'payload.post.id': new ObjectId(gone) }))!;
+    const delivery = (await queue.tasks.findOne({ kind: 'deliver', 'payload.post.id': internalId(gone) }))!;
     await queue.tasks.updateOne({ _id: delivery._id }, { $set: { runAt: new Date(0) } }); // ahead of the retraction
     const claimed = (await queue.claim())!;
     expect(claimed._id).toBe(delivery._id);

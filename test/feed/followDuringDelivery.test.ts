@@ -4,6 +4,7 @@ import { timelineContentModes } from '../../src/config.js';
 import type { TaskRun } from '../../src/queue/taskWorkers.js';
 import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { internalId } from '../support/ids.js';
 
 const cacheSize = 6;
 const pullThreshold = 3;
@@ -67,7 +68,7 @@ describe.each(combinations)('a follow racing deliveries: FEED_STRATEGY=$strategy
   /** Runs `action` while the tasks of this post wait, as if every worker were busy elsewhere. */
   const holdBack = async (postId: string, action: () => Promise<unknown>) => {
     const tasks = app.services.fanout.queue.tasks;
-    const ofPost = { 'payload.post.id': new ObjectId(postId) };
+    const ofPost = { 'payload.post.id': internalId(postId) };
     await tasks.updateMany(ofPost, { $set: { runAt: new Date(Date.now() + 3_600_000) } });
     await action();
     await tasks.updateMany(ofPost, { $set: { runAt: new Date() } });
@@ -144,7 +145,7 @@ describe.each(combinations)('a follow racing deliveries: FEED_STRATEGY=$strategy
     await signUp(z, x, r);
     await follow(r, z);
     const older = await post(z, 'z old'); // delivered late, below whatever the cache holds by then
-    await app.services.fanout.queue.tasks.deleteMany({ 'payload.post.id': new ObjectId(older) });
+    await app.services.fanout.queue.tasks.deleteMany({ 'payload.post.id': internalId(older) });
     await post(x, 'x between');
     const zs: string[] = [];
     for (let i = 0; i < cacheSize + 2; i++) zs.push(await post(z, `z${i}`));
@@ -152,7 +153,7 @@ describe.each(combinations)('a follow racing deliveries: FEED_STRATEGY=$strategy
     expect((await timeline(r)).slice(0, 2)).toEqual([`z${cacheSize + 1}`, `z${cacheSize}`]); // the cache strategy is full
     await gql(z, `mutation { deletePost(id: "${zs.at(-1)}") }`); // and now one short of full
     await runQueued();
-    const late = (await app.services.content.getPost(new ObjectId(older)))!;
+    const late = (await app.services.content.getPost(internalId(older)))!;
     await app.services.feed.backend.deliverTo([r], [late]); // the late sub-task, replayed
     await follow(r, x);
     await runQueued();
@@ -166,13 +167,13 @@ describe.each(combinations)('a follow racing deliveries: FEED_STRATEGY=$strategy
     await follow(r, z);
     expect(await timeline(r)).toEqual([]); // whole: the cache strategy knows nothing is below
     const older = await post(z, 'z old');
-    await app.services.fanout.queue.tasks.deleteMany({ 'payload.post.id': new ObjectId(older) });
+    await app.services.fanout.queue.tasks.deleteMany({ 'payload.post.id': internalId(older) });
     const zs: string[] = [];
     for (let i = 0; i < cacheSize + 2; i++) zs.push(await post(z, `z${i}`));
     await runQueued(); // the cache strategy's cache fills up and trims its oldest entries
     await gql(z, `mutation { deletePost(id: "${zs.at(-1)}") }`);
     await runQueued();
-    const late = (await app.services.content.getPost(new ObjectId(older)))!;
+    const late = (await app.services.content.getPost(internalId(older)))!;
     await app.services.feed.backend.deliverTo([r], [late]);
     await expectTimeline(r, [...Array.from({ length: cacheSize + 1 }, (_, i) => `z${cacheSize - i}`), 'z old']);
   });
@@ -264,7 +265,7 @@ describe('a timeline cache sealed with a hole before fingerprints', () => {
     }
     await app.services.fanout.queue.tasks.deleteMany({});
     // As a cache written by an earlier version holds it: z1 only, sealed as if nothing were below.
-    const z1 = (await app.services.content.getPost(new ObjectId(created.z1)))!;
+    const z1 = (await app.services.content.getPost(internalId(created.z1!)))!;
     await app.database.db.collection<any>('timeline_cache').insertOne({
       _id: 'ray',
       _c: [{ _id: z1.id, _a: 'zed', _d: z1.createdAt, _m: 'z1' }],

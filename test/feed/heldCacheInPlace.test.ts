@@ -6,6 +6,7 @@ import { newBody, type EntryDocument } from '../../src/records/posts.js';
 import { holding, wholeMark, type CacheDocument } from '../../src/feed/strategies/cacheDocument.js';
 import { TimelineCache, withDelivered } from '../../src/feed/strategies/timelineCache.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { internalId } from '../support/ids.js';
 
 let made = 0;
 const entry = (time: number): EntryDocument =>
@@ -101,7 +102,7 @@ describe('held caches of an instance that runs no fanout worker', () => {
     await shows(second, tokens.reader!, ['gone soon', 'second', 'first']);
     const backend = second.services.feed.backend;
     if (!(backend instanceof TimelineCache)) throw new Error('not the cache strategy');
-    const post = { id: new ObjectId(createPost.id), authorId: 'writer', createdAt: new Date(), pulled: false, replyTo: null, repostOf: null, counts: null, body: newBody('gone soon') };
+    const post = { id: internalId(createPost.id), authorId: 'writer', createdAt: new Date(), pulled: false, replyTo: null, repostOf: null, counts: null, body: newBody('gone soon') };
     await app.gql(`mutation { deletePost(id: "${createPost.id}") }`, {}, tokens.writer);
     await app.settled();
     await shows(second, tokens.reader!, ['second', 'first']);

@@ -5,6 +5,7 @@ import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { quietLogger } from '../../src/logger.js';
 import { insertFollowers } from '../support/bulkGraph.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { internalId } from '../support/ids.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 const followerCount = 5000;
@@ -76,7 +77,7 @@ describe.each(combinations)('a user with 5,000 followers posts: $strategy, $cont
     }
     expect(fanoutCommands.filter((command) => command.commandName === 'getMore' && command.command.collection === 'followers')).toHaveLength(0);
 
-    const holders = await app.database.db.collection(collection).countDocuments({ '_c._id': new ObjectId(postId) });
+    const holders = await app.database.db.collection(collection).countDocuments({ '_c._id': internalId(postId) });
     // Buckets hold the post for the author and every follower; a cache exists only for those who read.
     expect(holders).toBe(strategy === 'cache' ? readers.length : followerCount + 1);
   });

@@ -1,6 +1,7 @@
 import { ObjectId, type CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
+import { internalId } from '../support/ids.js';
 
 const pageQuery = `query($id: ID!) { list(id: $id) { timeline(first: 20) { edges { node { text author { handle } } } pageInfo { hasNextPage } } } }`;
 const finds = (commands: CommandStartedEvent[], collection: string) =>
@@ -27,7 +28,7 @@ describe('a page of a 5,000-member list', () => {
     await db.collection('users').insertMany(
       members.map((handle) => ({ _id: handle as never, accountId: handle, displayName: null, passwordHash: '-', createdAt: now, readAt: now, followerCount: 1, followingCount: 0 })),
     );
-    const listsOf = (i: number) => (i < 3 ? [new ObjectId(bigList), new ObjectId(smallList)] : [new ObjectId(bigList)]);
+    const listsOf = (i: number) => (i < 3 ? [internalId(bigList), internalId(smallList)] : [internalId(bigList)]);
     await db.collection('following').insertMany(members.map((handle, i) => ({ _f: 'owner', _t: handle, _g: listsOf(i) })));
     await db.collection('followers').insertMany(members.map((handle) => ({ _f: handle, _t: 'owner' })));
     await db.collection('users').updateOne({ _id: 'owner' as never }, { $set: { followingCount: members.length } });
@@ -51,7 +52,7 @@ describe('a page of a 5,000-member list', () => {
     expect(page.data.list.timeline.pageInfo.hasNextPage).toBe(true);
     // Cold: the list and its members are read once, by the index of the list's own edges.
     expect(finds(cold, 'lists')).toHaveLength(1);
-    expect(finds(cold, 'following').map((command) => command.command.filter._g)).toEqual([new ObjectId(bigList)]);
+    expect(finds(cold, 'following').map((command) => command.command.filter._g)).toEqual([internalId(bigList)]);
 
     const warm = requestCommands(
       await app.warmCommandsDuring(() => app.gql(pageQuery, { id: bigList }, token), ['lists', 'following', 'users', 'reader_filters']),
@@ -64,7 +65,7 @@ describe('a page of a 5,000-member list', () => {
   it('costs by the list’s size, not by whom the owner follows', async () => {
     const commands = await app.commandsDuring(() => app.gql(pageQuery, { id: smallList }, token));
     // Never the owner's 5,000 follows: only the list's own members are read.
-    for (const command of finds(commands, 'following')) expect(command.command.filter._g).toEqual(new ObjectId(smallList));
+    for (const command of finds(commands, 'following')) expect(command.command.filter._g).toEqual(internalId(smallList));
     for (const command of finds(commands, 'content')) expect(command.command.filter._a.$in).toHaveLength(3);
     const page = await app.gql(pageQuery, { id: smallList }, token);
     expect(page.data.list.timeline.edges.map((edge: any) => edge.node.text).sort()).toEqual(

@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
+import { internalId } from '../support/ids.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 const timelineCollections = ['timed_buckets', 'sized_buckets', 'timeline_cache'];
@@ -91,7 +92,7 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
   });
 
   it('fixes a mentioned-only audience when posting: an account made later with a mentioned handle never sees it', async () => {
-    const stored = await app.database.db.collection('content').findOne({ _id: new ObjectId(ids.men) });
+    const stored = await app.database.db.collection('content').findOne({ _id: internalId(ids.men) });
     expect(stored?._to).toEqual(['men']);
     tokens.ghost = await app.signUp('ghost');
     expect(await seen('ghost')).toEqual({ byId: ['pub'], profile: ['pub'], timeline: [] });
@@ -155,8 +156,8 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     expect(await code('out', `mutation { repost(id: "${ids.fol}") { id } }`)).toBe('NOT_FOUND');
     expect(await code('out', `mutation { likePost(id: "${ids.fol}") { id } }`)).toBe('NOT_FOUND');
     expect(await code('fol', `mutation { likePost(id: "${ids.men}") { id } }`)).toBe('NOT_FOUND');
-    expect(await db.collection('content').countDocuments({ '_o._id': { $in: [new ObjectId(ids.fol), new ObjectId(ids.men)] } })).toBe(0);
-    expect(await db.collection('likes').countDocuments({ p: { $in: [new ObjectId(ids.fol), new ObjectId(ids.men)] } })).toBe(0);
+    expect(await db.collection('content').countDocuments({ '_o._id': { $in: [internalId(ids.fol), internalId(ids.men)] } })).toBe(0);
+    expect(await db.collection('likes').countDocuments({ p: { $in: [internalId(ids.fol), internalId(ids.men)] } })).toBe(0);
 
     expect((await ok('fol', `mutation { likePost(id: "${ids.fol}") { likeCount } }`)).likePost.likeCount).toBe(1);
     expect((await ok('men', `mutation { likePost(id: "${ids.men}") { likeCount } }`)).likePost.likeCount).toBe(1);
@@ -177,7 +178,7 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
 
   it('keeps limited posts out of timelines, outboxes and pulls, and public posts on their usual write path', async () => {
     const db = app.database.db;
-    const limited = [new ObjectId(ids.fol), new ObjectId(ids.men)];
+    const limited = [internalId(ids.fol), internalId(ids.men)];
     expect(await db.collection('content').countDocuments({ _id: { $in: limited }, _p: true })).toBe(0);
     for (const name of timelineCollections) expect(await db.collection(name).countDocuments({ '_c._id': { $in: limited } })).toBe(0);
     expect(await db.collection('fanout_tasks').countDocuments({ 'payload.post.id': { $in: limited } })).toBe(0);

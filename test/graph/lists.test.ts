@@ -1,6 +1,7 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { apiListId, internalHex, internalId } from '../support/ids.js';
 
 const password = 'correct horse battery';
 const listFields = 'id name memberCount members(first: 100) { totalCount edges { node { handle } } }';
@@ -33,7 +34,7 @@ describe('lists', () => {
   };
   /** Whatever the API says, the stored memberships: every one must be on an edge of someone the owner follows. */
   const storedMembers = async (id: string) =>
-    (await app.database.db.collection('following').find({ _g: new ObjectId(id) }).toArray()).map((edge) => `${edge._f}>${edge._t}`).sort();
+    (await app.database.db.collection('following').find({ _g: internalId(id) }).toArray()).map((edge) => `${edge._f}>${edge._t}`).sort();
 
   /** The owner follows these four again, whatever a test before left. */
   const followAll = async () => {
@@ -69,7 +70,7 @@ describe('lists', () => {
     expect(await code('owner', 'mutation { deleteList(id: "not-an-id") }')).toBe('NOT_FOUND');
     expect(await list('owner', 'not-an-id')).toBeNull();
     expect((await ok('owner', '{ lists { id } }')).lists).not.toContainEqual({ id });
-    expect(await app.database.db.collection('lists').countDocuments({ _id: new ObjectId(id) })).toBe(0);
+    expect(await app.database.db.collection('lists').countDocuments({ _id: internalId(id) })).toBe(0);
   });
 
   it('costs every list a response may hold: fifty timelines of a hundred posts are over the budget', async () => {
@@ -119,7 +120,7 @@ describe('lists', () => {
     expect((await add('owner', id, 'nobody_here')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await add('owner', id, 'Not A Handle')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await remove('owner', id, 'nobody_here')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
-    expect((await add('owner', new ObjectId().toHexString(), 'ann')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await add('owner', apiListId(new ObjectId()), 'ann')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect(await members('owner', id)).toEqual({ count: 2, total: 2, handles: ['ann', 'ben'] });
 
     expect((await remove('owner', id, 'ann')).data.removeFromList.memberCount).toBe(1);
@@ -213,7 +214,7 @@ describe('lists', () => {
       };
       await add('owner', id, 'dan');
       expect(await members('owner', id)).toEqual({ count: 0, total: 0, handles: [] });
-      expect(await following.countDocuments({ _g: new ObjectId(id) })).toBe(0);
+      expect(await following.countDocuments({ _g: internalId(id) })).toBe(0);
     } finally {
       edges.updateOne = updateOne;
       await follow('owner', 'dan');
@@ -243,12 +244,12 @@ describe('lists', () => {
     const id = await create('owner', 'died while deleting');
     await add('owner', id, 'cat');
     // What a request killed right after marking the list leaves.
-    await app.database.db.collection('lists').updateOne({ _id: new ObjectId(id) }, { $set: { deletingAt: new Date(Date.now() - 60_000) } });
+    await app.database.db.collection('lists').updateOne({ _id: internalId(id) }, { $set: { deletingAt: new Date(Date.now() - 60_000) } });
     expect(await list('owner', id)).toBeNull();
     expect((await add('owner', id, 'ben')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect(await app.services.feed.repairStalled()).toBeGreaterThanOrEqual(1);
     expect(await storedMembers(id)).toEqual([]);
-    expect(await app.database.db.collection('lists').countDocuments({ _id: new ObjectId(id) })).toBe(0);
+    expect(await app.database.db.collection('lists').countDocuments({ _id: internalId(id) })).toBe(0);
   });
 
   it("removes a deleted account's lists, and the deleted account from others' lists", async () => {

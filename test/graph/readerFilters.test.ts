@@ -73,7 +73,8 @@ describe('mute, block and keyword filters through the API', () => {
     expect(await code('nat', 'mutation { addKeywordFilter(phrase: "one too many") { id } }')).toBe('BAD_USER_INPUT');
     expect((await ok('nat', `mutation { removeKeywordFilter(id: "${first.id}") }`)).removeKeywordFilter).toBe(true);
     expect((await ok('nat', `mutation { removeKeywordFilter(id: "${first.id}") }`)).removeKeywordFilter).toBe(false);
-    expect((await ok('nat', 'mutation { removeKeywordFilter(id: "garbage") }')).removeKeywordFilter).toBe(false);
+    expect(await code('nat', 'mutation { removeKeywordFilter(id: "garbage") }')).toBe('BAD_USER_INPUT');
+    expect(await code('nat', 'mutation { removeKeywordFilter(id: "Not an id!") }')).toBe('NOT_FOUND');
     expect((await ok('nat', '{ viewer { keywordFilters { id } } }')).viewer.keywordFilters).toHaveLength(99);
   });
 

@@ -8,6 +8,7 @@ import { startServerProcess, stopped } from '../support/serverProcess.js';
 import { runQueued } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { createPost, expectGroupsExact, like, listed } from './support.js';
+import { apiListId, internalHex, internalId } from '../support/ids.js';
 
 const likers = Array.from({ length: 40 }, (_, i) => `liker_${String(i).padStart(2, '0')}`);
 
@@ -70,7 +71,7 @@ describe('kill -9 of an API process mid-notification', () => {
     }
     await expectGroupsExact(app);
     for (const post of posts) {
-      const standing = await db.collection('likes').countDocuments({ p: new ObjectId(post), state: 'on' });
+      const standing = await db.collection('likes').countDocuments({ p: internalId(post), state: 'on' });
       const { likeCount } = (await app.gql('query($id: ID!) { post(id: $id) { likeCount } }', { id: post }, tokens.liked)).data.post;
       expect(likeCount).toBe(standing);
     }
@@ -89,19 +90,19 @@ describe('a like whose request died before its edge settled', () => {
 
   it('is notified and counted once by the repair that finishes the like, however far the request got', async () => {
     const post = await createPost(app, tokens.author!, 'liked by the dead');
-    const postId = new ObjectId(post);
-    const group = app.services.memberships.postGroup('LIKE', new ObjectId(post));
+    const postId = internalId(post);
+    const group = app.services.memberships.postGroup('LIKE', internalId(post));
     const likes = app.database.db.collection<any>('likes');
     const longAgo = new Date(Date.now() - staleChangeMs - 1000);
     const edge = (handle: string, token: string) => ({
-      _id: `${post}:${handle}`, p: postId, u: handle, r: 'author', state: 'adding', token, at: longAgo, entry: newPostId(handle), d: longAgo, gc: { t: token, to: group, at: longAgo },
+      _id: `${internalHex(post)}:${handle}`, p: postId, u: handle, r: 'author', state: 'adding', token, at: longAgo, entry: newPostId(handle), d: longAgo, gc: { t: token, to: group, at: longAgo },
     });
 
     // Died right after writing its edge: nothing counted, nobody told.
     await likes.insertOne(edge('early', 'dead-request-1'));
     // Died after the count and the group were written, before the edge settled.
     await like(app, tokens.late!, post);
-    await likes.updateOne({ _id: `${post}:late` }, { $set: edge('late', 'dead-request-2'), $unset: { g: '', ga: '' } });
+    await likes.updateOne({ _id: `${internalHex(post)}:late` }, { $set: edge('late', 'dead-request-2'), $unset: { g: '', ga: '' } });
     await app.database.db.collection<{ _id: ObjectId; pc: string[] }>('content').updateOne({ _id: postId }, { $push: { pc: 'dead-request-2' } });
     await app.database.db.collection<{ _id: string; tk: string[] }>('notifications').updateOne({ _id: group }, { $push: { tk: 'dead-request-2' } });
 
@@ -115,13 +116,13 @@ describe('a like whose request died before its edge settled', () => {
   it('keeps the notifications of a post whose deleting request died before deleting it', async () => {
     const post = await createPost(app, tokens.author!, 'never deleted after all');
     await like(app, tokens.late!, post);
-    const record = (await app.services.content.lookups.getPost(new ObjectId(post)))!;
+    const record = (await app.services.content.lookups.getPost(internalId(post)))!;
     // The clean-up was queued, then the request died; a minute later its task gives up.
     await app.services.work.enqueue(retractionNotificationTasks(record));
     await app.services.work.queue.tasks.updateMany({}, { $set: { createdAt: new Date(Date.now() - 120_000), runAt: new Date() } });
     await runQueued(app);
     expect(await listed(app, tokens.author!)).toContain('LIKE 1 [late]');
-    expect(await app.database.db.collection('notifications').countDocuments({ p: new ObjectId(post) })).toBe(1);
+    expect(await app.database.db.collection('notifications').countDocuments({ p: internalId(post) })).toBe(1);
   });
 
   it('takes out the group a like wrote after its post was deleted', async () => {
@@ -143,8 +144,8 @@ describe('a like whose request died before its edge settled', () => {
     // The deletion's clean-up runs again once such a like has been written: then nothing is left.
     await app.services.work.queue.tasks.updateMany({}, { $set: { runAt: new Date(), createdAt: new Date(Date.now() - 120_000) } });
     await runQueued(app);
-    expect(await app.services.content.lookups.exists(new ObjectId(post))).toBe(false);
-    expect(await app.database.db.collection('notifications').countDocuments({ p: new ObjectId(post) })).toBe(0);
-    expect(await app.database.db.collection('likes').countDocuments({ p: new ObjectId(post) })).toBe(0);
+    expect(await app.services.content.lookups.exists(internalId(post))).toBe(false);
+    expect(await app.database.db.collection('notifications').countDocuments({ p: internalId(post) })).toBe(0);
+    expect(await app.database.db.collection('likes').countDocuments({ p: internalId(post) })).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { BSON, ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { createPost, like, notificationsOf, unlike } from './support.js';
+import { apiListId, internalHex, internalId } from '../support/ids.js';
 
 const seeded = 9_990;
 
@@ -21,8 +22,8 @@ describe('10,000 accounts liking one post', () => {
     // The first 9,990 likes as the real path leaves them (accounts, like edges counted in the group,
     // the post's count, the group), written in bulk: 9,990 sign-ups would be 9,990 password hashes.
     const { db } = app.database;
-    const postId = new ObjectId(post);
-    const group = app.services.memberships.postGroup('LIKE', new ObjectId(post));
+    const postId = internalId(post);
+    const group = app.services.memberships.postGroup('LIKE', internalId(post));
     const start = Date.now() - 3_600_000;
     const handles = Array.from({ length: seeded }, (_, i) => `early_${String(i).padStart(4, '0')}`);
     const at = (i: number) => new Date(start + i * 100);
@@ -30,7 +31,7 @@ describe('10,000 accounts liking one post', () => {
       handles.map((handle) => ({ _id: handle, accountId: handle, displayName: null, passwordHash: '-', createdAt: at(0), followerCount: 0, followingCount: 0 })),
     );
     await db.collection<any>('likes').insertMany(
-      handles.map((handle, i) => ({ _id: `${post}:${handle}`, p: postId, u: handle, r: 'famous', state: 'on', at: at(i), entry: newPostId(handle), d: at(i), g: group, ga: at(i) })),
+      handles.map((handle, i) => ({ _id: `${internalHex(post)}:${handle}`, p: postId, u: handle, r: 'famous', state: 'on', at: at(i), entry: newPostId(handle), d: at(i), g: group, ga: at(i) })),
     );
     await db.collection<any>('content').updateOne({ _id: postId }, { $inc: { 'n.l': seeded } });
     const newest = handles.slice(-20).reverse().map((handle) => ({ u: handle, at: at(handles.indexOf(handle)) }));
@@ -47,7 +48,7 @@ describe('10,000 accounts liking one post', () => {
     const likeCount = (await app.gql('query($id: ID!) { post(id: $id) { likeCount } }', { id: post }, token)).data.post.likeCount;
     expect(likeCount).toBe(10_000);
 
-    const doc = await app.database.db.collection<any>('notifications').findOne({ _id: app.services.memberships.postGroup('LIKE', new ObjectId(post)) });
+    const doc = await app.database.db.collection<any>('notifications').findOne({ _id: app.services.memberships.postGroup('LIKE', internalId(post)) });
     expect(doc.a).toHaveLength(20);
     expect(BSON.calculateObjectSize(doc)).toBeLessThan(2_000);
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { createPost, like, notificationsOf, unlike } from './support.js';
 
-const markRead = 'mutation($upTo: String!) { markNotificationsRead(upTo: $upTo) }';
+const markRead = 'mutation($upTo: String!) { markNotificationsRead(upTo: $upTo) { unreadCount } }';
 
 describe('unread notifications and the read marker', () => {
   let app: TestApp;
@@ -26,10 +26,10 @@ describe('unread notifications and the read marker', () => {
 
     // Read up to the older one: the newer stays unread.
     const [newer, older] = page.items;
-    expect((await app.gql(markRead, { upTo: older!.cursor }, tokens.vic)).data).toEqual({ markNotificationsRead: 1 });
-    expect((await app.gql(markRead, { upTo: newer!.cursor }, tokens.vic)).data).toEqual({ markNotificationsRead: 0 });
+    expect((await app.gql(markRead, { upTo: older!.cursor }, tokens.vic)).data).toEqual({ markNotificationsRead: { unreadCount: 1 } });
+    expect((await app.gql(markRead, { upTo: newer!.cursor }, tokens.vic)).data).toEqual({ markNotificationsRead: { unreadCount: 0 } });
     // An older cursor (another device behind this one) does not move it back.
-    expect((await app.gql(markRead, { upTo: older!.cursor }, tokens.vic)).data).toEqual({ markNotificationsRead: 0 });
+    expect((await app.gql(markRead, { upTo: older!.cursor }, tokens.vic)).data).toEqual({ markNotificationsRead: { unreadCount: 0 } });
     page = await notificationsOf(app, tokens.vic!);
     expect(page.unreadCount).toBe(0);
     expect(page.items.map((item) => item.unread)).toEqual([false, false]);
@@ -81,7 +81,7 @@ describe('unread notifications and the read marker', () => {
     const page = await notificationsOf(app, tokens.yan!, { first: 3 });
     expect(page.unreadCount).toBe(1000);
     // Read up to the third newest: two are left.
-    expect((await app.gql(markRead, { upTo: page.items[2]!.cursor }, tokens.yan)).data).toEqual({ markNotificationsRead: 2 });
+    expect((await app.gql(markRead, { upTo: page.items[2]!.cursor }, tokens.yan)).data).toEqual({ markNotificationsRead: { unreadCount: 2 } });
   });
 
   it('refuses a cursor of another list or another account, and anyone signed out', async () => {

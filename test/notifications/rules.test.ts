@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { act, createPost, follow, like, listed, notificationsOf, repost, undoRepost, unfollow, unlike } from './support.js';
+import { apiListId, internalHex, internalId } from '../support/ids.js';
 
 // Replies, mentions and deletions travel with the post's own queued work, which differs between
 // fanout on read (none) and the strategies that write timelines.
@@ -72,7 +73,7 @@ describe('grouping', () => {
     await undoRepost(app, tokens.jon!, first);
     expect(await listed(app, tokens.gia!)).toEqual(['LIKE 2 [kim,hal]']);
     // The group counts exactly the likes that stand.
-    const members = await app.database.db.collection('likes').find({ g: app.services.memberships.postGroup('LIKE', new ObjectId(first)) }).toArray();
+    const members = await app.database.db.collection('likes').find({ g: app.services.memberships.postGroup('LIKE', internalId(first)) }).toArray();
     expect(members.map((edge) => edge.u).sort()).toEqual(['hal', 'kim']);
   });
 
@@ -155,7 +156,7 @@ describe.each(strategies)('mutes, blocks and deletions, %s', (strategy) => {
     expect(await listed(app, tokens.pam!)).toEqual([]);
     await act(app, tokens.ray!, 'deletePost(id: $id)', { id: post });
     expect(await listed(app, tokens.ray!)).toEqual(['LIKE 1 [quo]']);
-    const about = (id: string) => ({ p: new ObjectId(id) });
+    const about = (id: string) => ({ p: internalId(id) });
     for (const id of [post, reply]) {
       expect(await app.database.db.collection('likes').countDocuments(about(id))).toBe(0);
       expect(await app.database.db.collection('notifications').countDocuments(about(id))).toBe(0);

@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { ObjectId } from 'mongodb';
 import type { TestApp } from './testApp.js';
 import { startWorkerProcess } from './workerProcess.js';
+import { internalId } from './ids.js';
 
 /**
  * Posts through `app` while a real worker process (`npm run worker`, with `environment`) runs its
@@ -19,7 +20,7 @@ export async function postAndKillWorker(
   const worker = await startWorkerProcess(environment);
   workers.push(worker);
   const created = await app.gql(`mutation { createPost(text: "${text}") { id } }`, {}, token);
-  const postId = new ObjectId(created.data.createPost.id as string);
+  const postId = internalId(created.data.createPost.id as string);
   // The first sub-task has written once some follower's timeline holds the post, whichever strategy keeps it.
   const delivered = async () => {
     const counts = await Promise.all(['timed_buckets', 'sized_buckets', 'timeline_cache'].map((name) => app.database.db.collection(name).countDocuments({ '_c._id': postId }, { limit: 1 })));

@@ -2,14 +2,55 @@
  * How the reference web client talks to the API: one Apollo Client per signed-in session (HTTP for
  * queries and mutations, graphql-ws for live updates), its cache, and what its errors say.
  * The operations themselves are in operations.ts.
+ *
+ * Every operation goes out as its trusted document (gql/persisted-documents.json, which codegen
+ * writes from operations.ts): by its hash first, and as the manifest's text, with that hash, when
+ * the server does not know it yet. A server that runs only trusted documents runs these; any
+ * other server registers them as automatic persisted queries.
  */
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client';
 import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { ErrorLink } from '@apollo/client/link/error';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
+import type { ASTNode, DefinitionNode } from 'graphql';
 import { createClient, type Client as WsClient } from 'graphql-ws';
+import * as generated from './gql/graphql.js';
+import manifest from './gql/persisted-documents.json' with { type: 'json' };
 import type { Connection, Edge } from './operations.js';
+
+/** Operation name → its trusted document's id (`sha256:<hex>`), as codegen stamped it on each document. */
+const documentIds = new Map(
+  Object.values(generated).flatMap((value) => {
+    const document = value as { __meta__?: { hash?: string }; definitions?: readonly DefinitionNode[] } | null;
+    const operation = document?.definitions?.find((definition) => definition.kind === 'OperationDefinition');
+    return document?.__meta__?.hash && operation?.name ? [[operation.name.value, document.__meta__.hash] as const] : [];
+  }),
+);
+const trustedTexts: Record<string, string> = manifest;
+
+/** The id of the operation a document holds: Apollo's own transforms drop codegen's stamp, not the name. */
+function documentIdOf(document: ASTNode): string | undefined {
+  if (document.kind !== 'Document') return undefined;
+  const operation = document.definitions.find((definition) => definition.kind === 'OperationDefinition');
+  return operation?.name ? documentIds.get(operation.name.value) : undefined;
+}
+
+/** The APQ extension naming a trusted document. */
+const persistedQuery = (id: string) => ({ version: 1, sha256Hash: id.slice('sha256:'.length) });
+
+/** graphql-ws sends each operation as its trusted document's text, with its hash. */
+function sendingTrustedDocuments(client: WsClient): WsClient {
+  return {
+    ...client,
+    subscribe: (payload, sink) => {
+      const id = payload.operationName ? documentIds.get(payload.operationName) : undefined;
+      const trusted = id === undefined ? payload : { ...payload, query: trustedTexts[id]!, extensions: { ...payload.extensions, persistedQuery: persistedQuery(id) } };
+      return client.subscribe(trusted, sink);
+    },
+  };
+}
 
 /** The first error's code (`extensions.code`), if the API answered with one. */
 export function errorCode(error: unknown): string | undefined {
@@ -78,9 +119,32 @@ function uploadWithProgress(apiUrl: string, authorization: string, file: Blob, o
   return { done, cancel: () => request.abort() };
 }
 
+/**
+ * HTTP that names each operation by its trusted document's hash, and sends the manifest's text
+ * (the very text that hash is of) when the server asks for it.
+ */
+function trustedHttp(apiUrl: string, headers: Record<string, string> = {}): ApolloLink {
+  const byHash = new PersistedQueryLink({
+    generateHash: (document) => {
+      const id = documentIdOf(document);
+      if (id === undefined) throw new Error('An operation of no trusted document: run `npm run codegen`');
+      return persistedQuery(id).sha256Hash;
+    },
+  });
+  const http = new HttpLink({
+    uri: apiUrl,
+    headers,
+    print: (document, print) => {
+      const id = documentIdOf(document);
+      return id === undefined ? print(document) : trustedTexts[id]!;
+    },
+  });
+  return byHash.concat(http);
+}
+
 /** Signing in needs no token: a small client without one. */
 export function anonymousClient(apiUrl: string): ApolloClient {
-  return new ApolloClient({ link: new HttpLink({ uri: apiUrl }), cache: new InMemoryCache() });
+  return new ApolloClient({ link: trustedHttp(apiUrl), cache: new InMemoryCache() });
 }
 
 /**
@@ -89,20 +153,27 @@ export function anonymousClient(apiUrl: string): ApolloClient {
  */
 export function createSession(apiUrl: string, token: string, onSignedOut: () => void): Session {
   const authorization = `Bearer ${token}`;
+  let signedOutOnce = false;
+  const signOut = () => {
+    if (signedOutOnce) return;
+    signedOutOnce = true;
+    onSignedOut();
+  };
   const signedOut = new ErrorLink(({ error }) => {
-    if (CombinedGraphQLErrors.is(error) && error.errors.some((e) => e.extensions?.code === 'UNAUTHENTICATED')) onSignedOut();
+    if (CombinedGraphQLErrors.is(error) && error.errors.some((e) => e.extensions?.code === 'UNAUTHENTICATED')) signOut();
   });
-  const http = new HttpLink({ uri: apiUrl, headers: { authorization } });
+  const http = trustedHttp(apiUrl, { authorization });
   const ws = createClient({
     url: apiUrl.replace(/^http/, 'ws'),
-    connectionParams: { authorization },
-    // 4401/4403: the server refused the token; anything else is worth retrying.
-    shouldRetry: (event) => !(event && typeof event === 'object' && 'code' in event && (event.code === 4401 || event.code === 4403)),
+    // Read at every (re)connection: a session holds one token, so a refused one ends the session.
+    connectionParams: () => ({ authorization }),
+    // 4401/4403: the server refused the token, and the same token would be refused again; the
+    // session ends at once instead of after graphql-ws's retries. Anything else is worth retrying.
+    shouldRetry: (event) => !isRefusedToken(event),
     retryAttempts: 20,
     on: {
       closed: (event) => {
-        const code = (event as CloseEvent | undefined)?.code;
-        if (code === 4401 || code === 4403) onSignedOut();
+        if (isRefusedToken(event)) signOut();
       },
     },
   });
@@ -111,7 +182,7 @@ export function createSession(apiUrl: string, token: string, onSignedOut: () => 
       const definition = getMainDefinition(query);
       return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
     },
-    new GraphQLWsLink(ws),
+    new GraphQLWsLink(sendingTrustedDocuments(ws)),
     signedOut.concat(http),
   );
   const cache = new InMemoryCache({
@@ -123,6 +194,12 @@ export function createSession(apiUrl: string, token: string, onSignedOut: () => 
     },
   });
   return { client: new ApolloClient({ link, cache }), ws, upload: (file, onProgress) => uploadWithProgress(apiUrl, authorization, file, onProgress) };
+}
+
+/** Close codes that are final for a token: 4401 (none, or not `Bearer`) and 4403 (invalid, expired or revoked). */
+function isRefusedToken(event: unknown): boolean {
+  const code = (event as { code?: unknown } | null | undefined)?.code;
+  return code === 4401 || code === 4403;
 }
 
 /**

@@ -106,7 +106,7 @@ function startSession(token: string, me: Author, flash = ''): void {
     session,
     client,
     me,
-    timeline: client.watchQuery<TimelineData>({ query: TIMELINE, variables: { first: pageSize } }),
+    timeline: client.watchQuery({ query: TIMELINE, variables: { first: pageSize } }),
     pending: [],
     removed: new Set(),
     timelineStale: false,
@@ -122,7 +122,7 @@ function startSession(token: string, me: Author, flash = ''): void {
       recount = setTimeout(() => {
         const asked = readMarks;
         void client
-          .query<{ notifications: { unreadCount: number } }>({ query: UNREAD_NOTIFICATIONS, fetchPolicy: 'no-cache' })
+          .query({ query: UNREAD_NOTIFICATIONS, fetchPolicy: 'no-cache' })
           .then(({ data }) => {
             if (current === state && asked === readMarks && data) showUnread(data.notifications.unreadCount);
           })
@@ -145,9 +145,9 @@ function startSession(token: string, me: Author, flash = ''): void {
   renderNav(me);
 
   // The "me" chip follows profile edits: the viewer is watched in the cache the edit writes to.
-  client.writeQuery({ query: VIEWER, data: { viewer: { __typename: 'User', ...me } } });
+  client.writeQuery({ query: VIEWER, data: { __typename: 'Query', viewer: me } });
   state.live.push(
-    client.watchQuery<{ viewer: Author | null }>({ query: VIEWER, fetchPolicy: 'cache-only' }).subscribe(({ data }) => {
+    client.watchQuery({ query: VIEWER, fetchPolicy: 'cache-only' }).subscribe(({ data }) => {
       if (current !== state || !data?.viewer) return;
       state.me = data.viewer as Author;
       renderMe(state.me);
@@ -157,11 +157,11 @@ function startSession(token: string, me: Author, flash = ''): void {
   // Live posts: one's own go straight on top; others' wait behind the pill, so the list does not
   // move under a reader's eyes.
   state.live.push(
-    client.subscribe<{ timelinePostAdded: Edge }>({ query: POST_ADDED }).subscribe({
+    client.subscribe({ query: POST_ADDED }).subscribe({
       next: ({ data }) => {
         const edge = data?.timelinePostAdded;
         if (!edge || current !== state) return;
-        const shown = (client.readQuery<TimelineData>({ query: TIMELINE, variables: { first: pageSize } })?.timeline.edges ?? []).some(
+        const shown = (client.readQuery({ query: TIMELINE, variables: { first: pageSize } })?.timeline.edges ?? []).some(
           (e) => e.cursor === edge.cursor,
         );
         if (shown || state.pending.some((e) => e.cursor === edge.cursor)) return;
@@ -170,7 +170,7 @@ function startSession(token: string, me: Author, flash = ''): void {
         state.onLive();
       },
     }),
-    client.subscribe<{ timelinePostRemoved: string }>({ query: POST_REMOVED }).subscribe({
+    client.subscribe({ query: POST_REMOVED }).subscribe({
       next: ({ data }) => {
         const id = data?.timelinePostRemoved;
         if (!id || current !== state) return;
@@ -178,7 +178,7 @@ function startSession(token: string, me: Author, flash = ''): void {
         state.onLive();
       },
     }),
-    client.subscribe<{ notificationAdded: NotificationEdge }>({ query: NOTIFICATION_ADDED }).subscribe({
+    client.subscribe({ query: NOTIFICATION_ADDED }).subscribe({
       next: ({ data }) => {
         const edge = data?.notificationAdded;
         if (!edge || current !== state) return;
@@ -242,7 +242,7 @@ async function start(): Promise<void> {
   app.innerHTML = stateBox('loading', 'Signing you in…');
   const probe = createSession(apiUrl, token, () => {});
   try {
-    const { data } = await probe.client.query<{ viewer: Author | null }>({ query: VIEWER, fetchPolicy: 'network-only' });
+    const { data } = await probe.client.query({ query: VIEWER, fetchPolicy: 'network-only' });
     if (!data?.viewer) {
       localStorage.removeItem(tokenKey);
       return signIn({ handle, notice: sessionEnded });

@@ -161,9 +161,9 @@ export function wireComposer(state: App, form: HTMLFormElement, replyTo: string 
             item.uploaded = { ...item.uploaded!, alt: alt || null };
           }
         }
-        const result = await state.client.mutate<{ createPost: Post }>({
+        const result = await state.client.mutate({
           mutation: CREATE_POST,
-          variables: { text: text.value, replyTo, visibility: visibility.value, media: images.map((item) => item.uploaded!.id) },
+          variables: { text: text.value, replyTo, visibility: visibility.value as Visibility, media: images.map((item) => item.uploaded!.id) },
         });
         text.value = '';
         for (const item of [...attachments]) remove(item);

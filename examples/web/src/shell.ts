@@ -87,7 +87,7 @@ export interface App {
 /** Writes edges on top of the cached home timeline (startCursor moves with them). */
 export function showOnTop(state: App, edges: readonly Edge[]): void {
   if (!edges.length || !state.timeline.getCurrentResult().data?.timeline) return;
-  state.timeline.updateQuery((previous) => ({ timeline: withEdgesOnTop((previous as TimelineData).timeline, edges) }));
+  state.timeline.updateQuery((previous) => ({ ...(previous as TimelineData), timeline: withEdgesOnTop((previous as TimelineData).timeline, edges) }));
 }
 
 /** A post deleted: out of every view now, and of the home timeline's cache. */
@@ -95,7 +95,7 @@ export function forget(state: App, id: string): void {
   state.removed.add(id);
   state.pending = state.pending.filter((edge) => edge.node.id !== id);
   if (state.timeline.getCurrentResult().data?.timeline) {
-    state.timeline.updateQuery((previous) => ({ timeline: withoutPost((previous as TimelineData).timeline, id) }));
+    state.timeline.updateQuery((previous) => ({ ...(previous as TimelineData), timeline: withoutPost((previous as TimelineData).timeline, id) }));
   }
 }
 
@@ -136,7 +136,7 @@ export function showFieldError(input: Element, line: Element, message: string): 
  * UNAUTHENTICATED is left alone: the session is ending, and the sign-in form is on its way.
  */
 export function watchView<TData, T>(
-  query: ObservableQuery<TData>,
+  query: ObservableQuery<TData, any>,
   pick: (data: TData) => T | null | undefined,
   view: { show: (value: T) => void; missing?: () => void; failed: (message: string) => void },
 ): Subscription {
@@ -154,7 +154,7 @@ export function watchView<TData, T>(
 }
 
 /** The "Older …" button (`data-testid="older"`) that `box` shows pages `query` on from `endCursor()`. */
-export function wireOlder(box: HTMLElement, query: ObservableQuery<any>, endCursor: () => string | null | undefined, report: (message: string) => void): void {
+export function wireOlder(box: HTMLElement, query: ObservableQuery<any, any>, endCursor: () => string | null | undefined, report: (message: string) => void): void {
   box.addEventListener('click', (event) => {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>('[data-testid="older"]');
     const after = endCursor();

@@ -116,7 +116,7 @@ export interface PostOptions {
   focus?: boolean;
 }
 
-export function postHtml(edge: Pick<Edge, 'node' | 'repostedBy'>, options: PostOptions): string {
+export function postHtml(edge: { node: Post; repostedBy?: Edge['repostedBy'] }, options: PostOptions): string {
   const post: Post = edge.node;
   const mine = post.author.handle === options.me;
   const thread = `#/p/${encodeURIComponent(post.id)}`;

@@ -22,6 +22,7 @@ export type Scalars = {
   DateTime: { input: string; output: Date | string; }
 };
 
+/** A session: the token to send as `Authorization: Bearer <token>`, and whose it is. */
 export type AuthPayload = {
   __typename?: 'AuthPayload';
   /** Send as `Authorization: Bearer <token>`. */
@@ -30,19 +31,19 @@ export type AuthPayload = {
 };
 
 /** A phrase whose posts the viewer's timeline hides. */
-export type KeywordFilter = {
+export type KeywordFilter = Node & {
   __typename?: 'KeywordFilter';
   id: Scalars['ID']['output'];
   phrase: Scalars['String']['output'];
 };
 
 /** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
-export type List = {
+export type List = Node & {
   __typename?: 'List';
   id: Scalars['ID']['output'];
   /** Exact. */
   memberCount: Scalars['Int']['output'];
-  /** Members, ordered by handle. */
+  /** Members, ordered by handle; `last`/`before` pages towards the start. */
   members: UserConnection;
   name: Scalars['String']['output'];
   /**
@@ -56,7 +57,9 @@ export type List = {
 /** A named subset of the accounts the viewer follows, with its own timeline. Private to its owner. */
 export type ListMembersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -66,6 +69,18 @@ export type ListTimelineArgs = {
   before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** What `markNotificationsRead` changed. */
+export type MarkNotificationsReadPayload = {
+  __typename?: 'MarkNotificationsReadPayload';
+  /**
+   * The notifications this call marked read, now `unread: false`, newest first: at most 100, the
+   * newest of them (a client that shows older ones asks again).
+   */
+  notifications: Array<Notification>;
+  /** How many notifications are still unread (counted up to 1,000), as `NotificationConnection.unreadCount`. */
+  unreadCount: Scalars['Int']['output'];
 };
 
 /**
@@ -89,9 +104,12 @@ export type Media = {
   width: Scalars['Int']['output'];
 };
 
+/** What an attached file is. Only images today. */
 export type MediaKind =
+  /** A JPEG, PNG, WebP or GIF, stored re-encoded as JPEG (or PNG when it has transparency). */
   | 'IMAGE';
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Hides posts containing this phrase (whole words, case-insensitive) from the viewer's timeline. 1 to 100 characters, at most 100 filters. */
@@ -143,9 +161,9 @@ export type Mutation = {
   /**
    * Marks the viewer's notifications read up to and including the one of this cursor (from
    * `notifications` or `notificationAdded`), on every device. The marker never moves backwards.
-   * Returns how many are still unread (counted up to 1,000).
+   * Returns what changed, for a client's cache to apply without asking again.
    */
-  markNotificationsRead: Scalars['Int']['output'];
+  markNotificationsRead: MarkNotificationsReadPayload;
   /**
    * Marks the viewer's timeline read up to a `timeline` cursor. The marker never moves backwards: a
    * cursor older than the stored one changes nothing. A cursor that names no post of the viewer's
@@ -191,38 +209,45 @@ export type Mutation = {
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationAddKeywordFilterArgs = {
   phrase: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationAddToListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationBlockArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationBookmarkArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationChangePasswordArgs = {
   current: Scalars['String']['input'];
   next: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreateListArgs = {
   name: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreatePostArgs = {
   media?: InputMaybe<Array<Scalars['ID']['input']>>;
   replyTo?: InputMaybe<Scalars['ID']['input']>;
@@ -231,74 +256,88 @@ export type MutationCreatePostArgs = {
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeleteAccountArgs = {
   password: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeleteListArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeletePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationFollowArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationLikePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationLogInArgs = {
   handle: Scalars['String']['input'];
   password: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMarkNotificationsReadArgs = {
   upTo: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMarkTimelineReadArgs = {
   upTo: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMuteArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRemoveFromListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRemoveKeywordFilterArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRenameListArgs = {
   id: Scalars['ID']['input'];
   name: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRepostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationSignUpArgs = {
   displayName?: InputMaybe<Scalars['String']['input']>;
   handle: Scalars['String']['input'];
@@ -306,48 +345,66 @@ export type MutationSignUpArgs = {
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnblockArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnbookmarkArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUndoRepostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnfollowArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnlikePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnmuteArgs = {
   handle: Scalars['String']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUpdateMediaArgs = {
   alt?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUpdateProfileArgs = {
   bio?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
 };
 
-export type Notification = {
+/**
+ * Anything with an identity: fetch it again by its id with `Query.node`. Ids are opaque (do not
+ * parse or build them), unique across every type, and the same for the same thing every time.
+ */
+export type Node = {
+  /** Opaque and unique across all types; pass it back as it is. */
+  id: Scalars['ID']['output'];
+};
+
+/** Something that happened to the viewer: one event, or a group of likes, reposts or follows. */
+export type Notification = Node & {
   __typename?: 'Notification';
   /** Everyone currently in the group: undoing the action takes the actor out again. */
   actorCount: Scalars['Int']['output'];
@@ -364,10 +421,12 @@ export type Notification = {
 };
 
 
+/** Something that happened to the viewer: one event, or a group of likes, reposts or follows. */
 export type NotificationActorsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of the viewer's notifications (Relay's connection). */
 export type NotificationConnection = {
   __typename?: 'NotificationConnection';
   edges: Array<NotificationEdge>;
@@ -376,12 +435,14 @@ export type NotificationConnection = {
   unreadCount: Scalars['Int']['output'];
 };
 
+/** A notification on a page, with the cursor of its place there. */
 export type NotificationEdge = {
   __typename?: 'NotificationEdge';
   cursor: Scalars['String']['output'];
   node: Notification;
 };
 
+/** What happened to the viewer. */
 export type NotificationKind =
   /** Someone followed the viewer; grouped per UTC day. */
   | 'FOLLOW'
@@ -394,6 +455,7 @@ export type NotificationKind =
   /** Someone reposted the viewer's post; grouped per post. */
   | 'REPOST';
 
+/** Where a page lies in its list: whether there is more either way, and the cursors of its ends. */
 export type PageInfo = {
   __typename?: 'PageInfo';
   endCursor?: Maybe<Scalars['String']['output']>;
@@ -402,7 +464,8 @@ export type PageInfo = {
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
-export type Post = {
+/** A post, a reply or the original of a repost. */
+export type Post = Node & {
   __typename?: 'Post';
   author: User;
   createdAt: Scalars['DateTime']['output'];
@@ -413,7 +476,7 @@ export type Post = {
   media: Array<Media>;
   /** The existing accounts whose `@handle` the text mentions, in order of first mention. */
   mentions: Array<User>;
-  /** Replies to this post that the viewer may see, oldest first. */
+  /** Replies to this post that the viewer may see, oldest first; `last`/`before` pages towards the first reply. */
   replies: PostConnection;
   /** Public replies only: a count everyone who sees the post is shown tells of no limited reply. */
   replyCount: Scalars['Int']['output'];
@@ -431,17 +494,22 @@ export type Post = {
 };
 
 
+/** A post, a reply or the original of a repost. */
 export type PostRepliesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of posts (Relay's connection). */
 export type PostConnection = {
   __typename?: 'PostConnection';
   edges: Array<PostEdge>;
   pageInfo: PageInfo;
 };
 
+/** A post on a page, with the cursor of its place there. */
 export type PostEdge = {
   __typename?: 'PostEdge';
   cursor: Scalars['String']['output'];
@@ -450,6 +518,7 @@ export type PostEdge = {
   repostedBy?: Maybe<User>;
 };
 
+/** What can be read: over HTTP, GET or POST. */
 export type Query = {
   __typename?: 'Query';
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
@@ -457,9 +526,21 @@ export type Query = {
   /** The viewer's lists, oldest first. */
   lists: Array<List>;
   /**
+   * What has this id, as the viewer would see it through its own field: null for an id that is
+   * malformed, of no known type, or names something gone, another account's, or a post the viewer
+   * may not see; these look the same. A handle or a database id where an id belongs is BAD_USER_INPUT.
+   */
+  node?: Maybe<Node>;
+  /**
+   * `node` for each id, in the same order (null where `node` would be); ids of one type are read
+   * together, one query per type. Costs as many as it asks for.
+   */
+  nodes: Array<Maybe<Node>>;
+  /**
    * What happened to the viewer, newest first: follows, likes, reposts, replies and mentions. A group
    * (likes or reposts of one post, follows of one UTC day) rises to the top when someone joins it.
-   * `kinds` keeps only those kinds. Page size defaults to 20, at most 100.
+   * `kinds` keeps only those kinds. Paged like `timeline`: `first`/`after` goes back in time,
+   * `last`/`before` returns what came after a cursor. Page size defaults to 20, at most 100.
    */
   notifications: NotificationConnection;
   /** A post by id, or null when unknown or when the viewer may not see it. */
@@ -490,34 +571,54 @@ export type Query = {
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryListArgs = {
   id: Scalars['ID']['input'];
 };
 
 
-export type QueryNotificationsArgs = {
-  after?: InputMaybe<Scalars['String']['input']>;
-  first?: InputMaybe<Scalars['Int']['input']>;
-  kinds?: InputMaybe<Array<NotificationKind>>;
+/** What can be read: over HTTP, GET or POST. */
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
+export type QueryNotificationsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kinds?: InputMaybe<Array<NotificationKind>>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
 export type QueryPostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySearchUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySuggestedFollowsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryTimelineArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -526,6 +627,7 @@ export type QueryTimelineArgs = {
 };
 
 
+/** What can be read: over HTTP, GET or POST. */
 export type QueryUserArgs = {
   handle: Scalars['String']['input'];
 };
@@ -596,25 +698,26 @@ export type TimelineMarker = {
   updatedAt?: Maybe<Scalars['DateTime']['output']>;
 };
 
-export type User = {
+/** An account, as the viewer may see it. */
+export type User = Node & {
   __typename?: 'User';
   /** Up to 300 characters; null when not set. */
   bio?: Maybe<Scalars['String']['output']>;
   /**
    * The viewer's bookmarked posts, most recently bookmarked first; a deleted post leaves them.
-   * Asking for another user's is FORBIDDEN.
+   * `last`/`before` returns those bookmarked after a cursor. Asking for another user's is FORBIDDEN.
    */
   bookmarks: PostConnection;
   createdAt: Scalars['DateTime']['output'];
   displayName?: Maybe<Scalars['String']['output']>;
   followerCount: Scalars['Int']['output'];
-  /** Who follows this user, ordered by handle. */
+  /** Who follows this user, ordered by handle; `last`/`before` pages towards the start. */
   followers: UserConnection;
-  /** Whom this user follows, ordered by handle. */
+  /** Whom this user follows, ordered by handle; `last`/`before` pages towards the start. */
   following: UserConnection;
   followingCount: Scalars['Int']['output'];
   handle: Scalars['String']['output'];
-  /** The same as the handle: handles are permanent. */
+  /** Opaque: show and type `handle`, never this. */
   id: Scalars['ID']['output'];
   /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
   keywordFilters: Array<KeywordFilter>;
@@ -629,24 +732,34 @@ export type User = {
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserBookmarksArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserFollowersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserFollowingArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** An account, as the viewer may see it. */
 export type UserPostsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
@@ -654,6 +767,7 @@ export type UserPostsArgs = {
   last?: InputMaybe<Scalars['Int']['input']>;
 };
 
+/** A page of accounts (Relay's connection), with the count of the whole list. */
 export type UserConnection = {
   __typename?: 'UserConnection';
   edges: Array<UserEdge>;
@@ -661,6 +775,7 @@ export type UserConnection = {
   totalCount: Scalars['Int']['output'];
 };
 
+/** An account on a page, with the cursor of its place there. */
 export type UserEdge = {
   __typename?: 'UserEdge';
   cursor: Scalars['String']['output'];
@@ -749,6 +864,16 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 
 
+/** Mapping of interface types */
+export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = {
+  Node:
+    | ( KeywordFilter )
+    | ( ListRecord )
+    | ( NotificationRecord )
+    | ( PostRecord )
+    | ( UserRecord )
+  ;
+};
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
@@ -759,9 +884,11 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
   List: ResolverTypeWrapper<ListRecord>;
+  MarkNotificationsReadPayload: ResolverTypeWrapper<Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversTypes['Notification']> }>;
   Media: ResolverTypeWrapper<MediaRecord>;
   MediaKind: MediaKind;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   Notification: ResolverTypeWrapper<NotificationRecord>;
   NotificationConnection: ResolverTypeWrapper<NotificationConnectionRecord>;
   NotificationEdge: ResolverTypeWrapper<NotificationEdgeRecord>;
@@ -790,8 +917,10 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   KeywordFilter: KeywordFilter;
   List: ListRecord;
+  MarkNotificationsReadPayload: Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversParentTypes['Notification']> };
   Media: MediaRecord;
   Mutation: Record<PropertyKey, never>;
+  Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   Notification: NotificationRecord;
   NotificationConnection: NotificationConnectionRecord;
   NotificationEdge: NotificationEdgeRecord;
@@ -821,6 +950,7 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 export type KeywordFilterResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['KeywordFilter'] = ResolversParentTypes['KeywordFilter']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   phrase?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type ListResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['List'] = ResolversParentTypes['List']> = {
@@ -829,6 +959,12 @@ export type ListResolvers<ContextType = RequestContext, ParentType extends Resol
   members?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<ListMembersArgs>>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<ListTimelineArgs>>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type MarkNotificationsReadPayloadResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['MarkNotificationsReadPayload'] = ResolversParentTypes['MarkNotificationsReadPayload']> = {
+  notifications?: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType>;
+  unreadCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type MediaResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Media'] = ResolversParentTypes['Media']> = {
@@ -857,7 +993,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
   logOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  markNotificationsRead?: Resolver<ResolversTypes['Int'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
+  markNotificationsRead?: Resolver<ResolversTypes['MarkNotificationsReadPayload'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
@@ -875,6 +1011,10 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, Partial<MutationUpdateProfileArgs>>;
 };
 
+export type NodeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
+  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
+};
+
 export type NotificationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
   actorCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   actors?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<NotificationActorsArgs>>;
@@ -883,6 +1023,7 @@ export type NotificationResolvers<ContextType = RequestContext, ParentType exten
   kind?: Resolver<ResolversTypes['NotificationKind'], ParentType, ContextType>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
   unread?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type NotificationConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['NotificationConnection'] = ResolversParentTypes['NotificationConnection']> = {
@@ -919,6 +1060,7 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   viewerHasLiked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasReposted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   visibility?: Resolver<ResolversTypes['Visibility'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type PostConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostConnection'] = ResolversParentTypes['PostConnection']> = {
@@ -935,6 +1077,8 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Node']>>, ParentType, ContextType, RequireFields<QueryNodesArgs, 'ids'>>;
   notifications?: Resolver<ResolversTypes['NotificationConnection'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   searchUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QuerySearchUsersArgs, 'query'>>;
@@ -980,6 +1124,7 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasMuted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerIsFollowing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type UserConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['UserConnection'] = ResolversParentTypes['UserConnection']> = {
@@ -998,8 +1143,10 @@ export type Resolvers<ContextType = RequestContext> = {
   DateTime?: GraphQLScalarType;
   KeywordFilter?: KeywordFilterResolvers<ContextType>;
   List?: ListResolvers<ContextType>;
+  MarkNotificationsReadPayload?: MarkNotificationsReadPayloadResolvers<ContextType>;
   Media?: MediaResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  Node?: NodeResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   NotificationConnection?: NotificationConnectionResolvers<ContextType>;
   NotificationEdge?: NotificationEdgeResolvers<ContextType>;

@@ -14,7 +14,7 @@ export function showBookmarks(state: App): () => void {
     <div class="sentinel"></div>`;
   const { list, status, more, report } = pagedParts('timeline');
   const count = app.querySelector<HTMLElement>('[data-testid="count"]')!;
-  const query = state.client.watchQuery<BookmarksData>({ query: BOOKMARKS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
+  const query = state.client.watchQuery({ query: BOOKMARKS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
   let page: NonNullable<BookmarksData['viewer']>['bookmarks'] | null = null;
   /** Unbookmarked here: they leave this page at once, though the cached page still holds them. */
   const dropped = new Set<string>();

@@ -88,7 +88,7 @@ export function showHome(state: App): () => void {
     },
   });
   void state.client
-    .query<{ timelineMarker: { cursor: string | null; unreadCount: number } }>({ query: TIMELINE_MARKER, fetchPolicy: 'no-cache' })
+    .query({ query: TIMELINE_MARKER, fetchPolicy: 'no-cache' })
     .then(({ data }) => (marker = data?.timelineMarker ?? { cursor: null, unreadCount: 0 }))
     .catch(() => (marker = { cursor: null, unreadCount: 0 }))
     .then(render);

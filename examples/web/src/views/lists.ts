@@ -58,7 +58,7 @@ export function showLists(state: App): () => void {
   const form = app.querySelector<HTMLFormElement>('#new-list')!;
   const fieldError = app.querySelector<HTMLElement>('#list-error')!;
   const box = app.querySelector<HTMLElement>('[data-testid="lists"]')!;
-  const query = state.client.watchQuery<{ lists: ListSummary[] }>({ query: LISTS, fetchPolicy: 'cache-and-network' });
+  const query = state.client.watchQuery({ query: LISTS, fetchPolicy: 'cache-and-network' });
   const watching = watchView(query, (data) => data.lists, {
     failed: (message) => (box.innerHTML = stateBox('error', `Couldn’t load your lists: ${escape(message)}`)),
     show: (lists) => {
@@ -73,7 +73,7 @@ export function showLists(state: App): () => void {
     },
   });
   onListName(form, fieldError, async (name) => {
-    const { data } = await state.client.mutate<{ createList: ListSummary }>({ mutation: CREATE_LIST, variables: { name } });
+    const { data } = await state.client.mutate({ mutation: CREATE_LIST, variables: { name } });
     announce(`List “${name}” created`);
     // Straight to the new list, where its members are added.
     location.hash = `#/lists/${encodeURIComponent(data!.createList.id)}`;
@@ -94,8 +94,8 @@ export function showList(state: App, id: string): () => void {
   const head = app.querySelector<HTMLElement>('[data-testid="list-head"]')!;
   const pill = app.querySelector<HTMLButtonElement>('.pill')!;
   const { list: timeline, status, more, report } = pagedParts('timeline');
-  const query = state.client.watchQuery<{ list: ListPage | null }>({ query: LIST, variables: { id, first: pageSize }, fetchPolicy: 'cache-and-network' });
-  const memberQuery = state.client.watchQuery<{ list: ListMembers | null }>({ query: LIST_MEMBERS, variables: { id }, fetchPolicy: 'network-only' });
+  const query = state.client.watchQuery({ query: LIST, variables: { id, first: pageSize }, fetchPolicy: 'cache-and-network' });
+  const memberQuery = state.client.watchQuery({ query: LIST_MEMBERS, variables: { id }, fetchPolicy: 'network-only' });
   let list: ListPage | null = null;
   let roster: ListMembers | null = null;
   let pending: Edge[] = [];
@@ -169,7 +169,7 @@ export function showList(state: App, id: string): () => void {
     pending = [];
     query.updateQuery((previous) => {
       const page = (previous as { list: ListPage }).list;
-      return { list: { ...page, timeline: withEdgesOnTop(page.timeline, newest) } };
+      return { __typename: 'Query' as const, list: { ...page, timeline: withEdgesOnTop(page.timeline, newest) } };
     });
     window.scrollTo({ top: 0 });
   });
@@ -274,7 +274,7 @@ export function showList(state: App, id: string): () => void {
       renderMembers();
     },
   });
-  const live = state.client.subscribe<{ listPostAdded: Edge }>({ query: LIST_POST_ADDED, variables: { id } }).subscribe({
+  const live = state.client.subscribe({ query: LIST_POST_ADDED, variables: { id } }).subscribe({
     next: ({ data }) => {
       const edge = data?.listPostAdded;
       if (!edge || !list || pending.some((waiting) => waiting.cursor === edge.cursor)) return;

@@ -26,16 +26,17 @@ function who(notification: Notification): string {
   return `${first} and ${others.toLocaleString('en')} others`;
 }
 
-export function notificationHtml(notification: Notification): string {
+/** `isNew`: unread when the page showed it, though the cache may say read since (the page marks what it shows). */
+export function notificationHtml(notification: Notification, isNew = notification.unread): string {
   const kind = kinds[notification.kind];
   const post = notification.post;
-  return `<article class="notification${notification.unread ? ' unread' : ''}" data-testid="notification" data-kind="${notification.kind}">
+  return `<article class="notification${isNew ? ' unread' : ''}" data-testid="notification" data-kind="${notification.kind}">
     <span class="kind ${notification.kind.toLowerCase()}">${icon(kind.icon, notification.kind === 'LIKE')}</span>
     <div class="body">
       <div class="avatars">${notification.actors.slice(0, 3).map((actor) => profileLink(actor, avatar(actor), 'avatar-link" tabindex="-1')).join('')}</div>
       <p><span data-testid="notification-text">${who(notification)} ${kind.did}</span>
         <time class="when" datetime="${escape(notification.createdAt)}" data-at>${relativeTime(notification.createdAt)}</time>
-        ${notification.unread ? '<span class="new-tag" data-testid="unread">New</span>' : ''}</p>
+        ${isNew ? '<span class="new-tag" data-testid="unread">New</span>' : ''}</p>
       ${post ? `<a class="snippet" href="#/p/${encodeURIComponent(post.id)}" data-testid="notification-post">${escape(post.text)}</a>` : ''}
     </div>
   </article>`;
@@ -50,17 +51,21 @@ export function showNotifications(state: App): () => void {
     <ol class="notifications" data-testid="notifications"></ol>
     <div class="sentinel"></div>`;
   const { list, status, more, errorLine } = pagedParts('notifications');
-  const query = state.client.watchQuery<NotificationsData>({ query: NOTIFICATIONS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
+  const query = state.client.watchQuery({ query: NOTIFICATIONS, variables: { first: pageSize }, fetchPolicy: 'network-only' });
   let page: NotificationsData['notifications'] | null = null;
   let markedUpTo = '';
+  // markNotificationsRead answers the notifications it marked, and the cache applies `unread: false`
+  // to them at once: what was new when it came on screen stays marked New while the page is open.
+  const newWhenShown = new Set<string>();
 
   // The newest shown is where reading reached; the marker never moves back, so marking twice is harmless.
   const markRead = (cursor: string) => {
     if (cursor === markedUpTo) return;
     markedUpTo = cursor;
     void state.client
-      .mutate<{ markNotificationsRead: number }>({ mutation: MARK_NOTIFICATIONS_READ, variables: { upTo: cursor } })
-      .then(({ data }) => state.setUnread(data?.markNotificationsRead ?? 0))
+      .mutate({ mutation: MARK_NOTIFICATIONS_READ, variables: { upTo: cursor } })
+      // The marked notifications come back with `unread: false`: the cache shows them read without a refetch.
+      .then(({ data }) => state.setUnread(data?.markNotificationsRead.unreadCount ?? 0))
       .catch((error: unknown) => (errorLine.textContent = `Couldn’t mark your notifications read: ${errorMessage(error)}`));
   };
 
@@ -69,7 +74,8 @@ export function showNotifications(state: App): () => void {
     status.innerHTML = page.edges.length
       ? ''
       : stateBox('empty', 'Nothing yet. When someone follows you, or likes, reposts, replies to or mentions your posts, it shows here.');
-    renderKeyed(list, page.edges.map((edge) => ({ key: edge.node.id, html: notificationHtml(edge.node) })));
+    for (const { node } of page.edges) if (node.unread) newWhenShown.add(node.id);
+    renderKeyed(list, page.edges.map((edge) => ({ key: edge.node.id, html: notificationHtml(edge.node, newWhenShown.has(edge.node.id)) })));
     more.innerHTML = page.pageInfo.hasNextPage ? '<button class="quiet" data-testid="older">Older notifications</button>' : '';
     if (page.edges[0]) markRead(page.edges[0].cursor);
     else state.setUnread(0);
@@ -91,7 +97,7 @@ export function showNotifications(state: App): () => void {
     query.updateQuery((previous) => {
       const notifications = (previous as NotificationsData).notifications;
       const edges = [edge, ...notifications.edges.filter((shown) => shown.node.id !== edge.node.id)];
-      return { notifications: { ...notifications, edges, pageInfo: { ...notifications.pageInfo, startCursor: edge.cursor, endCursor: edges.at(-1)!.cursor } } };
+      return { ...(previous as NotificationsData), notifications: { ...notifications, edges, pageInfo: { ...notifications.pageInfo, startCursor: edge.cursor, endCursor: edges.at(-1)!.cursor } } };
     });
   };
 

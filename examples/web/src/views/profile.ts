@@ -16,7 +16,7 @@ export function showProfile(state: App, handle: string): () => void {
   const more = app.querySelector<HTMLElement>('.sentinel')!;
   const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
   const report = (message: string) => (errorLine.textContent = message);
-  const query = state.client.watchQuery<{ user: Profile | null }>({ query: PROFILE, variables: { handle, first: pageSize }, fetchPolicy: 'cache-and-network' });
+  const query = state.client.watchQuery({ query: PROFILE, variables: { handle, first: pageSize }, fetchPolicy: 'cache-and-network' });
   let user: Profile | null = null;
   let lists: ListSummary[] | null = null;
   let listMarkup = '';
@@ -73,7 +73,7 @@ export function showProfile(state: App, handle: string): () => void {
   });
   if (!mine) {
     void state.client
-      .query<{ lists: ListSummary[] }>({ query: LISTS, fetchPolicy: 'network-only' })
+      .query({ query: LISTS, fetchPolicy: 'network-only' })
       .then(({ data }) => {
         lists = data?.lists ?? [];
         render();

@@ -47,7 +47,7 @@ export function showSearch(state: App, initial: string): () => void {
     button.disabled = true;
     results.setAttribute('aria-busy', 'true');
     try {
-      const { data } = await state.client.query<{ searchUsers: Person[] }>({ query: SEARCH_USERS, variables: { query, first: 20 }, fetchPolicy: 'network-only' });
+      const { data } = await state.client.query({ query: SEARCH_USERS, variables: { query, first: 20 }, fetchPolicy: 'network-only' });
       if (ask !== asked) return;
       const people = data?.searchUsers ?? [];
       results.innerHTML = people.length

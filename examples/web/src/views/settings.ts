@@ -86,7 +86,7 @@ function profileSection(state: App): () => void {
   };
   let stopped = false;
   void state.client
-    .query<{ viewer: (Author & { bio: string | null }) | null }>({ query: MY_PROFILE, fetchPolicy: 'network-only' })
+    .query({ query: MY_PROFILE, fetchPolicy: 'network-only' })
     .then(({ data }) => {
       if (stopped || !data?.viewer) return;
       name.value = data.viewer.displayName ?? '';
@@ -129,7 +129,7 @@ function filtersSection(state: App): () => void {
   const form = app.querySelector<HTMLFormElement>('#add-filter')!;
   const box = app.querySelector<HTMLElement>('[data-testid="filters"]')!;
   const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
-  const query = state.client.watchQuery<{ viewer: { id: string; keywordFilters: { id: string; phrase: string }[] } | null }>({
+  const query = state.client.watchQuery({
     query: FILTERS,
     fetchPolicy: 'network-only',
   });
@@ -172,7 +172,7 @@ function filtersSection(state: App): () => void {
     if (!button) return;
     void busy(button, async () => {
       try {
-        await state.client.mutate({ mutation: REMOVE_FILTER, variables: { id: button.dataset.remove } });
+        await state.client.mutate({ mutation: REMOVE_FILTER, variables: { id: button.dataset.remove! } });
         state.timelineStale = true;
         await query.refetch();
         form.querySelector<HTMLInputElement>('#phrase')!.focus();
@@ -203,7 +203,7 @@ function passwordSection(state: App): void {
     state.ending = true;
     void busy(form.querySelector<HTMLButtonElement>('button[type="submit"]'), async () => {
       try {
-        const { data } = await state.client.mutate<{ changePassword: { token: string } }>({
+        const { data } = await state.client.mutate({
           mutation: CHANGE_PASSWORD,
           variables: { current: current.value, next: next.value },
         });

@@ -104,11 +104,10 @@ export function showSignIn(options: SignInOptions, signedIn: (token: string, use
     void busy(submit, async () => {
       const anonymous = anonymousClient(apiUrl);
       try {
-        const result = await anonymous.mutate<{ signUp?: { token: string; user: Author }; logIn?: { token: string; user: Author } }>({
-          mutation: mode === 'signUp' ? SIGN_UP : LOG_IN,
-          variables: mode === 'signUp' ? { handle, password, displayName: displayName || null } : { handle, password },
-        });
-        const session = mode === 'signUp' ? result.data?.signUp : result.data?.logIn;
+        const session =
+          mode === 'signUp'
+            ? (await anonymous.mutate({ mutation: SIGN_UP, variables: { handle, password, displayName: displayName || null } })).data?.signUp
+            : (await anonymous.mutate({ mutation: LOG_IN, variables: { handle, password } })).data?.logIn;
         if (!session) throw new Error('The server answered without a session; try again.');
         localStorage.setItem(tokenKey, session.token);
         localStorage.setItem(handleKey, session.user.handle);

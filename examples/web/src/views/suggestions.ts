@@ -23,7 +23,7 @@ export function mountSuggestions(state: App, box: HTMLElement, count: number, fo
   box.hidden = true;
   box.innerHTML = '';
   void state.client
-    .query<{ suggestedFollows: Suggestion[] }>({ query: SUGGESTIONS, variables: { first: count }, fetchPolicy: 'network-only' })
+    .query({ query: SUGGESTIONS, variables: { first: count }, fetchPolicy: 'network-only' })
     .then(({ data }) => {
       const suggestions = data?.suggestedFollows ?? [];
       if (stopped || !suggestions.length) return;
@@ -52,7 +52,7 @@ export function mountSuggestions(state: App, box: HTMLElement, count: number, fo
     if (!button || button.dataset.done) return;
     void busy(button, async () => {
       try {
-        await state.client.mutate({ mutation: RELATIONS.follow, variables: { handle: button.dataset.follow } });
+        await state.client.mutate({ mutation: RELATIONS.follow, variables: { handle: button.dataset.follow! } });
         state.timelineStale = true;
         followed();
         return true;

@@ -9,7 +9,7 @@ export function showThread(state: App, id: string, replying: boolean): () => voi
   app.innerHTML = `<a href="#/" class="back" data-testid="back">← Home</a>
     <div data-testid="thread">${stateBox('loading', 'Loading post…')}</div>`;
   const root = app.querySelector<HTMLElement>('[data-testid="thread"]')!;
-  const query = state.client.watchQuery<{ post: ThreadPost | null }>({ query: THREAD, variables: { id, first: pageSize }, fetchPolicy: 'cache-and-network' });
+  const query = state.client.watchQuery({ query: THREAD, variables: { id, first: pageSize }, fetchPolicy: 'cache-and-network' });
   let post: ThreadPost | null = null;
   let built = false;
 

@@ -1,0 +1,20 @@
+import { ObjectId } from 'mongodb';
+import { listGlobalId, parseGlobalId, postGlobalId } from '../../src/api/globalIds.js';
+
+/**
+ * The database id behind a post's, list's or keyword filter's API id, for tests that look at the
+ * stored documents; and the API id of a stored post or list, for tests that made it below the API.
+ */
+export function internalId(id: string): ObjectId {
+  const parsed = parseGlobalId(id);
+  if (parsed?.type === 'Post') return parsed.postId;
+  if (parsed?.type === 'List') return parsed.listId;
+  if (parsed?.type === 'KeywordFilter') return parsed.filterId;
+  throw new Error(`${id} is not the id of a post, list or keyword filter`);
+}
+
+/** The hex database id behind an API id, as documents and services name it. */
+export const internalHex = (id: string): string => internalId(id).toHexString();
+
+export const apiPostId = (id: ObjectId | string): string => postGlobalId(typeof id === 'string' ? new ObjectId(id) : id);
+export const apiListId = (id: ObjectId | string): string => listGlobalId(typeof id === 'string' ? new ObjectId(id) : id);
