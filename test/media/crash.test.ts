@@ -6,6 +6,7 @@ import { jpeg, png } from '../support/images.js';
 import { startServerProcess, stopped } from '../support/serverProcess.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { upload, uploaded } from '../support/uploads.js';
+import { internalHex, internalId } from '../support/ids.js';
 
 /**
  * A server process killed with SIGKILL in the middle of uploads and of deletions of posts with
@@ -133,14 +134,14 @@ describe('a crash in the middle of uploads and deletions', () => {
     const left = await assertNoUnnamedBytes();
     for (const doc of left.filter((each) => each.state === 'gone')) await assertInvisible(doc);
     // A deleted post's images never answer; one whose deletion began answers no more.
-    const stored = await app.services.content.lookups.existing(posts.map((id) => new ObjectId(id)));
+    const stored = await app.services.content.lookups.existing(posts.map((id) => internalId(id)));
     for (const doc of left.filter((each) => each.post && !stored.has(each.post.toHexString()))) expect(doc.state).toBe('gone');
 
     await media().updateMany({ state: 'gone' }, { $set: { goneAt: minutesAgo(10) } });
     await sweepUntil(async () => (await media().countDocuments({ state: 'gone' })) === 0);
     await assertNoUnnamedBytes();
     // What the kill left undone, the author finishes by deleting again.
-    for (const id of posts.filter((post) => stored.has(post))) {
+    for (const id of posts.filter((post) => stored.has(internalHex(post)))) {
       const again = await app.gql('mutation($id: ID!) { deletePost(id: $id) }', { id }, token);
       expect(again.errors).toBeUndefined();
     }
