@@ -3,6 +3,7 @@
  * on it through the GraphQL endpoint. Progress goes to stderr, the markdown report to stdout, and
  * everything to a JSON file. See docs/benchmark.md.
  */
+import { storedPostId } from './ids.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ObjectId, type Db } from 'mongodb';
@@ -357,7 +358,7 @@ async function postAs(handle: string, url: string, authorization: string, shared
     const body = JSON.stringify({ query: createPostMutation, variables: { text: `bench post ${i} by ${handle}` } });
     const { ms, data } = await graphql<{ createPost: { id: string } }>(url, authorization, body);
     if (i >= 0) latencies.push(ms);
-    ids.push(new ObjectId(data.createPost.id));
+    ids.push(storedPostId(data.createPost.id));
   }
   await shared.db.collection('content').deleteMany({ _id: { $in: ids } });
   const index = shared.graph.handles.indexOf(handle);

@@ -1,5 +1,5 @@
 import { ObjectId, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
-import type { ContentDocument } from '../src/records/posts.js';
+import { authorPlace, postPlace, type ContentDocument } from '../src/records/posts.js';
 import type { FollowPairDocument } from '../src/graph/followPairs.js';
 import type { EdgeDocument, UserDocument } from '../src/records/users.js';
 
@@ -138,7 +138,9 @@ export async function generateGraph(
     const docs: ContentDocument[] = [];
     for (let i = start; i < Math.min(posts, start + batchSize); i++) {
       const d = new Date(Math.floor(times[i]!));
-      docs.push({ _id: objectIdAt(d, i), _a: handles[authors[i]!]!, _m: sentence(random), _d: d });
+      const author = handles[authors[i]!]!;
+      const id = objectIdAt(d, i, authorPlace(author));
+      docs.push({ _id: id, s: postPlace(id), _a: author, _m: sentence(random), _d: d });
     }
     await insertUnordered(content, docs);
     wrote(docs.length);
@@ -179,11 +181,12 @@ function shuffle<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
-/** An ObjectId whose timestamp is the post's creation second, unique by a counter in the rest. */
-function objectIdAt(time: Date, counter: number): ObjectId {
+/** An ObjectId whose timestamp is the post's creation second, in its author's place (as `newPostId` makes them), unique by a counter in the rest. */
+function objectIdAt(time: Date, counter: number, place: number): ObjectId {
   const bytes = Buffer.alloc(12);
   bytes.writeUInt32BE(Math.floor(time.getTime() / 1000), 0);
-  bytes.writeBigUInt64BE(BigInt(counter), 4);
+  bytes.writeUInt16BE(place, 4);
+  bytes.writeUIntBE(counter, 6, 6);
   return new ObjectId(bytes);
 }
 

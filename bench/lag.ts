@@ -6,6 +6,7 @@
  */
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { FeedStrategyName } from '../src/config.js';
+import { storedPostId } from './ids.js';
 
 /** p-th percentile (0..100) by nearest rank over unsorted values; NaN when there are none. */
 export function percentile(values: readonly number[], p: number): number {
@@ -108,7 +109,7 @@ export class LagProbe {
 
   track(author: string, postId: string, answeredAt: number): void {
     this.samples++;
-    const probe = this.follow(author, new ObjectId(postId), answeredAt).catch((error: unknown) => {
+    const probe = this.follow(author, storedPostId(postId), answeredAt).catch((error: unknown) => {
       console.error(`delivery lag probe failed: ${String(error)}`);
       this.timedOut++;
     });
