@@ -13,6 +13,7 @@ import type { ObjectId } from 'mongodb';
 import { toDescriptor, type MediaDescriptor, type MediaDocument, type MediaRecord, type MediaVariant } from '../records/media.js';
 import type { ServedVariant } from '../media/mediaService.js';
 import { notBearerMessage, requestOrigin, type Authenticate } from './context.js';
+import { mediaGlobalId } from './globalIds.js';
 
 export const mediaPath = '/media';
 
@@ -75,7 +76,8 @@ async function upload(deps: MediaRouteDependencies, request: IncomingMessage, re
   try {
     const { data, alt } = await readUpload(request, deps.maxBytes);
     const stored = await deps.store(owner, data, alt);
-    answerJson(response, 201, deps.record(toDescriptor(stored), requestOrigin(request)));
+    const record = deps.record(toDescriptor(stored), requestOrigin(request));
+    answerJson(response, 201, { ...record, id: mediaGlobalId(record.id) });
   } catch (error) {
     // A refused upload counts against no limit.
     if (error instanceof AppError) await counted.refund().catch(() => {});

@@ -24,7 +24,7 @@ import {
 } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
-import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, postGlobalId, postKey, requireId, userGlobalId } from './globalIds.js';
+import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, mediaGlobalId, mediaKey, postGlobalId, postKey, requireId, userGlobalId } from './globalIds.js';
 import { nodeResolvers } from './nodeResolvers.js';
 import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
@@ -116,10 +116,11 @@ export const resolvers: Resolvers = {
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
     createPost: (_parent, { text, replyTo, visibility, media }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC', media ?? []);
+      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC', (media ?? []).map(mediaKey));
     },
     updateMedia: async (_parent, { id, alt }, context) => {
-      const updated = await context.services.postEdits.setAlt(requireViewer(context), id, alt);
+      const viewerId = requireViewer(context);
+      const updated = await context.services.postEdits.setAlt(viewerId, mediaKey(id), alt);
       return context.services.media.record(toDescriptor(updated), context.origin);
     },
     deletePost: (_parent, { id }, context) => {
@@ -262,7 +263,7 @@ export const resolvers: Resolvers = {
   },
 
   Media: {
-    id: (media) => media.id.toHexString(),
+    id: (media) => mediaGlobalId(media.id),
   },
 
   Notification: notificationResolvers.Notification,

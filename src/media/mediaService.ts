@@ -212,9 +212,9 @@ export class MediaService {
     await this.media.updateOne({ _id: mediaId, editedAt: at }, { $unset: { editedAt: '' } });
   }
 
-  /** An upload of its owner, before or after it is attached, with the URLs the API answers. */
-  async ownUpload(owner: string, id: ObjectId): Promise<MediaDocument | null> {
-    return this.media.findOne({ _id: id, owner, state: 'ready' }, { projection: { variants: 0 } });
+  /** A `ready` image by id, whoever asks (the caller decides who may see it), without its variants. */
+  async found(id: ObjectId): Promise<MediaDocument | null> {
+    return this.media.findOne({ _id: id, state: 'ready' }, { projection: { variants: 0 } });
   }
 
   /** One variant of a `ready` image (none for any other), to serve. */

@@ -5,6 +5,7 @@ import { gif, jpeg, png, pngBomb, webp, withGpsExif } from '../support/images.js
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { mediaFields, originOf, upload, uploaded } from '../support/uploads.js';
 import { liveClient, subscribePostAdded, subscriptionsOpen } from '../live/liveClient.js';
+import { internalId } from '../support/ids.js';
 
 describe('uploading images', () => {
   let app: TestApp;
@@ -23,7 +24,7 @@ describe('uploading images', () => {
     expect(answer.status).toBe(201);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(answer.body).toEqual({
-      id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      id: expect.stringMatching(/^[A-Za-z0-9_-]+$/),
       kind: 'IMAGE',
       alt: 'A red square',
       width: 200,
@@ -289,6 +290,19 @@ describe('who may see an image', () => {
     }
   });
 
+  it('finds an image by node(id) for its uploader and for whoever may see its post, and for no one else', async () => {
+    const id = await uploaded(app, tokens.ada!, await jpeg(), 'found by id');
+    const node = 'query($id: ID!) { node(id: $id) { id ... on Media { alt url } } }';
+    expect((await app.gql(node, { id }, tokens.ada)).data.node).toMatchObject({ id, alt: 'found by id' });
+    expect((await app.gql(node, { id }, tokens.bea)).data.node).toBeNull();
+    await app.gql('mutation($media: [ID!]) { createPost(text: "for followers", visibility: FOLLOWERS, media: $media) { id } }', { media: [id] }, tokens.ada);
+    const asFollower = (await app.gql(node, { id }, tokens.bea)).data.node;
+    expect(asFollower).toMatchObject({ id, alt: 'found by id' });
+    expect((await fetch(asFollower.url)).status).toBe(200);
+    expect((await app.gql(node, { id }, tokens.cal)).data.node).toBeNull();
+    expect((await app.gql(node, { id })).data.node).toBeNull();
+  });
+
   it('answers 404 for every image of an account once it is deleted, attached or not, and deletes their bytes', async () => {
     const token = await app.signUp('dan');
     const attached = await upload(app, token, await jpeg());
@@ -330,12 +344,12 @@ describe('limits on uploads', () => {
     expect((await fetch(body.url)).status).toBe(200);
     // 0.0003 hours is about a second; the workers' sweep runs every few seconds.
     const deadline = Date.now() + 15_000;
-    while ((await app.services.media.media.countDocuments({ _id: new (await import('mongodb')).ObjectId(body.id) })) > 0 && Date.now() < deadline) {
+    while ((await app.services.media.media.countDocuments({ _id: internalId(body.id) })) > 0 && Date.now() < deadline) {
       await app.services.feed.repairStalled();
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect((await fetch(body.url)).status).toBe(404);
-    expect(await app.database.db.collection('media_bytes.files').countDocuments({ 'metadata.media': new (await import('mongodb')).ObjectId(body.id) })).toBe(0);
+    expect(await app.database.db.collection('media_bytes.files').countDocuments({ 'metadata.media': internalId(body.id) })).toBe(0);
     const attach = await app.gql('mutation($media: [ID!]) { createPost(text: "late", media: $media) { id } }', { media: [body.id] }, token);
     expect(attach.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   });

@@ -6,7 +6,7 @@ import { jpeg, png } from '../support/images.js';
 import { startServerProcess, stopped } from '../support/serverProcess.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { upload, uploaded } from '../support/uploads.js';
-import { internalHex, internalId } from '../support/ids.js';
+import { apiMediaId, internalHex, internalId } from '../support/ids.js';
 
 /**
  * A server process killed with SIGKILL in the middle of uploads and of deletions of posts with
@@ -61,7 +61,7 @@ describe('a crash in the middle of uploads and deletions', () => {
     const url = new URL(app.url).origin + app.services.media.urls.sign(doc._id, 'full').path;
     expect((await fetch(url)).status).toBe(404);
     if (!doc.post) {
-      const attach = await app.gql('mutation($media: [ID!]) { createPost(text: "x", media: $media) { id } }', { media: [doc._id.toHexString()] }, token);
+      const attach = await app.gql('mutation($media: [ID!]) { createPost(text: "x", media: $media) { id } }', { media: [apiMediaId(doc._id)] }, token);
       expect(attach.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     }
   }
@@ -162,7 +162,7 @@ describe('a crash in the middle of uploads and deletions', () => {
         () => 'died with the process',
       ),
     );
-    const claimed = () => media().countDocuments({ _id: { $in: ids.map((id) => new ObjectId(id)) }, post: { $exists: true } });
+    const claimed = () => media().countDocuments({ _id: { $in: ids.map((id) => internalId(id)) }, post: { $exists: true } });
     while ((await claimed()) === 0) await new Promise((resolve) => setTimeout(resolve, 1));
     await stopped(server!.child, 'SIGKILL');
     server = null;
@@ -171,7 +171,7 @@ describe('a crash in the middle of uploads and deletions', () => {
     await assertNoUnnamedBytes();
     await media().updateMany({ claimedAt: { $exists: true } }, { $set: { claimedAt: minutesAgo(5) } });
     await sweepUntil(async () => (await media().countDocuments({ claimedAt: { $exists: true } })) === 0);
-    const docs = await media().find({ _id: { $in: ids.map((id) => new ObjectId(id)) } }).toArray();
+    const docs = await media().find({ _id: { $in: ids.map((id) => internalId(id)) } }).toArray();
     expect(docs).toHaveLength(ids.length);
     const stored = await app.services.content.lookups.getPosts(docs.flatMap((doc) => (doc.post ? [doc.post] : [])));
     for (const doc of docs) {
@@ -181,7 +181,7 @@ describe('a crash in the middle of uploads and deletions', () => {
         expect(post?.body.media.map((image) => image.id.toHexString())).toEqual([doc._id.toHexString()]);
       } else {
         // Given back: its owner attaches it again.
-        const again = await app.gql('mutation($media: [ID!]) { createPost(text: "again", media: $media) { id } }', { media: [doc._id.toHexString()] }, token);
+        const again = await app.gql('mutation($media: [ID!]) { createPost(text: "again", media: $media) { id } }', { media: [apiMediaId(doc._id)] }, token);
         expect(again.errors).toBeUndefined();
       }
     }
@@ -190,7 +190,7 @@ describe('a crash in the middle of uploads and deletions', () => {
   it('gives back images claimed by a post whose request died before storing it', async () => {
     const { body } = await upload(app, token, await jpeg());
     // The state a kill between the claim and the post's insert leaves.
-    await app.services.media.claim('ada', [body.id], new ObjectId());
+    await app.services.media.claim('ada', [internalHex(body.id)], new ObjectId());
     const attach = await app.gql('mutation($media: [ID!]) { createPost(text: "mine", media: $media) { id } }', { media: [body.id] }, token);
     expect(attach.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     await media().updateMany({ claimedAt: { $exists: true } }, { $set: { claimedAt: minutesAgo(5) } });

@@ -86,8 +86,9 @@ export type MarkNotificationsReadPayload = {
 /**
  * An uploaded image. Its URLs are signed and expire (MEDIA_URL_TTL_SECONDS): ask again for a post to
  * get fresh ones. They answer 404 once the post is deleted or its author's account is gone.
+ * `node(id:)` finds an image for its uploader, and for whoever may see the post it is attached to.
  */
-export type Media = {
+export type Media = Node & {
   __typename?: 'Media';
   /** At most 1,500 characters; null when not given. */
   alt?: Maybe<Scalars['String']['output']>;
@@ -869,6 +870,7 @@ export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = 
   Node:
     | ( KeywordFilter )
     | ( ListRecord )
+    | ( MediaRecord )
     | ( NotificationRecord )
     | ( PostRecord )
     | ( UserRecord )
@@ -976,6 +978,7 @@ export type MediaResolvers<ContextType = RequestContext, ParentType extends Reso
   previewUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   width?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -1012,7 +1015,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type NodeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
-  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
+  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Media' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
 };
 
 export type NotificationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
