@@ -3,8 +3,8 @@
 # Production needs MONGODB_URI (a replica set for LIVE_EVENTS=change-stream) and JWT_SECRET; the
 # embedded MongoDB stand-in, which needs Java and Maven, is for development and is not in the image.
 
-# Production dependencies only, installed where a compiler is at hand: argon2 ships prebuilt
-# binaries for the common platforms and builds from source on the others.
+# Production dependencies only, installed where a compiler is at hand: argon2 and sharp (with its
+# libvips) ship prebuilt binaries for the common platforms; argon2 builds from source on the others.
 FROM node:22-bookworm AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./

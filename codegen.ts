@@ -16,6 +16,7 @@ const config: CodegenConfig = {
         mappers: {
           User: '../../records/users.js#UserRecord',
           Post: '../../records/posts.js#PostRecord',
+          Media: '../../records/media.js#MediaRecord',
           PostEdge: '../../records/posts.js#PostEdgeRecord',
           AuthPayload: '../../records/users.js#Session',
           TimelineMarker: '../../records/posts.js#TimelineMarkerRecord',

@@ -18,7 +18,7 @@ import { startApp, type RunningApp } from '../src/app.js';
 import { feedStrategies, loadConfig, type FeedStrategyName } from '../src/config.js';
 import { withDatabaseName } from '../src/db/connect.js';
 import { quietLogger } from '../src/logger.js';
-import { newPostId, publicVisibility, type PostRecord } from '../src/records/posts.js';
+import { newBody, newPostId, type PostRecord } from '../src/records/posts.js';
 import { startWorkerProcess } from '../test/support/workerProcess.js';
 import { createPostMutation } from './measure.js';
 import { int, list } from './options.js';
@@ -237,7 +237,7 @@ async function rawRate(app: RunningApp, options: Options): Promise<number> {
   const createdAt = new Date();
   for (let round = 0; round < options.posts; round++) {
     for (let i = 0; i < options.users; i++) {
-      const post: PostRecord = { id: newPostId(handleOf(i)), authorId: handleOf(i), text: `raw ${round}`, createdAt, pulled: false, replyTo: null, repostOf: null, counts: null, ...publicVisibility };
+      const post: PostRecord = { id: newPostId(handleOf(i)), authorId: handleOf(i), createdAt, pulled: false, replyTo: null, repostOf: null, counts: null, body: newBody(`raw ${round}`) };
       deliveries.push({ recipients: followersOf(i, options), posts: [post] });
     }
   }

@@ -13,7 +13,7 @@ import { loadConfig, type FeedStrategyName } from '../src/config.js';
 import { withDatabaseName } from '../src/db/connect.js';
 import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { quietLogger } from '../src/logger.js';
-import { newPostId, publicVisibility } from '../src/records/posts.js';
+import { newBody, newPostId } from '../src/records/posts.js';
 import { countCommands, createPostMutation, graphql, summarize, type LatencySummary } from './measure.js';
 import { startWorkerProcess as startWorker } from '../test/support/workerProcess.js';
 import { prepareFreshDatabase } from './prepare.js';
@@ -223,7 +223,7 @@ async function deliver(app: RunningApp, strategy: FeedStrategyName, authorizatio
  */
 async function rawRate(app: RunningApp, authorId: string, followers: number, concurrency: number): Promise<number> {
   const recipients = Array.from({ length: followers }, (_, i) => `reader_${String(i).padStart(6, '0')}`);
-  const post = { id: newPostId(authorId), authorId, text: `raw to ${followers}`, createdAt: new Date(), pulled: false, replyTo: null, repostOf: null, counts: null, ...publicVisibility };
+  const post = { id: newPostId(authorId), authorId, createdAt: new Date(), pulled: false, replyTo: null, repostOf: null, counts: null, body: newBody(`raw to ${followers}`) };
   const batches: string[][] = [];
   for (let start = 0; start < recipients.length; start += rawBatch) batches.push(recipients.slice(start, start + rawBatch));
   const started = performance.now();
@@ -253,7 +253,7 @@ async function comparePulledRead(app: RunningApp, strategy: FeedStrategyName, sa
     await db.collection('following').insertMany(authors.map((author) => ({ _f: reader, _t: author })));
     await db.collection('followers').insertMany(authors.map((author) => ({ _f: author, _t: reader })));
     const posts = authors.flatMap((author) =>
-      Array.from({ length: 40 }, (_, i) => ({ id: newPostId(author), authorId: author, text: `${kind} post ${i}`, createdAt: new Date(now - i * 60_000 - authors.indexOf(author) * 1000), pulled: kind === 'pulled', replyTo: null, repostOf: null, counts: null, ...publicVisibility })),
+      Array.from({ length: 40 }, (_, i) => ({ id: newPostId(author), authorId: author, createdAt: new Date(now - i * 60_000 - authors.indexOf(author) * 1000), pulled: kind === 'pulled', replyTo: null, repostOf: null, counts: null, body: newBody(`${kind} post ${i}`) })),
     );
     for (const post of posts) await services.content.storePost(post);
     if (kind === 'pushed') for (const post of posts) await services.feed.backend.deliverTo([reader], [post]);

@@ -34,7 +34,7 @@ export async function freePort(): Promise<number> {
  * `nodeArgs` go to Node itself (e.g. `--cpu-prof`).
  */
 export async function startServerProcess(environment: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = environment.PORT ? Number(environment.PORT) : await freePort();
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...startArguments], {
     cwd: projectRoot,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...environment },

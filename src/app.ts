@@ -156,5 +156,14 @@ function apiDependencies(services: Services, readiness: () => Promise<Readiness>
     authenticate: (authorization) => services.accounts.authenticate(authorization),
     liveConnections: services.live.connections,
     readiness,
+    media: {
+      authenticate: (authorization) => services.accounts.authenticate(authorization),
+      countUpload: (owner) => services.rateLimits.upload(owner),
+      store: (owner, data, alt) => services.media.store(owner, data, alt),
+      record: (media, origin) => services.media.record(media, origin),
+      verify: (id, variant, expiry, signature) => services.media.urls.verify(id, variant, expiry, signature),
+      toServe: (id, variant) => services.media.toServe(id, variant),
+      maxBytes: services.media.options.maxBytes,
+    },
   };
 }

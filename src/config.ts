@@ -77,6 +77,14 @@ const environmentSchema = z.object({
   RATE_LIMIT_SIGNUPS_PER_ADDRESS: integer(1, 1_000_000).default(20),
   RATE_LIMIT_POSTS_PER_MINUTE: integer(1, 1_000_000).default(60),
   RATE_LIMIT_FOLLOWS_PER_MINUTE: integer(1, 1_000_000).default(120),
+  RATE_LIMIT_UPLOADS_PER_HOUR: integer(1, 1_000_000).default(60),
+  MEDIA_MAX_BYTES: integer(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
+  MEDIA_MAX_PIXELS: integer(1, 1_000_000_000).default(40_000_000),
+  // Hours; fractions allowed so tests can watch an orphan go in seconds.
+  MEDIA_ORPHAN_HOURS: z.coerce.number().min(0.0001).max(24 * 365).default(24),
+  MEDIA_URL_TTL_SECONDS: integer(10, 7 * 24 * 3600).default(3600),
+  /** Where clients reach this server, for media URLs; unset, the address each request came to. */
+  MEDIA_PUBLIC_URL: z.string().regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL such as https://api.example.com').optional(),
   GRAPHIQL: z.enum(['true', 'false']).optional(),
   GRAPHQL_EXECUTION: z.enum(['compiled', 'interpreted']).default('compiled'),
   /** Trusted-documents manifests (codegen's persisted-documents.json), comma-separated paths. */
@@ -152,6 +160,7 @@ export interface Config {
   documents: DocumentOptions;
   live: LiveOptions;
   fanout: FanoutOptions;
+  media: MediaOptions;
   observability: ObservabilityOptions;
   shutdown: ShutdownOptions;
 }
@@ -184,6 +193,20 @@ export interface ShutdownOptions {
   timeoutMs: number;
 }
 
+/** Uploaded images (README, "Posts with pictures"). */
+export interface MediaOptions {
+  /** An upload's bytes, refused while streaming once past this. */
+  maxBytes: number;
+  /** An image's pixels as its header says them, refused before it is decoded. */
+  maxPixels: number;
+  /** An upload not attached to a post by then is deleted with its bytes. */
+  orphanAfterMs: number;
+  /** How long a signed media URL answers. */
+  urlTtlSeconds: number;
+  /** The origin media URLs name (no trailing slash); null: the one each request came to. */
+  publicUrl: string | null;
+}
+
 /** Counted in MongoDB, so they hold across instances (see README, "Limits"). */
 export interface RateLimitOptions {
   /** Failed log-ins from one client address per hour (any handles). */
@@ -192,6 +215,8 @@ export interface RateLimitOptions {
   postsPerAccountPerMinute: number;
   /** Follows and unfollows together. */
   followsPerAccountPerMinute: number;
+  /** Accepted uploads; refused ones count against nothing. */
+  uploadsPerAccountPerHour: number;
 }
 
 /** The durable fanout queue and the push/pull split (see docs/fanout.md). */
@@ -356,6 +381,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     documents: { trustedManifests: env.TRUSTED_DOCUMENTS ?? [], trustedOnly: env.TRUSTED_DOCUMENTS_ONLY === 'true' },
     live: liveOptions(env),
     fanout: fanoutOptions(env),
+    media: {
+      maxBytes: env.MEDIA_MAX_BYTES,
+      maxPixels: env.MEDIA_MAX_PIXELS,
+      orphanAfterMs: Math.round(env.MEDIA_ORPHAN_HOURS * 3600 * 1000),
+      urlTtlSeconds: env.MEDIA_URL_TTL_SECONDS,
+      publicUrl: env.MEDIA_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
+    },
     observability: {
       logLevel: env.LOG_LEVEL,
       metricsPort: env.METRICS_PORT ?? null,
@@ -400,6 +432,7 @@ function rateLimitsOptions(env: Environment): RateLimitOptions {
     signUpsPerAddressPerHour: env.RATE_LIMIT_SIGNUPS_PER_ADDRESS,
     postsPerAccountPerMinute: env.RATE_LIMIT_POSTS_PER_MINUTE,
     followsPerAccountPerMinute: env.RATE_LIMIT_FOLLOWS_PER_MINUTE,
+    uploadsPerAccountPerHour: env.RATE_LIMIT_UPLOADS_PER_HOUR,
   };
 }
 

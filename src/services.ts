@@ -25,6 +25,7 @@ import type { FeedBackend } from './feed/feedBackend.js';
 import { feedService, type FeedService } from './feed/feedService.js';
 import { createFeedBackend } from './feed/index.js';
 import { PostDelivery, type RepostTimelineEffects } from './feed/postDelivery.js';
+import { PostEdits } from './feed/postEdits.js';
 import { PostVisibility } from './feed/postVisibility.js';
 import { QueuedWork, runTask, type BatchTaskHandlers, type TaskHandlers } from './feed/queuedWork.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
@@ -43,6 +44,7 @@ import { UserFeedState } from './graph/userFeedState.js';
 import { UserGraphService } from './graph/userGraphService.js';
 import { UserProfiles } from './graph/userProfiles.js';
 import { LiveService } from './live/liveService.js';
+import { MediaService } from './media/mediaService.js';
 import { GroupMemberships } from './notifications/groupMemberships.js';
 import { NotificationGroups } from './notifications/notificationGroups.js';
 import { NotificationService } from './notifications/notificationService.js';
@@ -103,6 +105,10 @@ export interface Services {
   bookmarks: Bookmarking;
   /** The timeline read marker and its unread count. */
   markers: TimelineMarkers;
+  /** Uploaded images: storing, serving and deleting them. */
+  media: MediaService;
+  /** Changes to published posts that every copy must take: an image's alt text. */
+  postEdits: PostEdits;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -152,15 +158,17 @@ export function createServices(db: Db, config: Config): Services {
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
   const visibility = new PostVisibility({ graph, feedState });
   const bookmarkStore = new Bookmarks(db);
+  const media = new MediaService(db, config.media, config.jwtSecret, content);
+  const postEdits = new PostEdits({ media, content, fanout, changes });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore });
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
-  const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects });
+  const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
   const live = liveCore(changes, graph, timelines, lists, config);
-  const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications);
+  const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
   const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
@@ -198,6 +206,8 @@ export function createServices(db: Db, config: Config): Services {
     settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
     bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility, changes),
     markers: new TimelineMarkers(users, graph, content, timelines),
+    media,
+    postEdits,
   };
 }
 
@@ -265,6 +275,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.notifications.ensureIndexes(),
     services.profiles.ensureIndexes(),
     services.bookmarks.ensureIndexes(),
+    services.media.ensureIndexes(),
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());

@@ -62,4 +62,22 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/);
     expect(() => loadConfig({ SHUTDOWN_DELAY_SECONDS: '30', SHUTDOWN_TIMEOUT_SECONDS: '30' })).toThrow(/SHUTDOWN_DELAY_SECONDS: must be shorter than SHUTDOWN_TIMEOUT_SECONDS/);
   });
+
+  it('reads the limits and lifetimes of images, and refuses what cannot work', () => {
+    expect(loadConfig({}).media).toEqual({ maxBytes: 10 * 1024 * 1024, maxPixels: 40_000_000, orphanAfterMs: 24 * 3_600_000, urlTtlSeconds: 3600, publicUrl: null });
+    expect(loadConfig({}).rateLimits.uploadsPerAccountPerHour).toBe(60);
+    const set = loadConfig({
+      MEDIA_MAX_BYTES: '2097152',
+      MEDIA_MAX_PIXELS: '1000000',
+      MEDIA_ORPHAN_HOURS: '0.5',
+      MEDIA_URL_TTL_SECONDS: '600',
+      MEDIA_PUBLIC_URL: 'https://api.example.com/',
+      RATE_LIMIT_UPLOADS_PER_HOUR: '10',
+    });
+    expect(set.media).toEqual({ maxBytes: 2_097_152, maxPixels: 1_000_000, orphanAfterMs: 1_800_000, urlTtlSeconds: 600, publicUrl: 'https://api.example.com' });
+    expect(set.rateLimits.uploadsPerAccountPerHour).toBe(10);
+    expect(() => loadConfig({ MEDIA_MAX_BYTES: '0' })).toThrow(/MEDIA_MAX_BYTES/);
+    expect(() => loadConfig({ MEDIA_URL_TTL_SECONDS: '1' })).toThrow(/MEDIA_URL_TTL_SECONDS/);
+    expect(() => loadConfig({ MEDIA_PUBLIC_URL: 'api.example.com' })).toThrow(/MEDIA_PUBLIC_URL: must be an http\(s\) URL/);
+  });
 });

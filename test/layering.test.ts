@@ -24,6 +24,7 @@ const layers = [
   'graph',
   'auth',
   'notifications',
+  'media',
   'feed',
   'live',
   'services',

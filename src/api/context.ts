@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { GraphQLError } from 'graphql';
 import { isDatabaseUnavailable } from '../db/connect.js';
 import { AppError, databaseUnavailable } from '../errors.js';
@@ -30,6 +31,8 @@ export interface RequestContext {
   live: LiveClient | null;
   /** The client's address as this server sees it, for per-address rate limits. */
   clientAddress: string;
+  /** Where the client reached this server (`http://host:port`), for the media URLs it is given; '' when unknown. */
+  origin: string;
   /** What the request's log line and metrics say, filled in as the request learns it; null over WebSocket. */
   observation: RequestObservation | null;
 }
@@ -42,11 +45,11 @@ export interface RequestContext {
 export type Authenticate = (authorization: unknown) => Promise<string | null | 'not-bearer' | 'invalid'>;
 
 /** What every transport needs to run an operation: its context, from what the client sent. */
-export type CreateContext = (authorization: unknown, live: LiveClient | null, clientAddress: string) => Promise<RequestContext>;
+export type CreateContext = (authorization: unknown, live: LiveClient | null, clientAddress: string, origin?: string) => Promise<RequestContext>;
 
 /** Contexts over these services. */
 export function requestContexts(services: ApiServices): CreateContext {
-  return (authorization, live, clientAddress) => createRequestContext(services, authorization, live, clientAddress);
+  return (authorization, live, clientAddress, origin = '') => createRequestContext(services, authorization, live, clientAddress, origin);
 }
 
 /** Built per HTTP request or per subscription operation, so loaders never leak across requests. */
@@ -55,6 +58,7 @@ async function createRequestContext(
   authorization: unknown,
   live: LiveClient | null,
   clientAddress: string,
+  origin: string,
 ): Promise<RequestContext> {
   const authenticated = await services.accounts.authenticateAccount(authorization).catch((error: unknown) => {
     // Apollo would answer a failed context with a 500: say what it is, as resolvers do.
@@ -65,11 +69,18 @@ async function createRequestContext(
   const tokenProblem = authenticated === 'invalid' || authenticated === 'not-bearer' ? authenticated : null;
   const account = typeof authenticated === 'object' ? authenticated : null;
   const viewerId = account?.handle ?? null;
-  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), known: noEngagement(), live, clientAddress, observation: null };
+  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), known: noEngagement(), live, clientAddress, origin, observation: null };
 }
 
 /** The answer to an Authorization header that holds a bare token or another scheme. */
 export const notBearerMessage = 'Send the token as Authorization: Bearer <token> (the word Bearer, a space, then the token)';
+
+/** The origin a request reached, as its Host header names it (MEDIA_PUBLIC_URL overrides it behind a proxy). */
+export function requestOrigin(request: IncomingMessage): string {
+  const host = request.headers.host;
+  if (!host || !/^[A-Za-z0-9.\-:[\]]+$/.test(host)) return '';
+  return `${'encrypted' in request.socket ? 'https' : 'http'}://${host}`;
+}
 
 export function requireViewer(context: RequestContext): string {
   if (context.tokenProblem === 'not-bearer') throw new AppError('UNAUTHENTICATED', notBearerMessage);

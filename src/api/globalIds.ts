@@ -15,9 +15,9 @@ import { handlePattern, type UserRecord } from '../records/users.js';
  * (S to V): never a handle (lower case) nor a database id (lower-case hex), which is how the forms
  * the API handed out before are told from a malformed id.
  */
-export type NodeType = 'User' | 'Post' | 'List' | 'Notification' | 'KeywordFilter';
+export type NodeType = 'User' | 'Post' | 'List' | 'Notification' | 'KeywordFilter' | 'Media';
 
-const tags = { User: 'U', Post: 'P', List: 'L', Notification: 'N', KeywordFilter: 'K' } as const satisfies Record<NodeType, string>;
+const tags = { User: 'U', Post: 'P', List: 'L', Notification: 'N', KeywordFilter: 'K', Media: 'M' } as const satisfies Record<NodeType, string>;
 const typeOfTag = new Map(Object.entries(tags).map(([type, tag]) => [tag as string, type as NodeType]));
 
 /** What a global id names, by type: the internal keys, parsed. */
@@ -26,7 +26,8 @@ export type GlobalId =
   | { type: 'Post'; postId: ObjectId }
   | { type: 'List'; listId: ObjectId }
   | { type: 'Notification'; recipientId: string; notificationId: string }
-  | { type: 'KeywordFilter'; filterId: ObjectId };
+  | { type: 'KeywordFilter'; filterId: ObjectId }
+  | { type: 'Media'; mediaId: ObjectId };
 
 const encode = (type: NodeType, ...parts: string[]) => Buffer.from([tags[type], ...parts].join(':')).toString('base64url');
 
@@ -54,6 +55,7 @@ export const listGlobalId = (id: ObjectId) => encode('List', id.toHexString());
 export const notificationGlobalId = (notification: Pick<NotificationRecord, 'recipientId' | 'id'>) =>
   encode('Notification', notification.recipientId, notification.id);
 export const keywordFilterGlobalId = (filter: Pick<KeywordFilterRecord, 'id'>) => encode('KeywordFilter', filter.id);
+export const mediaGlobalId = (id: ObjectId) => encode('Media', id.toHexString());
 
 /** Whether `user` is the account a global id of type User names. */
 export const isAccountOf = (id: Extract<GlobalId, { type: 'User' }>, user: Pick<UserRecord, 'handle' | 'accountId'>) =>
@@ -81,6 +83,8 @@ export function parseGlobalId(id: string): GlobalId | null {
       return parts.length === 1 && hexId.test(parts[0]!) ? { type: 'List', listId: new ObjectId(parts[0]) } : null;
     case 'KeywordFilter':
       return parts.length === 1 && hexId.test(parts[0]!) ? { type: 'KeywordFilter', filterId: new ObjectId(parts[0]) } : null;
+    case 'Media':
+      return parts.length === 1 && hexId.test(parts[0]!) ? { type: 'Media', mediaId: new ObjectId(parts[0]) } : null;
     case 'Notification': {
       const [recipientId, ...rest] = parts;
       // A notification's own id holds colons of its own (`l:<post>`): the rest is all of it.
@@ -126,12 +130,15 @@ export function requireId<T extends NodeType>(id: string, type: T, what: string)
 
 /** The internal hex key of a post id argument (see `requireId`). */
 export const postKey = (id: string): string => requireId(id, 'Post', 'post').postId.toHexString();
+/** The internal hex key of an upload's id argument (see `requireId`). */
+export const mediaKey = (id: string): string => requireId(id, 'Media', 'upload').mediaId.toHexString();
 /** The internal hex key of a list id argument (see `requireId`). */
 export const listKey = (id: string): string => requireId(id, 'List', 'list').listId.toHexString();
 
 /** The type of a record `node` found, for the `Node` interface's type resolution. */
 export function nodeTypeOf(record: object): NodeType {
   if ('recipientId' in record) return 'Notification';
+  if ('blurhash' in record) return 'Media';
   if ('authorId' in record) return 'Post';
   if ('ownerId' in record) return 'List';
   if ('followerCount' in record) return 'User';

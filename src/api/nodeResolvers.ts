@@ -1,18 +1,20 @@
 import type { KeywordFilterRecord } from '../graph/readerView.js';
 import type { ListRecord } from '../records/lists.js';
 import type { NotificationRecord } from '../records/notifications.js';
+import { toDescriptor, type MediaRecord } from '../records/media.js';
 import type { PostRecord } from '../records/posts.js';
 import type { UserRecord } from '../records/users.js';
 import type { RequestContext } from './context.js';
 import type { Resolvers } from './generated/graphql.js';
 import { isAccountOf, lookupId, nodeTypeOf } from './globalIds.js';
 
-type NodeRecord = UserRecord | PostRecord | ListRecord | NotificationRecord | KeywordFilterRecord;
+type NodeRecord = UserRecord | PostRecord | ListRecord | NotificationRecord | KeywordFilterRecord | MediaRecord;
 
 /**
  * What a global id names, as the viewer would see it through the type's own field: a user as
  * `user(handle:)` (of the same account, not a later one with the handle), a post as `post(id:)`,
- * and the viewer's own lists, notifications and keyword filters. Everything else, another
+ * the viewer's own lists, notifications and keyword filters, and an image for its uploader or for
+ * whoever may see the post it is attached to (as that post shows it). Everything else, another
  * account's included, is null, with the same work done as for an unknown id of the type. Each
  * type goes through its request loader, so `nodes` reads one type's ids in one query.
  */
@@ -34,6 +36,15 @@ export async function findNode(id: string, context: RequestContext): Promise<Nod
     case 'Notification':
       // The id names its recipient: another's is answered without a look, whether or not it exists.
       return viewerId === null || parsed.recipientId !== viewerId ? null : loaders.viewerNotifications.load(parsed.notificationId);
+    case 'Media': {
+      const { media } = context.services;
+      const upload = await media.found(parsed.mediaId);
+      if (!upload) return null;
+      if (upload.owner === viewerId) return media.record(toDescriptor(upload), context.origin);
+      const post = upload.post ? await loaders.nodePosts.load(upload.post.toHexString()) : null;
+      const image = post?.body.media.find((each) => each.id.equals(parsed.mediaId));
+      return image ? media.record(image, context.origin) : null;
+    }
   }
 }
 

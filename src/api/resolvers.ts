@@ -2,9 +2,9 @@ import { GraphQLScalarType, Kind, type GraphQLResolveInfo } from 'graphql';
 import { loadEngagement } from './engagement.js';
 import type DataLoader from 'dataloader';
 import { parsePostId, type PostCounts, type PostRecord } from '../records/posts.js';
+import { toDescriptor } from '../records/media.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { encodeCursor } from '../content/position.js';
-import { mentionedHandles } from '../content/mentions.js';
 import type { BookmarkLoads } from '../feed/bookmarking.js';
 import type { HandlePage, UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
@@ -24,7 +24,7 @@ import {
 } from './connections.js';
 import type { Resolvers } from './generated/graphql.js';
 import { subscriptionResolvers } from './subscriptions.js';
-import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, postGlobalId, postKey, requireId, userGlobalId } from './globalIds.js';
+import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, mediaGlobalId, mediaKey, postGlobalId, postKey, requireId, userGlobalId } from './globalIds.js';
 import { nodeResolvers } from './nodeResolvers.js';
 import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
@@ -114,9 +114,14 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo, visibility }, context) => {
+    createPost: (_parent, { text, replyTo, visibility, media }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC');
+      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC', (media ?? []).map(mediaKey));
+    },
+    updateMedia: async (_parent, { id, alt }, context) => {
+      const viewerId = requireViewer(context);
+      const updated = await context.services.postEdits.setAlt(viewerId, mediaKey(id), alt);
+      return context.services.media.record(toDescriptor(updated), context.origin);
     },
     deletePost: (_parent, { id }, context) => {
       const viewerId = requireViewer(context);
@@ -234,7 +239,8 @@ export const resolvers: Resolvers = {
   Post: {
     id: (post) => postGlobalId(post.id),
     author: (post, _args, context) => author(post, context),
-    visibility: (post) => post.visibility,
+    text: (post) => post.body.text,
+    visibility: (post) => post.body.visibility,
     likeCount: (post, _args, context) => countOf(post, context, 'likes'),
     repostCount: (post, _args, context) => countOf(post, context, 'reposts'),
     replyCount: (post, _args, context) => countOf(post, context, 'replies'),
@@ -246,12 +252,18 @@ export const resolvers: Resolvers = {
       return withEngagement(toReplyConnection(await context.services.timelines.repliesTo(context.viewerId, post.id, request, pageLoads(context.loaders)), request), context, info);
     },
     mentions: async (post, _args, context) => {
-      const handles = mentionedHandles(post.text);
+      const handles = post.body.mentions;
       if (handles.length === 0) return [];
       const users = await context.loaders.users.loadMany(handles);
       return users.map(asUserOrNull).filter((user): user is UserRecord => user !== null);
     },
     viewerHasBookmarked: (post, _args, context) => viewerState(post, context.known.bookmarks, context.loaders.viewerBookmarks),
+    // Signed here, for a post the viewer may see: the only way a URL of its images is handed out.
+    media: (post, _args, context) => post.body.media.map((image) => context.services.media.record(image, context.origin)),
+  },
+
+  Media: {
+    id: (media) => mediaGlobalId(media.id),
   },
 
   Notification: notificationResolvers.Notification,

@@ -23,7 +23,7 @@ import { answerEndpoint, type Readiness } from '../observability/endpoints.js';
 import { currentRateLimit, inRequestScope } from '../observability/requestScope.js';
 import { tracingOn } from '../observability/tracing.js';
 import { compiledExecution } from './compiledExecution.js';
-import type { Authenticate, CreateContext, RequestContext } from './context.js';
+import { requestOrigin, type Authenticate, type CreateContext, type RequestContext } from './context.js';
 import { createErrorFormatter } from './errors.js';
 import { graphiqlPage } from './graphiql.js';
 import { graphqlPostHandler, transportError, type PlainRequest } from './graphqlPost.js';
@@ -33,6 +33,7 @@ import { documentGate, loadManifests, refusalBody, type DocumentGate } from './p
 import { checkOperation, limitRules, parseOptions } from './requestLimits.js';
 import { buildSchema } from './schema.js';
 import { serveLiveUpdates } from './webSocketTransport.js';
+import { mediaRoutes, type MediaRouteDependencies } from './mediaRoutes.js';
 
 export const graphqlPath = '/graphql';
 
@@ -51,6 +52,8 @@ export interface ApiDependencies {
   liveConnections: LiveConnections;
   /** For /readyz (and /healthz): whether this instance should get traffic. */
   readiness(): Promise<Readiness>;
+  /** Uploads and signed image URLs (mediaRoutes.ts). */
+  media: MediaRouteDependencies;
 }
 
 /** HTTP and WebSocket transport: POST/GET /graphql, GraphiQL for browsers, /livez, /readyz, /healthz, /metrics. */
@@ -112,7 +115,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
     const observation = observationOf(request) ?? null;
     if (observation) observation.graphql = true;
     try {
-      const created = await dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown');
+      const created = await dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown', requestOrigin(request));
       if (observation) observation.accountId = created.viewerAccountId;
       return { ...created, observation };
     } catch (error) {
@@ -120,7 +123,7 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
       throw error;
     }
   };
-  routeRequests(app, { apollo, config, allowedOrigin, context, documents });
+  routeRequests(app, { apollo, config, allowedOrigin, context, documents, media: mediaRoutes(dependencies.media, logger) });
   const direct = compiled ? directAnswers(compiled, refusal, () => answeringDirectly) : undefined;
   servedDirectly = graphqlPostHandler(apollo, {
     path: graphqlPath,
@@ -210,7 +213,7 @@ function createApollo(options: {
   });
 }
 
-/** Express's routes: CORS, GraphiQL for browsers, and GraphQL through Apollo. */
+/** Express's routes: CORS, media, GraphiQL for browsers, and GraphQL through Apollo. */
 function routeRequests(
   app: Express,
   options: {
@@ -219,9 +222,10 @@ function routeRequests(
     allowedOrigin: (origin: string | undefined) => boolean;
     context: (request: IncomingMessage) => Promise<RequestContext>;
     documents: DocumentGate;
+    media: (request: IncomingMessage, response: ServerResponse) => boolean;
   },
 ): void {
-  const { apollo, config, allowedOrigin, context, documents } = options;
+  const { apollo, config, allowedOrigin, context, documents, media } = options;
   app.disable('x-powered-by');
   // Hashing every GraphQL response for an ETag costs CPU per page, and no client revalidates a
   // POST; GraphiQL's page sets its own.
@@ -229,6 +233,10 @@ function routeRequests(
   // Preflights from allowed origins are answered here, before Apollo's CSRF check, which still
   // refuses simple (non-preflighted) requests that could come from any page.
   app.use(cors({ origin: (origin, answer) => answer(null, allowedOrigin(origin)), maxAge: 600 }));
+  // Uploads and image URLs, after CORS so a browser client may upload from its own origin.
+  app.use((request, response, next) => {
+    if (!media(request, response)) next();
+  });
   if (config.graphiql) {
     const graphiql = servedPage(graphiqlPage({ endpoint: graphqlPath, title: 'Feed API' }));
     // Every browser navigation gets the IDE, also with ?query=… (a reload, a bookmark, a shared

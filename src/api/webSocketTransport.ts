@@ -6,7 +6,7 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../config.js';
 import type { LiveConnection, LiveConnections } from '../live/liveConnections.js';
 import { closeReasons, LiveCloseCode } from '../live/protocol.js';
-import type { Authenticate, CreateContext } from './context.js';
+import { requestOrigin, type Authenticate, type CreateContext } from './context.js';
 import { formatOperationErrors, prepareOperation, type ErrorFormatter } from './operations.js';
 import type { DocumentGate } from './persistedDocuments.js';
 import { checkOperation } from './requestLimits.js';
@@ -100,6 +100,7 @@ export function serveLiveUpdates(webSocketServer: WebSocketServer, options: Live
           ctx.connectionParams?.authorization,
           connections.get(ctx) ?? null,
           ctx.extra.request.socket.remoteAddress ?? 'unknown',
+          requestOrigin(ctx.extra.request),
         ),
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: formatOperationErrors(result.errors, formatError) } : undefined,

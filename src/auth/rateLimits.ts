@@ -25,6 +25,7 @@ export class RateLimits {
   private readonly signUpsByAddress: RateLimiterMongo;
   private readonly postsByAccount: RateLimiterMongo;
   private readonly followsByAccount: RateLimiterMongo;
+  private readonly uploadsByAccount: RateLimiterMongo;
   private readonly db: Db;
 
   constructor(db: Db, options: RateLimitOptions) {
@@ -36,6 +37,7 @@ export class RateLimits {
     this.signUpsByAddress = limiter('signup-address', options.signUpsPerAddressPerHour, hour);
     this.postsByAccount = limiter('post-account', options.postsPerAccountPerMinute, 60);
     this.followsByAccount = limiter('follow-account', options.followsPerAccountPerMinute, 60);
+    this.uploadsByAccount = limiter('upload-account', options.uploadsPerAccountPerHour, hour);
   }
 
   /** The limiter's own indexes: its documents expire by TTL, and keys are unique. */
@@ -96,6 +98,15 @@ export class RateLimits {
 
   follow(accountId: string): Promise<void> {
     return consume(this.followsByAccount, accountId, 'Too many follows and unfollows; wait before trying again');
+  }
+
+  /**
+   * Counts an upload as it starts, so uploads running at once cannot all pass a limit that only
+   * one more fits; `refund` takes it back when the upload is refused (refused uploads count against nothing).
+   */
+  async upload(accountId: string): Promise<{ refund: () => Promise<void> }> {
+    await consume(this.uploadsByAccount, accountId, 'Too many uploads; wait before uploading again');
+    return { refund: () => this.uploadsByAccount.reward(accountId, 1).then(() => undefined) };
   }
 }
 

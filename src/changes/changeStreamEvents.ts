@@ -1,7 +1,7 @@
 import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { toContentDocument, toPostRecord, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRecord } from '../records/posts.js';
+import { fromAnnouncedPost, fromRef, toAnnouncedPost, toRef, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRefDocument } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
@@ -20,6 +20,7 @@ export const liveEventsCollection = 'live_events';
 export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[] }
+  | { kind: 'postEdited'; post: PostRefDocument; reposts: PostRefDocument[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | {
       kind: 'changed';
@@ -37,7 +38,7 @@ export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the 
 export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocument {
   switch (event.kind) {
     case 'postAdded':
-      return { at, kind: event.kind, post: toContentDocument(event.post) };
+      return { at, kind: event.kind, post: toAnnouncedPost(event.post) };
     case 'postRemoved':
       return {
         at,
@@ -49,13 +50,15 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
         // Stored as a post's are, absent for a public post.
         ...toStoredVisibility(event),
       };
+    case 'postEdited':
+      return { at, kind: event.kind, post: fromRef(event.post), reposts: event.reposts.map(fromRef) };
     case 'followed':
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId, ...(event.counts ? { counts: [...event.counts] } : {}) };
     case 'changed': {
       const { edits } = event;
       const stored = edits && {
-        ...(edits.delivered ? { delivered: edits.delivered.map(({ recipients, posts }) => ({ recipients: [...recipients], posts: posts.map(toContentDocument) })) } : {}),
+        ...(edits.delivered ? { delivered: edits.delivered.map(({ recipients, posts }) => ({ recipients: [...recipients], posts: posts.map(toAnnouncedPost) })) } : {}),
         ...(edits.removed ? { removed: [...edits.removed] } : {}),
       };
       return { at, kind: event.kind, users: event.users, filters: event.filters, allFilters: event.allFilters, timelines: event.timelines, lists: event.lists, ...(stored ? { edits: stored } : {}) };
@@ -80,7 +83,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
 export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
   switch (doc.kind) {
     case 'postAdded':
-      return { kind: 'postAdded', post: announcedPost(doc.post) };
+      return { kind: 'postAdded', post: fromAnnouncedPost(doc.post) };
     case 'postRemoved':
       return {
         kind: 'postRemoved',
@@ -90,13 +93,15 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
         ...(doc.replyToId ? { replyToId: doc.replyToId } : {}),
         ...toVisibility(doc),
       };
+    case 'postEdited':
+      return { kind: doc.kind, post: toRef(doc.post)!, reposts: doc.reposts.map((repost) => toRef(repost)!) };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };
     case 'changed': {
       const edits = doc.edits && {
         ...(doc.edits.delivered
-          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map(announcedPost) })) }
+          ? { delivered: doc.edits.delivered.map(({ recipients, posts }) => ({ recipients, posts: posts.map(fromAnnouncedPost) })) }
           : {}),
         ...(doc.edits.removed ? { removed: doc.edits.removed } : {}),
       };
@@ -116,9 +121,6 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
       return null;
   }
 }
-
-/** A post as an announcement carries it: stored fields, without counts (they are read apart). */
-const announcedPost = (doc: ContentDocument): PostRecord => ({ ...toPostRecord(doc), counts: null });
 
 /**
  * How long the server holds an empty getMore. Short enough that opening the stream (aggregate, then

@@ -6,7 +6,7 @@ import type { ObjectId } from 'mongodb';
 import type { LiveEventMode } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
-import type { PostCounts, PostRecord, Visibility } from '../records/posts.js';
+import type { PostCounts, PostRecord, PostRef, Visibility } from '../records/posts.js';
 import type { UserCounts } from '../records/users.js';
 
 /**
@@ -29,12 +29,26 @@ export type ChangeEvent =
       visibility: Visibility;
       audience: readonly string[];
     }
+  | PostEditedEvent
   | FollowEvent
   | NotificationAddedEvent
   | CountedEvent
   | ({ kind: 'changed' } & StoredChange);
 
 export type ChangeKind = ChangeEvent['kind'];
+
+/**
+ * A stored post's body changed (an image's alt text), and with it its reposts' copies: every
+ * instance forgets what it holds of them, and pages read them again. Timelines' embedded copies
+ * are rewritten through the queue, which announces those timelines as it goes.
+ */
+export interface PostEditedEvent {
+  kind: 'postEdited';
+  post: PostRef;
+  reposts: readonly PostRef[];
+}
+
+export const postEdited = (post: PostRef, reposts: readonly PostRef[]): PostEditedEvent => ({ kind: 'postEdited', post, reposts });
 
 /**
  * Records that changed outside follows and posts, for every instance's in-process tier to forget:
@@ -116,7 +130,8 @@ export const postAdded = (post: PostRecord): PostAddedEvent => ({ kind: 'postAdd
 
 /** Clients know a repost by its original's id, which is what they must remove. */
 export function postRemoved(post: PostRecord): PostRemovedEvent {
-  const { repostOf, visibility, audience, replyTo } = post;
+  const { repostOf, replyTo } = post;
+  const { visibility, audience } = post.body;
   return {
     kind: 'postRemoved',
     postId: repostOf?.id ?? post.id,

@@ -43,10 +43,10 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
   switch (event.kind) {
     case 'postAdded':
       // A public reply was counted on its parent before it was announced.
-      if (event.post.replyTo && event.post.visibility === 'PUBLIC' && !event.post.repostOf) held.postCounted(event.post.replyTo.id, null);
+      if (event.post.replyTo && event.post.body.visibility === 'PUBLIC' && !event.post.repostOf) held.postCounted(event.post.replyTo.id, null);
       // The author's own timeline took a public post in the same request: one announcement for both.
       held.forgetOutboxes([event.post.authorId], { added: event.post });
-      held.forgetTimelines([event.post.authorId], event.post.visibility === 'PUBLIC' ? { delivered: [{ recipients: [event.post.authorId], posts: [event.post] }] } : undefined);
+      held.forgetTimelines([event.post.authorId], event.post.body.visibility === 'PUBLIC' ? { delivered: [{ recipients: [event.post.authorId], posts: [event.post] }] } : undefined);
       return;
     case 'postRemoved':
       if (event.replyToId) held.postCounted(event.replyToId, null);
@@ -54,6 +54,13 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetOutboxes([event.authorId], { removed: event.postId });
       held.forgetTimelines([event.authorId], { removed: [event.postId] });
       return;
+    case 'postEdited': {
+      // Held posts and outboxes carry the body: the post's and its reposts' go, and are read again.
+      const posts = [event.post, ...event.reposts];
+      held.forgetPosts(posts.map((post) => post.id));
+      held.forgetOutboxes([...new Set(posts.map((post) => post.authorId))]);
+      return;
+    }
     case 'followed':
     case 'unfollowed': {
       // Both users' counts (in place where the event carries them), the follower's list of whom

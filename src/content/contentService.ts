@@ -4,7 +4,7 @@
  * their authors' outboxes held in process (Outboxes), and their counts: likes and reposts
  * (Interactions), replies (ReplyCounts), each exactly once through PostCounters.
  */
-import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import { ObjectId, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import type { OutboxChange } from '../changes/staleness.js';
 import { isDuplicateKeyError } from '../errors.js';
 import {
@@ -17,8 +17,8 @@ import {
   newPostId,
   postPlace,
   publicOnly,
-  publicVisibility,
-  type Visibility,
+  repostRecord,
+  type PostBody,
   type ContentDocument,
   type PostRecord,
   type PostRef,
@@ -91,34 +91,17 @@ export class ContentService {
 
   /**
    * Builds the post without storing it, so that its fanout can be queued under the post's id
-   * before the post exists (see Publishing.post). `text` is as `postText` (content/text.ts) returned
-   * it: checked by the caller before anything else runs.
+   * before the post exists (see Publishing.post). `body` is `newBody` of a text as `postText`
+   * (content/text.ts) returned it: checked by the caller before anything else runs.
    */
-  preparePost(
-    authorId: string,
-    text: string,
-    options: { pulled: boolean; replyTo?: PostRecord | null; visibility?: Visibility; audience?: readonly string[] },
-  ): PostRecord {
+  preparePost(authorId: string, body: PostBody, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
-    const visibility = options.visibility ?? 'PUBLIC';
-    const audience = visibility === 'MENTIONED' ? [...(options.audience ?? [])] : [];
-    return { id: newPostId(authorId), authorId, text, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, visibility, audience };
+    return { id: newPostId(authorId), authorId, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
   prepareRepost(reposterId: string, original: PostRecord, at: { id: ObjectId; createdAt: Date }, options: { pulled: boolean }): PostRecord {
-    const { authorId, createdAt, replyTo } = original;
-    return {
-      id: at.id,
-      authorId: reposterId,
-      text: original.text,
-      createdAt: at.createdAt,
-      pulled: options.pulled,
-      replyTo: null,
-      repostOf: { id: original.id, authorId, createdAt, replyTo },
-      counts: null,
-      ...publicVisibility,
-    };
+    return repostRecord(reposterId, original, at, options.pulled);
   }
 
   /**
@@ -130,7 +113,7 @@ export class ContentService {
     // An id from anywhere but `newPostId` would put the post where its author's pages never look.
     if (postPlace(post.id) !== authorPlace(post.authorId)) throw new Error(`post ${post.id.toHexString()} is not in the place of ${post.authorId}`);
     const doc = toStoredPost(post);
-    const counted = post.replyTo !== null && post.visibility === 'PUBLIC';
+    const counted = post.replyTo !== null && post.body.visibility === 'PUBLIC';
     if (counted) doc._cq = true;
     let stored = true;
     try {
@@ -170,6 +153,16 @@ export class ContentService {
       await this.content.updateMany(byPostIds(ids), { $pull: { _to: handle } });
       this.lookups.forgetPosts(ids);
     }
+  }
+
+  /**
+   * An image's alt text as it is now, into these posts' copies of it (a post and its reposts, which
+   * carry its body): one update, by the ids the caller read. Held copies are the caller's to forget.
+   */
+  async setMediaAlt(postIds: readonly ObjectId[], mediaId: ObjectId, alt: string | null): Promise<void> {
+    if (postIds.length === 0) return;
+    const change: UpdateFilter<ContentDocument> = alt === null ? { $unset: { '_md.$[image].a': '' as const } } : { $set: { '_md.$[image].a': alt } };
+    await this.content.updateMany(byPostIds(postIds), change, { arrayFilters: [{ 'image._id': mediaId }] });
   }
 
   /** The filter for these authors' posts (see `byAuthors` in records/posts.ts). */

@@ -73,7 +73,7 @@ export class Outboxes {
 
   /** A stored post, into its author's outbox where one is held (only public posts enter one). */
   take(post: PostRecord): void {
-    if (post.visibility !== 'PUBLIC') return;
+    if (post.body.visibility !== 'PUBLIC') return;
     if (this.removed.includes(post, post.authorId)) return this.forget([post.authorId]);
     this.cache.update(post.authorId, (outbox) => withPost(outbox, { ...post, counts: null }));
   }

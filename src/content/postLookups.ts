@@ -2,7 +2,7 @@ import { ObjectId, type Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
-import { byPostId, byPostIds, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type TombstoneDocument } from '../records/posts.js';
+import { byPostId, byPostIds, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type StoredBody, type TombstoneDocument } from '../records/posts.js';
 
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
 export class PostLookups {
@@ -31,6 +31,16 @@ export class PostLookups {
     if (ids.length === 0) return new Set();
     const docs = await this.content.find(byPostIds(ids), { projection: { _id: 1 } }).toArray();
     return new Set(docs.map((doc) => doc._id.toHexString()));
+  }
+
+  /**
+   * Which of these posts are stored, with the part of their body that can change once posted (the
+   * images), by hex id: one query, as `existing`, for checking a delivery against edits.
+   */
+  async editableBodies(ids: readonly ObjectId[]): Promise<Map<string, Pick<StoredBody, '_md'>>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.content.find(byPostIds(ids), { projection: { _md: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id.toHexString(), doc]));
   }
 
   /** A post, not a repost: reposts have no id of their own in the API. */
@@ -77,7 +87,7 @@ export class PostLookups {
    */
   hold(posts: readonly PostRecord[]): void {
     for (const post of posts) {
-      if (post.visibility !== 'PUBLIC' || this.removedLately.includes(post)) continue;
+      if (post.body.visibility !== 'PUBLIC' || this.removedLately.includes(post)) continue;
       this.postCache.hold(post.id.toHexString(), post.counts === null ? post : { ...post, counts: null });
     }
   }

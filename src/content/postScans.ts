@@ -1,7 +1,7 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { beyondFilter, sortFor, type Page, type PostPosition } from './position.js';
 import type { ListPageRequest } from '../records/pages.js';
-import { byAuthors as postsOfAuthors, byPostIds, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { bodyLeftOut, byAuthors as postsOfAuthors, byPostIds, placeOnly, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
@@ -26,7 +26,7 @@ export class PostScans {
 
   /**
    * Which of `originalIds` are still stored, and their reposts by any of `reposterIds`: one query,
-   * without the texts.
+   * without the bodies.
    */
   async originalsAndReposts(
     originalIds: readonly ObjectId[],
@@ -34,9 +34,9 @@ export class PostScans {
   ): Promise<{ originals: Set<string>; reposts: PostRecord[] }> {
     const ids = [...originalIds];
     const docs = await this.content
-      .find({ $or: [byPostIds(ids), { '_o._id': { $in: ids }, ...this.byAuthors(reposterIds) }] }, { projection: { _m: 0 } })
+      .find({ $or: [byPostIds(ids), { '_o._id': { $in: ids }, ...this.byAuthors(reposterIds) }] }, { projection: bodyLeftOut })
       .toArray();
-    const records = docs.map((doc) => toPostRecord({ ...doc, _m: '' }));
+    const records = docs.map(placeOnly);
     return {
       originals: new Set(records.filter((post) => !post.repostOf).map((post) => post.id.toHexString())),
       reposts: records.filter((post) => post.repostOf),

@@ -67,8 +67,9 @@ const visibleCharacter = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}]/u;
  * displayable, with the text segmented once. Checked before anything is written or counted
  * against a limit.
  */
-export function postText(text: string): string {
+export function postText(text: string, { mayBeEmpty = false } = {}): string {
   const message = text.trim();
+  if (message === '' && mayBeEmpty) return message;
   const { length, longest } = measure(message);
   if (length < 1 || length > maxPostLength || !visibleCharacter.test(message)) {
     throw badInput(`Post text must be 1 to ${maxPostLength} characters after trimming, not all of them blank`);

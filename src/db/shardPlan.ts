@@ -85,6 +85,21 @@ export const shardPlan = {
   timed_buckets: { key: { '_id._u': 1 }, why: "a reader's buckets are one range" },
   sized_buckets: { key: { _u: 1 }, why: "a reader's buckets are one range" },
   timeline_cache: { key: { _id: 'hashed' }, why: 'one document per reader' },
+  media: {
+    key: { _id: 'hashed' },
+    why: "every serve, attach and alt text change names the image; a post's images are named by the ids its body carries",
+    everyShard: [
+      { command: 'update', fields: ['owner', 'state'], why: "a deleted account's uploads stop answering: once per account deletion, indexed by owner" },
+      { command: 'find', fields: ['owner'], why: "a deleted account's uploads, deleted 100 at a time: once per account deletion, indexed by owner" },
+      { command: 'find', fields: ['at', 'state'], why: 'the sweep of uploads stalled while storing: at most every few seconds per worker process, indexed by state and age' },
+      { command: 'find', fields: ['at', 'post', 'state'], why: 'the sweep of uploads never attached within MEDIA_ORPHAN_HOURS: at most every few seconds per worker process, indexed by state and age' },
+      { command: 'find', fields: ['goneAt', 'state'], why: 'the sweep finishing deletions whose request died: at most every few seconds per worker process, indexed by state and age' },
+      { command: 'find', fields: ['claimedAt'], why: 'the sweep confirming attachments: at most every few seconds per worker process, indexed to attachments not yet confirmed' },
+      { command: 'find', fields: ['editedAt'], why: 'the sweep finishing alt text changes whose request died: at most every few seconds per worker process, indexed to changes under way' },
+    ],
+  },
+  'media_bytes.files': { key: { _id: 'hashed' }, why: "GridFS's file documents, read and deleted by the ids the `media` document names" },
+  'media_bytes.chunks': { key: { files_id: 1, n: 1 }, why: "GridFS's chunks: a file's are one range, read in order while serving (the key GridFS's documentation gives)" },
   fanout_tasks: {
     unsharded: 'pending work only: a task is deleted when done, so its size is the backlog; claiming takes the oldest due tasks of the whole queue, which one shard answers from one index',
   },

@@ -3,6 +3,7 @@ import { changed, type ChangePublisher } from '../changes/events.js';
 import { AppError } from '../errors.js';
 import type { UserAccounts } from '../graph/userAccounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
+import type { MediaService } from '../media/mediaService.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { NotificationService } from '../notifications/notificationService.js';
@@ -32,7 +33,8 @@ const stepSize = 100;
  * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
  *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
  * 4. it removes the user's lists, notifications, filters, timeline and pair records, takes the handle
- *    out of the audiences of mentioned-only posts, and last the user document: the handle is free again.
+ *    out of the audiences of mentioned-only posts, deletes their images (which stopped answering at
+ *    step 1), and last the user document: the handle is free again.
  */
 export class AccountRemoval {
   constructor(
@@ -44,6 +46,7 @@ export class AccountRemoval {
     private readonly changes: ChangePublisher,
     private readonly work: QueuedWork,
     private readonly notifications: Pick<NotificationService, 'forgetRecipient'>,
+    private readonly media: Pick<MediaService, 'markGoneOfOwner' | 'deleteOfOwner'>,
   ) {}
 
   /** The queued work this class does. */
@@ -52,6 +55,8 @@ export class AccountRemoval {
   /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
   async remove(handle: string, accountId: string): Promise<void> {
     if (!(await this.accounts.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
+    // No URL of the account's images answers from now on (the task repeats this if the request dies here).
+    await this.media.markGoneOfOwner(handle);
     // Other instances hold the account too: its tokens must stop working there as well.
     await this.changes.publish(changed({ users: [handle] }));
     await this.enqueue(handle, accountId);
@@ -74,6 +79,7 @@ export class AccountRemoval {
     const { handle, accountId, followers } = task.payload;
     if (!(await this.accounts.isBeingDeleted(handle, accountId))) return;
     if (followers) return this.endFollows(followers, handle, run);
+    await this.media.markGoneOfOwner(handle);
 
     for (let posts = await this.content.scans.postsBy(handle, stepSize); posts.length > 0; posts = await this.content.scans.postsBy(handle, stepSize)) {
       await run.checkpoint();
@@ -96,6 +102,8 @@ export class AccountRemoval {
     await this.notifications.forgetRecipient(handle);
     await this.relations.forgetReader(handle);
     await this.content.leaveAudiences(handle);
+    // Its images, attached or not, and their bytes: before the handle is free for someone else.
+    await this.media.deleteOfOwner(handle);
     await this.accounts.removeDeletedUser(handle, accountId);
   }
 

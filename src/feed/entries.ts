@@ -1,45 +1,8 @@
-import { type AnyBulkWriteOperation, type Collection, type Document, type ObjectId } from 'mongodb';
-import type { TimelineContentMode } from '../config.js';
-import { toContentDocument, toRef, toRepostOf, type PostRecord, type PostRefDocument, type RepostOfDocument } from '../records/posts.js';
+import { type AnyBulkWriteOperation, type Collection, type Document } from 'mongodb';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest } from '../content/position.js';
 import { duplicateKeyFailures } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
-import type { TimelineEntry } from './timelineEntry.js';
-
-/**
- * One post inside a materialized timeline: the reference layout (`_id` post id, `_a` author,
- * `_m` message, the last only when embedding) plus `_d`, the creation time, because pages are cut
- * and cursors made by (time, id) without touching `content`.
- */
-export interface EntryDocument {
-  _id: ObjectId;
-  _a: string;
-  _d: Date;
-  _m?: string;
-  /** As in `content`: the post replied to, the post reposted. Small, so both modes keep them. */
-  _r?: PostRefDocument;
-  _o?: RepostOfDocument;
-}
-
-export function toEntryDocument(post: PostRecord, mode: TimelineContentMode): EntryDocument {
-  const { _id, _a, _d, _m, _r, _o } = toContentDocument(post);
-  const entry: EntryDocument = { _id, _a, _d };
-  if (mode === 'embed') entry._m = _m;
-  if (_r) entry._r = _r;
-  if (_o) entry._o = _o;
-  return entry;
-}
-
-export function fromEntryDocument(entry: EntryDocument): TimelineEntry {
-  return {
-    id: entry._id,
-    authorId: entry._a,
-    createdAt: entry._d,
-    text: entry._m ?? null,
-    replyTo: toRef(entry._r),
-    repostOf: toRepostOf(entry._o),
-  };
-}
+import type { TimelineEntry } from '../records/posts.js';
 
 /** The author's own timeline, then every follower, in batches of at most `batchSize`. */
 export async function* recipientBatches(graph: Pick<UserGraphService, 'followerIdBatches'>, authorId: string, batchSize: number): AsyncGenerator<string[]> {

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { ContentService } from '../content/contentService.js';
-import { publicVisibility, type PostRecord } from '../records/posts.js';
+import { fromPostTask, sameEditableBody, toPostTask, toStoredBody, type PostRecord } from '../records/posts.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { FollowerRange, UserGraphService } from '../graph/userGraphService.js';
 import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
@@ -33,22 +33,8 @@ const deletingRequestGraceMs = 5_000;
 /** A post missing from `content` this long after its task was queued was never stored (its request died). */
 const unstoredGraceMs = 60_000;
 
-const toPayload = ({ id, authorId, text, createdAt, replyTo, repostOf }: PostRecord): PostPayload => ({
-  id,
-  authorId,
-  text,
-  createdAt,
-  replyTo,
-  repostOf,
-});
-const fromPayload = (post: PostPayload): PostRecord => ({
-  ...post,
-  replyTo: post.replyTo ?? null,
-  repostOf: post.repostOf ?? null,
-  pulled: false,
-  counts: null,
-  ...publicVisibility,
-});
+const toPayload: (post: PostRecord) => PostPayload = toPostTask;
+const fromPayload: (post: PostPayload) => PostRecord = fromPostTask;
 
 /**
  * Fanout on write through the durable queue (the push part of push/pull): publishing queues one
@@ -65,9 +51,10 @@ export class Fanout {
   private tally: { minute: number; recipients: number; subtasks: number; since: number } | null = null;
 
   /** The queued work this class does, by kind. */
-  readonly handlers: Pick<TaskHandlers, 'deliver' | 'retract' | 'fill-gap'> = {
+  readonly handlers: Pick<TaskHandlers, 'deliver' | 'retract' | 'rewrite' | 'fill-gap'> = {
     deliver: (task, run) => this.deliver(task, run),
     retract: (task, run) => this.retract(task, run),
+    rewrite: (task, run) => this.rewrite(task, run),
     'fill-gap': (task, run) => this.fillGap(task, run),
   };
 
@@ -112,6 +99,15 @@ export class Fanout {
   /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */
   async enqueueRetraction(post: PostRecord, alongside: QueuedTask[] = [], retract = true): Promise<void> {
     await this.enqueueWith(retract ? [rootTask('retract', post)] : [], alongside);
+  }
+
+  /**
+   * Queues putting these posts' bodies as they are now (after an edit at `editedAt`) into every
+   * timeline entry that embeds them: nothing where entries link to `content`.
+   */
+  async enqueueRewrites(posts: readonly PostRecord[], editedAt: Date): Promise<void> {
+    if (!this.backend.embedsBodies) return;
+    await this.enqueue(posts.map((post) => rootTask('rewrite', post, String(editedAt.getTime()))));
   }
 
   /** Queues redelivering what fanout skipped while `userId` was inactive (the gap on their user document). */
@@ -183,10 +179,13 @@ export class Fanout {
       await run.checkpoint();
       await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
       this.delivered(reached);
-      // Written, then checked: a delete that came first has retracted already and would miss these entries.
-      const stillStored = await this.content.lookups.existing(chunk.map((delivery) => delivery.post.id));
+      // Written, then checked: a delete that came first has retracted already and would miss these
+      // entries, and an edit that came first has rewritten the entries before these.
+      const stillStored = await this.content.lookups.editableBodies(chunk.map((delivery) => delivery.post.id));
       for (const { post, recipients } of reached) {
-        if (!stillStored.has(post.id.toHexString())) await this.backend.removeFrom(recipients, post);
+        const stored = stillStored.get(post.id.toHexString());
+        if (!stored) await this.backend.removeFrom(recipients, post);
+        else if (!sameEditableBody(stored, toStoredBody(post.body))) await this.rewriteCurrent(recipients, post.id);
       }
       await this.countDelivered(reached.reduce((sum, delivery) => sum + delivery.recipients.length, 0), chunk.length);
     }
@@ -263,6 +262,36 @@ export class Fanout {
   }
 
   /**
+   * The root task rewrites the author's own timeline and splits the followers into sub-tasks, a
+   * range of handles each, as a delivery does; each reads the post as it is when it runs, so of two
+   * edits in quick succession the later wins wherever the earlier's tasks run last.
+   */
+  private async rewrite(task: TaskDocument<FanoutPayload>, run: TaskRun): Promise<void> {
+    const post = fromPayload(task.payload.post);
+    const { range } = task.payload;
+    await run.checkpoint();
+    if (!range) {
+      // A small audience is rewritten here with the author's own timeline, in one write; a large one by sub-tasks.
+      const audience = (await this.graph.smallAudiences([post.authorId], this.options.batchSize)).get(post.authorId);
+      if (!audience) {
+        await this.rewriteCurrent([post.authorId], post.id);
+        return this.split(task, run);
+      }
+      await run.checkpoint();
+      return this.rewriteCurrent([post.authorId, ...audience], post.id);
+    }
+    const recipients = await this.graph.followerIdsIn(post.authorId, range);
+    await run.checkpoint();
+    await this.rewriteCurrent(recipients, post.id);
+  }
+
+  /** Rewrites these recipients' entries of a post (or repost) from `content`; nothing for a deleted one. */
+  private async rewriteCurrent(recipients: readonly string[], postId: PostRecord['id']): Promise<void> {
+    const current = await this.content.lookups.getEntry(postId);
+    if (current) await this.backend.rewrite(recipients, current);
+  }
+
+  /**
    * Queues the post's followers as sub-tasks of FANOUT_BATCH followers each, a range of handles
    * apiece (see `followerRanges`), numbered in handle order, so a replay of this task queues the
    * same ids again (and adds nothing already queued). Each sub-task reads its range when it runs.
@@ -274,7 +303,7 @@ export class Fanout {
     let index = 0;
     for await (const range of this.graph.followerRanges(post.authorId, this.options.batchSize)) {
       // The sub-tasks carry the origin of the task that split them: the request that posted.
-      pending.push({ ...subTask(kind, post, index++, range), ...(task.origin ? { origin: task.origin } : {}) });
+      pending.push({ ...subTask(kind, post, index++, range, String(task._id)), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
         await run.checkpoint();
         await this.enqueue(pending);
@@ -312,7 +341,7 @@ export class Fanout {
   }
 }
 
-type FanoutKind = 'deliver' | 'retract';
+type FanoutKind = 'deliver' | 'retract' | 'rewrite';
 
 /** Deliveries in groups of about `limit` recipients, so that one write stays the size of one sub-task. */
 function byRecipients<T extends { recipients: readonly string[] }>(deliveries: readonly T[], limit: number): T[][] {
@@ -335,12 +364,14 @@ function byRecipients<T extends { recipients: readonly string[] }>(deliveries: r
 /** Sub-tasks queued per insert while a post's followers are split. */
 const splitInsertSize = 100;
 
-function rootTask(kind: FanoutKind, post: PostRecord): QueuedTask {
-  return { _id: `${kind}:${post.id.toHexString()}`, kind, payload: { post: toPayload(post) } };
+/** `edit` tells apart the rewrites of successive edits of one post, each a task of its own. */
+function rootTask(kind: FanoutKind, post: PostRecord, edit?: string): QueuedTask {
+  return { _id: `${kind}:${post.id.toHexString()}${edit ? `@${edit}` : ''}`, kind, payload: { post: toPayload(post) } };
 }
 
-function subTask(kind: FanoutKind, post: PostRecord, index: number, range: FollowerRange): QueuedTask {
-  return { _id: `${kind}:${post.id.toHexString()}:${index}`, kind, payload: { post: toPayload(post), range } };
+/** Numbered under the task that split them: a rewrite's root id names its edit. */
+function subTask(kind: FanoutKind, post: PostRecord, index: number, range: FollowerRange, parentId = `${kind}:${post.id.toHexString()}`): QueuedTask {
+  return { _id: `${parentId}:${index}`, kind, payload: { post: toPayload(post), range } };
 }
 
 const minuteStart = (ms: number) => ms - (ms % 60_000);

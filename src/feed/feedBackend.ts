@@ -43,6 +43,13 @@ export interface FeedBackend {
   deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void>;
   /** The same for many deliveries at once, in one write: the fanout of many small audiences. */
   deliverEach(deliveries: readonly Delivery[]): Promise<void>;
+  /**
+   * Puts the post's body as it is now into these recipients' embedded entries of it (an edit:
+   * an image's alt text). Nothing where entries link to `content`, or hold no such entry.
+   */
+  rewrite(recipients: readonly string[], post: PostRecord): Promise<void>;
+  /** Whether this strategy's entries carry bodies that edits must reach. */
+  readonly embedsBodies: boolean;
   /** Takes a post out of these recipients' timelines. */
   removeFrom(recipients: readonly string[], post: PostPosition, options?: Announced): Promise<void>;
   /**

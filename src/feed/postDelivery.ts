@@ -56,9 +56,10 @@ export class PostDelivery {
   /** `publish` without its announcement, which it returns: for a repost, announced with the rest of its transition. */
   async store(post: PostRecord): Promise<ChangeEvent[]> {
     const { feedState, content, backend, fanout, changes } = this.deps;
-    if (post.visibility !== 'PUBLIC') {
+    const { visibility, audience } = post.body;
+    if (visibility !== 'PUBLIC') {
       // Readers ask for limited posts only where these marks say some exist: mark first.
-      const marked = await feedState.markLimited(post.authorId, post.visibility, post.audience);
+      const marked = await feedState.markLimited(post.authorId, visibility, audience);
       if (marked.length > 0) await changes.publish(changed({ users: marked }));
       // No delivery, but the replied-to and mentioned accounts who may see it are told.
       await fanout.enqueueDelivery(post, postNotificationTasks(post), false);
@@ -81,7 +82,7 @@ export class PostDelivery {
    */
   async retract(post: PostRecord): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
-    const inTimelines = post.visibility === 'PUBLIC';
+    const inTimelines = post.body.visibility === 'PUBLIC';
     await fanout.enqueueRetraction(post, retractionNotificationTasks(post), inTimelines && !post.pulled);
     const removed = await content.deletePost(post);
     // Announced by whichever call removed the post, this one or a racing one.

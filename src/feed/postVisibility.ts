@@ -4,7 +4,7 @@ import type { UserGraphService } from '../graph/userGraphService.js';
 import { publicOnly, visibleTo, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** The fields a visibility decision reads. */
-export type VisibilityOf = Pick<PostRecord, 'authorId' | 'visibility' | 'audience'>;
+export type VisibilityOf = Pick<PostRecord, 'authorId' | 'body'>;
 
 export interface PostVisibilityDependencies {
   graph: Pick<UserGraphService, 'followingIds'>;
@@ -25,9 +25,9 @@ export class PostVisibility {
    * viewer's follow list only when a followers-only post of someone else is among them.
    */
   async canSee(viewerId: string | null, posts: readonly VisibilityOf[]): Promise<boolean[]> {
-    const needsFollows = viewerId !== null && posts.some((post) => post.visibility === 'FOLLOWERS' && post.authorId !== viewerId);
+    const needsFollows = viewerId !== null && posts.some((post) => post.body.visibility === 'FOLLOWERS' && post.authorId !== viewerId);
     const follows = needsFollows ? new Set(await this.deps.graph.followingIds(viewerId)) : null;
-    return posts.map((post) => visibleTo(post, viewerId, (authorId) => follows?.has(authorId) ?? false));
+    return posts.map((post) => visibleTo(post.authorId, post.body, viewerId, (authorId) => follows?.has(authorId) ?? false));
   }
 
   /** The posts of `posts` the viewer may see, in order. */

@@ -2,12 +2,13 @@ import type { RateLimits } from '../auth/rateLimits.js';
 import type { Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
-import { mentionedHandles } from '../content/mentions.js';
 import { postText } from '../content/text.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import { narrowerVisibility, parsePostId, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
+import type { MediaService } from '../media/mediaService.js';
+import { maxMediaPerPost } from '../records/media.js';
+import { narrowerVisibility, newBody, parsePostId, type PostBody, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
 
@@ -19,7 +20,7 @@ export interface InteractionStores {
 
 /** What a user does to posts: write, delete, like and repost them. */
 export interface PostPublishing {
-  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility): Promise<PostRecord>;
+  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility, mediaIds?: readonly string[]): Promise<PostRecord>;
   deletePost(viewerId: string, id: string): Promise<boolean>;
   likePost(userId: string, id: string): Promise<PostRecord>;
   unlikePost(userId: string, id: string): Promise<PostRecord>;
@@ -36,6 +37,7 @@ export interface PublishingDependencies {
   users: Pick<UserDirectory, 'getUsers'>;
   visibility: Pick<PostVisibility, 'canSee'>;
   bookmarks: Pick<Bookmarks, 'forgetPost' | 'forgetUser'>;
+  media: Pick<MediaService, 'claim' | 'markGone' | 'deleteGone'>;
 }
 
 /**
@@ -58,8 +60,16 @@ export class Publishing implements PostPublishing {
    * else, whatever the audience. The fanout task is queued before the post is stored, so no crash
    * can leave a stored post without its delivery; a task whose post never arrives is dropped.
    */
-  async post(authorId: string, text: string, replyToId: string | null = null, visibility: Visibility = 'PUBLIC'): Promise<PostRecord> {
-    const message = postText(text); // bad text costs nothing against the rate limit
+  async post(
+    authorId: string,
+    text: string,
+    replyToId: string | null = null,
+    visibility: Visibility = 'PUBLIC',
+    mediaIds: readonly string[] = [],
+  ): Promise<PostRecord> {
+    // Bad text or too many images cost nothing against the rate limit; with images, text may be empty.
+    const message = postText(text, { mayBeEmpty: mediaIds.length > 0 });
+    if (mediaIds.length > maxMediaPerPost) throw badInput(`A post takes at most ${maxMediaPerPost} images`);
     // What the post needs to read (its author, the post it answers) is read beside the rate
     // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
     const [, authorPulled, replyTo] = await Promise.all([
@@ -69,11 +79,16 @@ export class Publishing implements PostPublishing {
     ]);
     if (replyTo) await this.deps.readerFilters.assertNotBlocked(authorId, replyTo.authorId, 'reply to');
     // A reply is never seen by more people than its parent: a wider reply is narrowed to the parent's.
-    const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.visibility) : visibility;
-    const audience = shownTo === 'MENTIONED' ? await this.audienceOf(authorId, text, replyTo) : [];
+    const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.body.visibility) : visibility;
+    const said = newBody(message);
+    const body: PostBody = shownTo === 'MENTIONED' ? { ...said, visibility: shownTo, audience: await this.audienceOf(authorId, said, replyTo) } : { ...said, visibility: shownTo };
     // Limited posts are never pulled: readers' inbox queries find them instead.
     const pulled = shownTo === 'PUBLIC' && authorPulled;
-    const post = this.content.preparePost(authorId, message, { pulled, replyTo, visibility: shownTo, audience });
+    const prepared = this.content.preparePost(authorId, body, { pulled, replyTo });
+    // The images are claimed for the post's id before it is stored; a post that never is stored
+    // gives them back through the media sweep, so nothing here undoes a claim.
+    const media = mediaIds.length === 0 ? [] : await this.deps.media.claim(authorId, mediaIds, prepared.id);
+    const post = media.length === 0 ? prepared : { ...prepared, body: { ...body, media } };
     await this.delivery.publish(post);
     return post;
   }
@@ -82,8 +97,8 @@ export class Publishing implements PostPublishing {
    * A mentioned-only post is for the existing accounts its text mentions when it is posted, and a
    * reply also for the author it answers; later accounts with those handles never see it.
    */
-  private async audienceOf(authorId: string, text: string, replyTo: PostRecord | null): Promise<string[]> {
-    const handles = new Set(mentionedHandles(text));
+  private async audienceOf(authorId: string, body: PostBody, replyTo: PostRecord | null): Promise<string[]> {
+    const handles = new Set(body.mentions);
     if (replyTo) handles.add(replyTo.authorId);
     handles.delete(authorId);
     return (await this.deps.users.getUsers([...handles])).map((user) => user.handle);
@@ -118,7 +133,7 @@ export class Publishing implements PostPublishing {
     const post = await this.existingPost(userId, id, { held: true });
     if (post.authorId === userId) throw new AppError('FORBIDDEN', 'You cannot repost your own post');
     // A repost shows the post to the reposter's followers: only a post everyone may see can go there.
-    if (post.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
+    if (post.body.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'repost');
     await this.deps.rateLimits.post(userId);
     return this.withCounts(post, id, await this.interactions.reposts.add(post, userId));
@@ -168,11 +183,16 @@ export class Publishing implements PostPublishing {
 
   /** A post goes with its reposts, likes and bookmarks; replies stay, their `replyTo` now null. Whether this call removed it. */
   private async removePost(post: PostRecord): Promise<boolean> {
+    // Its images stop answering first: no URL of them works once the deletion has begun.
+    const images = post.body.media.map((image) => image.id);
+    await this.deps.media.markGone(images);
     if (!(await this.delivery.retract(post))) return false;
     for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
     await this.interactions.likes.forgetPost(post.id);
     await this.interactions.reposts.forgetPost(post.id);
     await this.deps.bookmarks.forgetPost(post.id);
+    // A crash before this leaves them marked gone, which the media sweep deletes.
+    await this.deps.media.deleteGone(images);
     return true;
   }
 

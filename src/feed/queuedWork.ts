@@ -3,17 +3,14 @@ import type { FanoutOptions } from '../config.js';
 import type { FollowerRange } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
 import type { NotificationTasks } from '../notifications/notificationService.js';
-import type { PostRecord } from '../records/posts.js';
+import type { PostTask } from '../records/posts.js';
 import { TaskQueue, type NewTask, type TaskDocument } from '../queue/taskQueue.js';
 import { TaskWorkers, type TaskRun } from '../queue/taskWorkers.js';
 
 export const workCollection = 'fanout_tasks';
 
-/**
- * A post as a task carries it: enough to write embedded entries without reading `content`. Always
- * public: limited posts are never queued.
- */
-export type PostPayload = Pick<PostRecord, 'id' | 'authorId' | 'text' | 'createdAt'> & Partial<Pick<PostRecord, 'replyTo' | 'repostOf'>>;
+/** A post as a task carries it (records/posts.ts). Always public: limited posts are never queued. */
+export type PostPayload = PostTask;
 
 /**
  * A post's first task has no `recipients`: it reads the author's followers once and queues them as
@@ -46,6 +43,8 @@ export interface QueuedTasks extends NotificationTasks {
   deliver: FanoutPayload;
   /** A deleted post out of them. */
   retract: FanoutPayload;
+  /** An edited post's body (an image's alt text) into the entries that embed it. */
+  rewrite: FanoutPayload;
   /** What fanout skipped while a reader was away. */
   'fill-gap': GapPayload;
   'remove-account': AccountPayload;

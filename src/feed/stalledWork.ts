@@ -9,10 +9,12 @@ export interface StalledWorkDependencies {
   interactions: InteractionStores;
   /** A follow's timeline work and notification group, which a repaired pair runs too. */
   followEffects: FollowEffects;
+  /** Uploads stalled, orphaned or gone, attachments to confirm, alt text changes to carry (PostEdits). */
+  media: { repairStalled(): Promise<number> };
 }
 
 /**
- * Finishes follows, unfollows, likes, reposts, reply counts and list deletions whose request died,
+ * Finishes follows, unfollows, likes, reposts, reply counts, list deletions and media whose request died,
  * and prunes the tokens that finished follows, likes and reposts left on users, posts and
  * notification groups; the fanout workers call this now and then. Returns how many it repaired.
  */
@@ -29,6 +31,7 @@ export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<
       interactions.reposts.repairStalled(),
       deps.content.replyCounts.repairStalled(),
       graph.lists.repairStalled(),
+      deps.media.repairStalled(),
     ]);
     // Only settled work is pruned: after the repairs, a pass also covers what they finished.
     await Promise.all([graph.pairs.pruneSettled(followEffects.group), interactions.likes.pruneSettled(), interactions.reposts.pruneSettled()]);

@@ -184,7 +184,7 @@ export class TimelineReading implements TimelineReader {
     const view = await this.readerFilters.of(viewerId);
     if (view.hides(removal.authorId)) return false;
     // Routed to the author's followers too: only its audience ever saw a mentioned-only post.
-    if (!visibleTo(removal, viewerId, () => true)) return false;
+    if (!visibleTo(removal.authorId, removal, viewerId, () => true)) return false;
     if (removal.originalAuthorId === null) return true;
     const follows = new Set([viewerId, ...(await this.graph.followingIds(viewerId))]);
     if (follows.has(removal.originalAuthorId)) return false;

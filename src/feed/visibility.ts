@@ -26,11 +26,11 @@ export type RepostLookup = (
  * reposted author is not hidden either, and a reply shows only to readers who follow both sides
  * (or are one of them).
  */
-export function passesGraph(entry: Pick<TimelineEntry, 'authorId' | 'replyTo' | 'repostOf' | 'visibility' | 'audience'>, reader: Reader): boolean {
+export function passesGraph(entry: Pick<TimelineEntry, 'authorId' | 'replyTo' | 'repostOf' | 'body'>, reader: Reader): boolean {
   if (reader.view.hides(entry.authorId)) return false;
-  if (addressedTo(entry, reader.id)) return true;
+  if (addressedTo(entry.body, reader.id)) return true;
   if (!reader.follows.has(entry.authorId)) return false;
-  if (!visibleTo(entry, reader.id, (authorId) => reader.follows.has(authorId))) return false;
+  if (!visibleTo(entry.authorId, entry.body, reader.id, (authorId) => reader.follows.has(authorId))) return false;
   if (entry.repostOf) return !reader.view.hides(entry.repostOf.authorId);
   return replyShows(entry.authorId, entry.replyTo, reader);
 }
@@ -53,7 +53,7 @@ function originalShows(original: RepostOf, reader: Reader): boolean {
  * cursors stay valid. One `content` query for all the reposts of a batch.
  */
 export async function firstOccurrences(posts: PostRecord[], reader: Reader, lookup: RepostLookup): Promise<PostRecord[]> {
-  const unfiltered = posts.filter((post) => !reader.view.matchesKeyword(post.text));
+  const unfiltered = posts.filter((post) => !reader.view.matchesKeyword(post.body.text));
   const reposts = unfiltered.filter((post) => post.repostOf && !originalShows(post.repostOf, reader));
   if (reposts.length === 0) return unfiltered.filter((post) => !post.repostOf);
 

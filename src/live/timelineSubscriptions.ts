@@ -95,7 +95,7 @@ export class TimelineSubscriptions {
   handle(event: ChangeEvent): void {
     switch (event.kind) {
       case 'postAdded':
-        return this.toFollowersOf(event.post.authorId, event, audienceOf(event.post));
+        return this.toFollowersOf(event.post.authorId, event, audienceOf(event.post.body));
       case 'postRemoved':
         return this.toFollowersOf(event.authorId, event, audienceOf(event));
       case 'followed':
@@ -104,6 +104,9 @@ export class TimelineSubscriptions {
         return;
       case 'changed':
         // Filters and users are read again for every event (the visibility rules): nothing to route.
+        return;
+      case 'postEdited':
+        // No subscription sends edits: a page loaded after it shows the post as it is now.
         return;
       case 'notificationAdded':
       case 'counted':
@@ -168,7 +171,7 @@ export class TimelineSubscriptions {
       case 'postAdded':
       case 'postRemoved': {
         const authorId = event.kind === 'postAdded' ? event.post.authorId : event.authorId;
-        const audience = audienceOf(event.kind === 'postAdded' ? event.post : event);
+        const audience = audienceOf(event.kind === 'postAdded' ? event.post.body : event);
         if (subscriber.kind === event.kind && (subscriber.visible.has(authorId) || audience.includes(subscriber.viewerId))) subscriber.queue.push(event);
         return;
       }
@@ -184,6 +187,7 @@ export class TimelineSubscriptions {
         }
         return;
       case 'changed':
+      case 'postEdited':
       case 'notificationAdded':
       case 'counted':
         return;

@@ -8,7 +8,6 @@ import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { notificationAdded, type ChangePublisher } from '../changes/events.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Interactions } from '../content/interactions.js';
-import { mentionedHandles } from '../content/mentions.js';
 import { staleChangeMs } from '../content/postCounters.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
@@ -232,7 +231,7 @@ export class NotificationService {
     if (parentAuthor && (await memberships.tells(parentAuthor, post.authorId))) {
       told.push({ recipient: parentAuthor, kind: 'REPLY', _id: notificationId({ kind: 'REPLY', replyId: post.id }) });
     }
-    const mentioned = mentionedHandles(post.text).filter((handle) => handle !== post.authorId && handle !== parentAuthor && handlePattern.test(handle));
+    const mentioned = post.body.mentions.filter((handle) => handle !== post.authorId && handle !== parentAuthor && handlePattern.test(handle));
     for (const user of await this.deps.users.getUsers(mentioned)) {
       if (await memberships.tells(user.handle, post.authorId)) {
         told.push({ recipient: user.handle, kind: 'MENTION', _id: notificationId({ kind: 'MENTION', postId: post.id, recipient: user.handle }) });
@@ -254,8 +253,8 @@ export class NotificationService {
   }
 
   private async maySee(recipient: string, post: PostRecord): Promise<boolean> {
-    const follows = post.visibility === 'FOLLOWERS' ? await this.deps.graph.followedAmong(recipient, [post.authorId]) : new Set<string>();
-    return visibleTo(post, recipient, (authorId) => follows.has(authorId));
+    const follows = post.body.visibility === 'FOLLOWERS' ? await this.deps.graph.followedAmong(recipient, [post.authorId]) : new Set<string>();
+    return visibleTo(post.authorId, post.body, recipient, (authorId) => follows.has(authorId));
   }
 
   private async forgetPost(task: TaskDocument<PostPayload>): Promise<void> {
@@ -284,7 +283,7 @@ export class NotificationService {
 
 /** The task that tells a post's replied-to author and mentioned users; none when there is no one to tell. */
 export function postNotificationTasks(post: PostRecord): NotificationTask[] {
-  if (post.repostOf || (!post.replyTo && mentionedHandles(post.text).length === 0)) return [];
+  if (post.repostOf || (!post.replyTo && post.body.mentions.length === 0)) return [];
   return [{ _id: `notify-post:${post.id.toHexString()}`, kind: 'notify-post', payload: { postId: post.id } }];
 }
 

@@ -9,6 +9,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ObjectId, type Filter } from 'mongodb';
+import type { TimelineContentMode } from '../config.js';
+import { fromStoredMedia, toStoredMedia, type MediaDescriptor, type StoredMedia } from './media.js';
+import { mentionedHandles } from './mentions.js';
 
 export const maxPostLength = 500;
 
@@ -33,7 +36,7 @@ export interface PostRefDocument {
   _a: string;
 }
 
-/** The post a repost brings into timelines; the repost's `_m` is a copy of the original's text. */
+/** The post a repost brings into timelines; the repost's body (`_m`, ...) is a copy of the original's. */
 export interface RepostOfDocument extends PostRefDocument {
   _d: Date;
   _r?: PostRefDocument;
@@ -44,7 +47,7 @@ export interface RepostOfDocument extends PostRefDocument {
  * A repost is a document of its own (author: the reposter, time: the repost), so every timeline
  * strategy carries reposts exactly as it carries posts: fanout, pull, refills and rebuilds alike.
  */
-export interface ContentDocument {
+export interface ContentDocument extends StoredBody {
   _id: ObjectId;
   /** The post's place on a sharded cluster (`postPlace`): its author's, read back from its id. Set in `content` only. */
   s?: number;
@@ -52,8 +55,6 @@ export interface ContentDocument {
   sx?: true;
   /** Author handle. */
   _a: string;
-  /** Message text. */
-  _m: string;
   _d: Date;
   /**
    * Set when the author had more than FANOUT_PULL_THRESHOLD followers at posting time: the post
@@ -70,6 +71,21 @@ export interface ContentDocument {
   pc?: string[];
   /** A reply not yet counted on its parent; cleared once it is. */
   _cq?: true;
+}
+
+/**
+ * A post's body as stored: in `content`, in embedded timeline entries (the same fields, so an
+ * entry is a post's document less what a timeline has no use for) and in live events.
+ */
+export interface StoredBody {
+  /** Message text. */
+  _m: string;
+  /**
+   * The handles the text mentions, as parsed once when it was posted: present whenever the text
+   * holds an `@` (empty when none of them is a mention). Absent with an `@` in the text only in
+   * documents written before mentions were kept, whose mentions are parsed when read.
+   */
+  _mn?: string[];
   /**
    * Set on a limited post only: `f` followers of the author, `m` the accounts in `_to`. Limited
    * posts are never pulled, pushed or kept in outboxes; readers find them by the inbox query.
@@ -77,6 +93,8 @@ export interface ContentDocument {
   _v?: StoredVisibility;
   /** A mentioned-only post's audience, resolved to existing accounts when it was posted. */
   _to?: string[];
+  /** The images, in the order the author gave them; absent when there are none. */
+  _md?: StoredMedia[];
 }
 
 /** Public posts only: what outboxes, author pages and timelines hold. */
@@ -100,11 +118,28 @@ export interface PostCounts {
   version: number;
 }
 
+/**
+ * What a post says and whom it is for: one value, carried whole wherever a post goes (storage,
+ * timeline entries, queued tasks, live events), so a field added here and to its stored form below
+ * (`toStoredBody`, `fromStoredBody`) reaches every path at once. A repost carries its original's.
+ */
+export interface PostBody {
+  text: string;
+  /** The handles the text mentions, lowercased, each once (see records/mentions.ts). */
+  mentions: readonly string[];
+  visibility: Visibility;
+  /** Whom a MENTIONED post is for besides its author; empty for the other visibilities. */
+  audience: readonly string[];
+  /** The images, never their bytes: what a page needs to show them (see records/media.ts). */
+  media: readonly MediaDescriptor[];
+}
+
+/** Who may see a post, as a body says it. */
+export type Audience = Pick<PostBody, 'visibility' | 'audience'>;
+
 export interface PostRecord {
   id: ObjectId;
   authorId: string;
-  /** For a repost, the original's text. */
-  text: string;
   createdAt: Date;
   /** Delivered by pull at read time instead of by fanout. */
   pulled: boolean;
@@ -113,9 +148,8 @@ export interface PostRecord {
   repostOf: RepostOf | null;
   /** Null when the record did not come from `content` (an embedded entry, a live event). */
   counts: PostCounts | null;
-  visibility: Visibility;
-  /** Whom a MENTIONED post is for besides its author; empty for the other visibilities. */
-  audience: readonly string[];
+  /** For a repost, the original's. */
+  body: PostBody;
 }
 
 export const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
@@ -128,25 +162,95 @@ export const toRepostOf = (doc: RepostOfDocument | undefined): RepostOf | null =
 export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   id: doc._id,
   authorId: doc._a,
-  text: doc._m,
   createdAt: doc._d,
   pulled: doc._p === true,
   replyTo: toRef(doc._r),
   repostOf: toRepostOf(doc._o),
   counts: toPostCounts(doc),
-  ...toVisibility(doc),
+  body: fromStoredBody(doc),
 });
 
-export const toVisibility = (doc: Pick<ContentDocument, '_v' | '_to'>): Pick<PostRecord, 'visibility' | 'audience'> =>
-  doc._v === 'f' ? { visibility: 'FOLLOWERS', audience: [] } : doc._v === 'm' ? { visibility: 'MENTIONED', audience: doc._to ?? [] } : publicVisibility;
+const noMentions: readonly string[] = Object.freeze([]);
+const noMedia: readonly MediaDescriptor[] = Object.freeze([]);
+
+/**
+ * A new post's body: its mentions parsed here, once, whom it is for and its images. `audience`
+ * counts only for a MENTIONED post.
+ */
+export function newBody(
+  text: string,
+  shownTo: { visibility: Visibility; audience?: readonly string[] } = publicVisibility,
+  media: readonly MediaDescriptor[] = noMedia,
+): PostBody {
+  return {
+    text,
+    mentions: text.includes('@') ? mentionedHandles(text) : noMentions,
+    visibility: shownTo.visibility,
+    audience: shownTo.visibility === 'MENTIONED' ? [...(shownTo.audience ?? [])] : noMentions,
+    media: media.length === 0 ? noMedia : [...media],
+  };
+}
+
+/** A body as `content`, embedded entries and live events store it. */
+export function toStoredBody(body: PostBody): StoredBody {
+  const stored: StoredBody = { _m: body.text };
+  if (body.text.includes('@')) stored._mn = [...body.mentions];
+  Object.assign(stored, toStoredVisibility(body));
+  if (body.media.length > 0) stored._md = body.media.map(toStoredMedia);
+  return stored;
+}
+
+/** Every field of a stored body: a field added to StoredBody and not here fails to compile. */
+const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md'] as const satisfies readonly (keyof StoredBody)[];
+type Unlisted = Exclude<keyof StoredBody, (typeof storedBodyFields)[number]>;
+const everyFieldListed: Unlisted extends never ? true : Unlisted = true;
+void everyFieldListed;
+
+/**
+ * The update that puts `body` into the copy of a post at `path` (an embedded entry matched by the
+ * positional `$`, say): every stored field set, or unset when the body has none of it.
+ */
+export function bodyUpdate(body: PostBody, path: string): { $set: Record<string, unknown>; $unset?: Record<string, ''> } {
+  const stored: Partial<StoredBody> = toStoredBody(body);
+  const $set: Record<string, unknown> = {};
+  const $unset: Record<string, ''> = {};
+  for (const field of storedBodyFields) {
+    if (stored[field] === undefined) $unset[`${path}${field}`] = '';
+    else $set[`${path}${field}`] = stored[field];
+  }
+  return Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
+}
+
+/** Whether two stored forms of one post's body say the same (the fields that can change once posted). */
+export const sameEditableBody = (a: Pick<StoredBody, '_md'>, b: Pick<StoredBody, '_md'>): boolean => JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
+
+/** A projection of posts without their bodies, for reads that need only where posts are (see `placeOnly`). */
+export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0 } as const;
+
+/** A post read with `bodyLeftOut`: its place and references, an empty body. */
+export const placeOnly = (doc: Omit<ContentDocument, keyof StoredBody>): PostRecord => toPostRecord({ ...doc, _m: '' });
+
+/** The body of a stored post, entry or event. */
+export function fromStoredBody(doc: StoredBody): PostBody {
+  return {
+    text: doc._m,
+    // Documents written before mentions were kept have none stored: parsed from their text.
+    mentions: doc._mn ?? (doc._m.includes('@') ? mentionedHandles(doc._m) : noMentions),
+    ...toVisibility(doc),
+    media: doc._md ? doc._md.map(fromStoredMedia) : noMedia,
+  };
+}
+
+export const toVisibility = (doc: Pick<StoredBody, '_v' | '_to'>): Audience =>
+  doc._v === 'f' ? { visibility: 'FOLLOWERS', audience: noMentions } : doc._v === 'm' ? { visibility: 'MENTIONED', audience: doc._to ?? noMentions } : publicVisibility;
 
 /** `_v` and `_to` as stored, nothing for a public post. */
-export function toStoredVisibility({ visibility, audience }: Pick<PostRecord, 'visibility' | 'audience'>): Pick<ContentDocument, '_v' | '_to'> {
+export function toStoredVisibility({ visibility, audience }: Audience): Pick<StoredBody, '_v' | '_to'> {
   if (visibility === 'PUBLIC') return {};
   return visibility === 'MENTIONED' ? { _v: storedVisibility[visibility], _to: [...audience] } : { _v: storedVisibility[visibility] };
 }
 
-export const publicVisibility: Pick<PostRecord, 'visibility' | 'audience'> = { visibility: 'PUBLIC', audience: [] };
+export const publicVisibility: Audience = { visibility: 'PUBLIC', audience: noMentions };
 
 export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
   likes: Math.max(0, doc.n?.l ?? 0),
@@ -155,48 +259,168 @@ export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
   version: doc.n?.v ?? 0,
 });
 
-/** The stored shape of a post; also how fanout tasks and live events carry one. */
+/** The stored shape of a post; also how live events carry one. */
 export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocument {
-  const doc: ContentDocument = { _id: post.id, _a: post.authorId, _m: post.text, _d: post.createdAt };
+  const doc: ContentDocument = { _id: post.id, _a: post.authorId, _d: post.createdAt, ...toStoredBody(post.body) };
   if (post.pulled) doc._p = true;
-  Object.assign(doc, toStoredVisibility(post));
   if (post.replyTo) doc._r = fromRef(post.replyTo);
-  if (post.repostOf) {
-    const { id, authorId, createdAt, replyTo } = post.repostOf;
-    doc._o = { _id: id, _a: authorId, _d: createdAt, ...(replyTo ? { _r: fromRef(replyTo) } : {}) };
-  }
+  if (post.repostOf) doc._o = toRepostOfDocument(post.repostOf);
   return doc;
 }
+
+const toRepostOfDocument = ({ id, authorId, createdAt, replyTo }: RepostOf): RepostOfDocument => ({
+  _id: id,
+  _a: authorId,
+  _d: createdAt,
+  ...(replyTo ? { _r: fromRef(replyTo) } : {}),
+});
 
 /** What a reader sees for a timeline item: the original for a repost, the post itself otherwise. */
 export function shownPost(post: PostRecord): PostRecord {
   if (!post.repostOf) return post;
   const { id, authorId, createdAt, replyTo } = post.repostOf;
-  return { id, authorId, createdAt, replyTo, text: post.text, pulled: false, repostOf: null, counts: null, ...publicVisibility };
+  return { id, authorId, createdAt, replyTo, pulled: false, repostOf: null, counts: null, body: post.body };
 }
 
 /**
+ * A repost of `original` by `reposterId`: its own place (id, time) in timelines, the original's
+ * body. Reposts are public: only public posts can be reposted.
+ */
+export function repostRecord(reposterId: string, original: PostRecord, at: { id: ObjectId; createdAt: Date }, pulled: boolean): PostRecord {
+  const { authorId, createdAt, replyTo } = original;
+  return {
+    id: at.id,
+    authorId: reposterId,
+    createdAt: at.createdAt,
+    pulled,
+    replyTo: null,
+    repostOf: { id: original.id, authorId, createdAt, replyTo },
+    counts: null,
+    body: original.body,
+  };
+}
+
+/**
+ * One post as a timeline holds it: its place (id, time), author, what it replies to or reposts,
+ * and its body, which is null when the strategy links to `content` instead of embedding it (the
+ * API then loads the page's posts in one batched query). A record of `content` is an entry too.
+ */
+export interface TimelineEntry {
+  id: ObjectId;
+  createdAt: Date;
+  /** The author, or for a repost the reposter. */
+  authorId: string;
+  replyTo: PostRef | null;
+  repostOf: RepostOf | null;
+  body: PostBody | null;
+}
+
+/**
+ * One post inside a materialized timeline: the reference layout (`_id` post id, `_a` author, the
+ * body's `_m` message and its other fields only when embedding) plus `_d`, the creation time,
+ * because pages are cut and cursors made by (time, id) without touching `content`. Timelines hold
+ * public posts only, so an embedded body never has `_v` or `_to`.
+ */
+export interface EntryDocument extends Partial<StoredBody> {
+  _id: ObjectId;
+  _a: string;
+  _d: Date;
+  /** As in `content`: the post replied to, the post reposted. Small, so both modes keep them. */
+  _r?: PostRefDocument;
+  _o?: RepostOfDocument;
+}
+
+export function toEntryDocument(post: PostRecord, mode: TimelineContentMode): EntryDocument {
+  const entry: EntryDocument = { _id: post.id, _a: post.authorId, _d: post.createdAt };
+  if (mode === 'embed') Object.assign(entry, toStoredBody(post.body));
+  if (post.replyTo) entry._r = fromRef(post.replyTo);
+  if (post.repostOf) entry._o = toRepostOfDocument(post.repostOf);
+  return entry;
+}
+
+export function fromEntryDocument(entry: EntryDocument): TimelineEntry {
+  return {
+    id: entry._id,
+    authorId: entry._a,
+    createdAt: entry._d,
+    replyTo: toRef(entry._r),
+    repostOf: toRepostOf(entry._o),
+    body: entry._m === undefined ? null : fromStoredBody(entry as StoredBody),
+  };
+}
+
+/**
+ * The post an entry shows, with `body` from the entry or, for a linked one, from its post (a
+ * linked repost's from its original). Built field by field: a spread of the entry cost a
+ * measurable share of a page (CPU profile).
+ */
+export const entryPost = (entry: TimelineEntry, body: PostBody): PostRecord => ({
+  id: entry.id,
+  authorId: entry.authorId,
+  createdAt: entry.createdAt,
+  pulled: false,
+  replyTo: entry.replyTo,
+  repostOf: entry.repostOf,
+  counts: null,
+  body,
+});
+
+/**
+ * A public post as a queued task carries it (fanout: deliver, retract, rewrite): enough to write
+ * embedded entries without reading `content`.
+ */
+export interface PostTask {
+  id: ObjectId;
+  authorId: string;
+  createdAt: Date;
+  replyTo?: PostRef | null;
+  repostOf?: RepostOf | null;
+  /** Absent from tasks queued before posts had a body: those carry `text`. */
+  body?: PostBody;
+  text?: string;
+}
+
+export const toPostTask = ({ id, authorId, createdAt, replyTo, repostOf, body }: PostRecord): PostTask => ({ id, authorId, createdAt, replyTo, repostOf, body });
+
+export const fromPostTask = (task: PostTask): PostRecord => ({
+  id: task.id,
+  authorId: task.authorId,
+  createdAt: task.createdAt,
+  pulled: false,
+  replyTo: task.replyTo ?? null,
+  repostOf: task.repostOf ?? null,
+  counts: null,
+  body: task.body ?? newBody(task.text ?? ''),
+});
+
+/** A post as a live event carries it: its stored form, counts left out (they are read apart). */
+export const toAnnouncedPost = (post: PostRecord): ContentDocument => toContentDocument(post);
+export const fromAnnouncedPost = (doc: ContentDocument): PostRecord => ({ ...toPostRecord(doc), counts: null });
+
+/**
  * The one rule of who sees a post, given whom the viewer follows now (null: nobody signed in).
- * Reposts are public: only public posts can be reposted.
+ * `shownTo` is the post's body, or what an event says of it; none (a linked timeline entry, which
+ * timelines hold only of public posts) is public. Reposts are public: only public posts can be reposted.
  */
 export function visibleTo(
-  post: { authorId: string; visibility?: Visibility; audience?: readonly string[] },
+  authorId: string,
+  shownTo: Audience | null | undefined,
   viewerId: string | null,
   follows: (authorId: string) => boolean,
 ): boolean {
-  switch (post.visibility ?? 'PUBLIC') {
+  switch (shownTo?.visibility ?? 'PUBLIC') {
     case 'PUBLIC':
       return true;
     case 'FOLLOWERS':
-      return viewerId !== null && (viewerId === post.authorId || follows(post.authorId));
+      return viewerId !== null && (viewerId === authorId || follows(authorId));
     case 'MENTIONED':
-      return viewerId !== null && (viewerId === post.authorId || (post.audience ?? []).includes(viewerId));
+      return viewerId !== null && (viewerId === authorId || shownTo!.audience.includes(viewerId));
   }
 }
 
 /** Whether the post reaches this reader by address (their inbox) rather than by following its author. */
-export const addressedTo = (post: { visibility?: Visibility; audience?: readonly string[] }, viewerId: string): boolean =>
-  post.visibility === 'MENTIONED' && (post.audience ?? []).includes(viewerId);
+export const addressedTo = (shownTo: Audience | null | undefined, viewerId: string): boolean =>
+  shownTo?.visibility === 'MENTIONED' && shownTo.audience.includes(viewerId);
 
 /** Parses a client-supplied post id; a malformed id names no post, so it yields null. */
 export function parsePostId(id: string): ObjectId | null {

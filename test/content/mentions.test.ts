@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxMentionsPerPost, mentionedHandles } from '../../src/content/mentions.js';
+import { maxMentionsPerPost, mentionedHandles } from '../../src/records/mentions.js';
 
 describe('mentionedHandles', () => {
   it('finds each @handle once, lowercased, in order', () => {

@@ -13,7 +13,7 @@ let made = 0;
 const post = (authorId: string, createdAt: number): PostRecord =>
   publicPost({ id: ObjectId.createFromHexString((made++).toString(16).padStart(24, '0')), authorId, text: `${authorId} #${made}`, createdAt: new Date(createdAt) });
 
-const texts = (items: readonly PostRecord[]) => items.map((item) => item.text);
+const texts = (items: readonly PostRecord[]) => items.map((item) => item.body.text);
 
 /** The page straight from every post there is. */
 function oracle(all: readonly PostRecord[], request: PageRequest) {
@@ -68,11 +68,11 @@ describe('outboxes held by an instance', () => {
     await content.insertOne({ ...byPostId(newPostId('steady')), _a: 'steady', _m: 'first', _d: new Date(Date.now() - 1000) });
     expect(await page('steady')).toEqual(['first']);
     const fresh = post('steady', Date.now());
-    await content.insertOne({ _id: fresh.id, _a: 'steady', _m: fresh.text, _d: fresh.createdAt });
+    await content.insertOne({ _id: fresh.id, _a: 'steady', _m: fresh.body.text, _d: fresh.createdAt });
     outboxes.take(fresh);
     let shown: string[] = [];
     expect(await contentReads(async () => void (shown = await page('steady')))).toBe(0);
-    expect(shown).toEqual([fresh.text, 'first']);
+    expect(shown).toEqual([fresh.body.text, 'first']);
     outboxes.drop('steady', fresh.id);
     expect(await contentReads(async () => void (shown = await page('steady')))).toBe(0);
     expect(shown).toEqual(['first']);

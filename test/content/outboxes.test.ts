@@ -1,7 +1,7 @@
 import { newPostId, byPostId } from '../../src/records/posts.js';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PostRecord } from '../../src/records/posts.js';
+import { newBody, type PostRecord } from '../../src/records/posts.js';
 import { Outboxes, pageOfOutboxes, type Outbox } from '../../src/content/outboxes.js';
 import { compareNewestFirst, isBeyond, type PageRequest, type PostPosition } from '../../src/content/position.js';
 import { seededRandom } from '../../bench/generate.js';
@@ -25,7 +25,7 @@ function oracle(all: readonly PostRecord[], request: PageRequest) {
   const nearestFirst = all.filter((p) => isBeyond(p, request.direction, request.from)).sort(compareNewestFirst);
   if (request.direction === 'newer') nearestFirst.reverse();
   const items = nearestFirst.slice(0, request.limit);
-  return { items: (request.direction === 'older' ? items : items.reverse()).map((p) => p.text), hasMore: nearestFirst.length > request.limit };
+  return { items: (request.direction === 'older' ? items : items.reverse()).map((p) => p.body.text), hasMore: nearestFirst.length > request.limit };
 }
 
 describe('a page merged from the authors’ outboxes', () => {
@@ -59,7 +59,7 @@ describe('a page merged from the authors’ outboxes', () => {
         continue;
       }
       answered++;
-      expect({ items: page.items.map((p) => p.text), hasMore: page.hasMore }).toEqual(oracle(all, request));
+      expect({ items: page.items.map((p) => p.body.text), hasMore: page.hasMore }).toEqual(oracle(all, request));
     }
     // Both outcomes occur often, so neither branch goes unchecked.
     expect(answered).toBeGreaterThan(1000);
@@ -133,12 +133,12 @@ describe('fanout on read from the outboxes, on the database', () => {
   it('takes a post stored or deleted by this process into its author’s outbox at once, live events or not', async () => {
     // Straight through the content service: no live event is published, so none can mend a stale outbox.
     const { content } = app.services;
-    const newest = async () => (await content.pageByAuthors(['hermit'], { direction: 'older', from: null, limit: 5 })).items.map((post) => post.text);
+    const newest = async () => (await content.pageByAuthors(['hermit'], { direction: 'older', from: null, limit: 5 })).items.map((post) => post.body.text);
     expect(await newest()).toEqual([]);
     const hits = content.outboxStats().hits;
     expect(await newest()).toEqual([]);
     expect(content.outboxStats().hits).toBe(hits + 1); // held now
-    const post = content.preparePost('hermit', 'stored here', { pulled: false });
+    const post = content.preparePost('hermit', newBody('stored here'), { pulled: false });
     await content.storePost(post);
     expect(await newest()).toEqual(['stored here']);
     await content.deletePost(post);
@@ -148,7 +148,7 @@ describe('fanout on read from the outboxes, on the database', () => {
   it('does not keep an outbox whose load overlapped a change of that author', async () => {
     const outboxes = new Outboxes(app.database.db.collection('content'));
     const newest = { direction: 'older', from: null, limit: 5 } as const;
-    const texts = async () => (await outboxes.page(['loner'], newest))!.items.map((post) => post.text);
+    const texts = async () => (await outboxes.page(['loner'], newest))!.items.map((post) => post.body.text);
     const loading = texts(); // the load has started
     outboxes.forget(['loner']); // a post of loner's is stored meanwhile
     expect(await loading).toEqual([]);
@@ -164,11 +164,11 @@ describe('fanout on read from the outboxes, on the database', () => {
     await heardEverything(app);
     expect(invalidations()).toBe(before + 2);
     const newest = () => app.services.content.pageByAuthors(['quiet'], { direction: 'older', from: null, limit: 1 });
-    expect((await newest()).items[0]!.text).toBe('raced');
-    expect((await newest()).items[0]!.text).toBe('raced'); // from the outbox
+    expect((await newest()).items[0]!.body.text).toBe('raced');
+    expect((await newest()).items[0]!.body.text).toBe('raced'); // from the outbox
     const id = internalId(createPost.id);
     await app.database.db.collection('content').deleteOne({ _id: id });
     expect(await app.services.content.deletePost({ id, authorId: 'quiet' })).toBe(false);
-    expect((await newest()).items[0]!.text).not.toBe('raced');
+    expect((await newest()).items[0]!.body.text).not.toBe('raced');
   });
 });

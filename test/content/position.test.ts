@@ -1,5 +1,6 @@
 import { ObjectId, type Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newBody } from '../../src/records/posts.js';
 import { beyondFilter, compareNewestFirst, decodeCursor, encodeCursor, sortFor, type PageDirection, type PostPosition } from '../../src/content/position.js';
 import { connectDatabase, type Database } from '../../src/db/connect.js';
 import { nearestBeyond } from '../../src/feed/entries.js';
@@ -11,9 +12,9 @@ const entry = (hex: string, text: string, createdAt = at): TimelineEntry => ({
   id: new ObjectId(hex),
   authorId: 'alice',
   createdAt,
-  text,
   replyTo: null,
   repostOf: null,
+  body: newBody(text),
 });
 
 describe('the order of posts in every timeline', () => {
@@ -29,9 +30,9 @@ describe('the order of posts in every timeline', () => {
     const fromContent = entry('0000000000000000000000b2', 'from content');
     const newer = entry('0000000000000000000000c3', 'newer', new Date(at.getTime() + 1000));
     const page = nearestBeyond([newer, fromCache, older, fromContent], { direction: 'older', from: null, limit: 10 });
-    expect(page.map((post) => post.text)).toEqual(['newer', 'from content', 'older']);
+    expect(page.map((post) => post.body?.text)).toEqual(['newer', 'from content', 'older']);
     const refresh = nearestBeyond([newer, fromCache, older, fromContent], { direction: 'newer', from: older, limit: 10 });
-    expect(refresh.map((post) => post.text)).toEqual(['from content', 'newer']);
+    expect(refresh.map((post) => post.body?.text)).toEqual(['from content', 'newer']);
   });
 
   it('gives cursors that decode to the position they were made from', () => {

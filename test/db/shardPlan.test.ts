@@ -78,6 +78,11 @@ describe.each(runs)('the commands of every operation on a sharded cluster: %s, %
       for (const step of workload) {
         label = step.label;
         const token = ids[`${step.as}Token`] ?? tokens[step.as];
+        if (step.before) {
+          label = step.before.http;
+          await step.before.run(app, token!, ids);
+          label = step.label;
+        }
         const answer = await app.gql(step.query, step.variables?.(ids) ?? {}, token);
         expect({ step: step.label, errors: answer.errors }).toEqual({ step: step.label, errors: undefined });
         step.keep?.(answer.data, ids);

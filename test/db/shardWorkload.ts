@@ -1,4 +1,6 @@
+import { jpeg } from '../support/images.js';
 import type { TestApp } from '../support/testApp.js';
+import { uploaded } from '../support/uploads.js';
 
 /**
  * Every query, mutation and subscription of the API, and every field of every type, asked once or
@@ -14,6 +16,8 @@ export interface WorkloadStep {
   variables?: (ids: WorkloadIds) => Record<string, unknown>;
   /** Keeps what the answer named, for later steps. */
   keep?: (data: any, ids: WorkloadIds) => void;
+  /** What the person did over plain HTTP first (an upload, an image fetched), reported under `http`. */
+  before?: { http: string; run: (app: TestApp, token: string, ids: WorkloadIds) => Promise<void> };
 }
 
 export type WorkloadIds = Record<string, string>;
@@ -26,7 +30,7 @@ export const workloadAccounts = ['ada', 'bea', 'cal', 'dan', 'eve', 'pop'] as co
 
 const user = 'id handle displayName bio createdAt followerCount followingCount viewerIsFollowing viewerHasMuted viewerHasBlocked';
 const post = `id text createdAt visibility likeCount repostCount replyCount viewerHasLiked viewerHasReposted viewerHasBookmarked
-  author { handle } mentions { handle } replyTo { id text }`;
+  author { handle } mentions { handle } replyTo { id text } media { id kind alt width height url previewUrl blurhash }`;
 const pageInfo = 'pageInfo { hasNextPage hasPreviousPage startCursor endCursor }';
 const posts = `edges { cursor repostedBy { handle } node { ${post} } } ${pageInfo}`;
 const users = `edges { cursor node { handle } } ${pageInfo} totalCount`;
@@ -58,6 +62,17 @@ export const workload: WorkloadStep[] = [
   createPost('ada', 'followersOnly', 'for followers', ', visibility: FOLLOWERS'),
   createPost('ada', 'mentionedOnly', 'only for @cal', ', visibility: MENTIONED'),
   createPost('bea', 'reply', 'an answer'),
+  {
+    label: 'createPost',
+    as: 'ada',
+    before: { http: 'upload', run: async (app, token, ids) => void (ids.upload = await uploaded(app, token, await jpeg(64, 48), 'a small photo')) },
+    query: `mutation($media: [ID!]) { createPost(text: "with a picture", media: $media) { ${post} } }`,
+    variables: (ids) => ({ media: [ids.upload] }),
+    keep: (data, ids) => {
+      ids.mediaPost = data.createPost.id;
+      ids.mediaUrl = data.createPost.media[0].url;
+    },
+  },
   { label: 'timeline', as: 'bea', query: `{ timeline(first: 2) { ${posts} } }`, keep: (data, ids) => void (ids.cursor = data.timeline.pageInfo.endCursor) },
   { label: 'timeline', as: 'bea', query: `query($after: String) { timeline(first: 2, after: $after) { ${posts} } }`, variables: (ids) => ({ after: ids.cursor }) },
   { label: 'timeline', as: 'bea', query: `query($before: String) { timeline(last: 2, before: $before) { ${posts} } }`, variables: (ids) => ({ before: ids.cursor }) },
@@ -120,6 +135,19 @@ export const workload: WorkloadStep[] = [
   { label: 'updateProfile', as: 'dan', query: 'mutation { updateProfile(displayName: "Dan", bio: "hi") { displayName bio } }' },
   { label: 'changePassword', as: 'dan', query: `mutation { changePassword(current: "correct horse battery", next: "another horse battery") { token user { handle } } }`, keep: (data, ids) => void (ids.danToken = data.changePassword.token) },
   { label: 'unfollow', as: 'dan', query: 'mutation { unfollow(handle: "ada") { followerCount } }' },
+  {
+    label: 'updateMedia',
+    as: 'ada',
+    before: {
+      http: 'image',
+      run: async (_app, _token, ids) => {
+        if ((await fetch(ids.mediaUrl!)).status !== 200) throw new Error('the image did not answer');
+      },
+    },
+    query: 'mutation($id: ID!) { updateMedia(id: $id, alt: "a smaller photo") { id kind alt width height url previewUrl blurhash } }',
+    variables: (ids) => ({ id: ids.upload }),
+  },
+  { label: 'deletePost', as: 'ada', query: 'mutation($id: ID!) { deletePost(id: $id) }', variables: (ids) => ({ id: ids.mediaPost }) },
   { label: 'deletePost', as: 'ada', query: 'mutation($id: ID!) { deletePost(id: $id) }', variables: (ids) => ({ id: ids.adaPost }) },
   { label: 'logOutEverywhere', as: 'eve', query: 'mutation { logOutEverywhere }' },
   { label: 'signUp', as: '', query: `mutation { signUp(handle: "gus", password: "correct horse battery", displayName: "Gus") { token user { handle } } }`, keep: (data, ids) => void (ids.gusToken = data.signUp.token) },

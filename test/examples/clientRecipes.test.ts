@@ -7,6 +7,8 @@ import * as apollo from '../../examples/clients/apollo.js';
 import * as fetchRecipe from '../../examples/clients/fetch.js';
 import * as graphqlRequest from '../../examples/clients/graphqlRequest.js';
 import * as urql from '../../examples/clients/urql.js';
+import * as uploadRecipe from '../../examples/clients/upload.js';
+import { jpeg } from '../support/images.js';
 import { createPost, eventually, follow, subscriptionsOpen } from '../live/liveClient.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -54,6 +56,17 @@ describe('docs/clients.md recipes', () => {
       const text = await readFile(new URL(`../../${block.attributes.file}`, import.meta.url), 'utf8');
       expect(block.text, `${block.attributes.file} as docs/clients.md shows it`).toBe(text);
     }
+  });
+
+  it('Uploading images: uploads, posts with alt text, and reports a refusal by its code', async () => {
+    const photo = await uploadRecipe.uploadImage(app.url, tokens.hopper!, new Blob([new Uint8Array(await jpeg(64, 48))]), 'A test pattern');
+    expect(photo).toMatchObject({ kind: 'IMAGE', alt: 'A test pattern', width: 64, height: 48 });
+    const post = await uploadRecipe.postImages(app.url, tokens.hopper!, '', [photo]);
+    expect(post.media.map((image) => image.id)).toEqual([photo.id]);
+    expect((await fetch(post.media[0]!.url)).headers.get('content-type')).toBe('image/jpeg');
+    const refused = await uploadRecipe.uploadImage(app.url, tokens.hopper!, new Blob(['<svg/>'])).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(uploadRecipe.UploadError);
+    expect(refused).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 
   it('Apollo Client: pages, refreshes with only newer posts, and adds a live post once', async () => {

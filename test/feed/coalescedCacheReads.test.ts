@@ -62,7 +62,7 @@ describe('the cache strategy reading many readers’ caches at once', () => {
       together = await readTogether();
     }, [...held, 'content']);
     expect(requestCommandNames(commands)).toEqual(['find timeline_cache']);
-    expect(together.map((page) => page.items.map((post) => post.text))).toEqual(alone.map(texts));
+    expect(together.map((page) => page.items.map((post) => post.body?.text))).toEqual(alone.map(texts));
     expect(together.map((page) => page.hasMore)).toEqual(alone.map((page) => page.data.timeline.pageInfo.hasNextPage));
   });
 

@@ -1,5 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newBody } from '../../src/records/posts.js';
 import { RetryLater, type TaskRun } from '../../src/queue/taskWorkers.js';
 import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
@@ -172,8 +173,8 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const { content, fanout } = app.services;
     // Both requests queued their delivery, then died: one after storing its post, one before.
-    const stored = content.preparePost('author', 'stored, then the server died', { pulled: false });
-    const lost = content.preparePost('author', 'never stored', { pulled: false });
+    const stored = content.preparePost('author', newBody('stored, then the server died'), { pulled: false });
+    const lost = content.preparePost('author', newBody('never stored'), { pulled: false });
     await fanout.enqueueDelivery(stored);
     await fanout.enqueueDelivery(lost);
     await content.storePost(stored);

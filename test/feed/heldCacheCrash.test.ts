@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newBody } from '../../src/records/posts.js';
 import { TimelineCache } from '../../src/feed/strategies/timelineCache.js';
 import { insertFollowers } from '../support/bulkGraph.js';
 import { heardEverything } from '../support/announcements.js';
@@ -30,7 +31,7 @@ describe('caches held by an API instance while a fanout worker process is killed
   /** A first page of two, as this instance serves it: the caches hold three older posts, so nothing is read below them. */
   const newestTwo = async (handle: string) =>
     (await app.services.feed.backend.timeline(handle, { direction: 'older', from: null, limit: 2 }, [handle, 'held_star'])).items.map(
-      (entry) => entry.text,
+      (entry) => entry.body?.text,
     );
 
   const heldHits = () => {
@@ -43,7 +44,7 @@ describe('caches held by an API instance while a fanout worker process is killed
     app = await startTestApp({ FEED_STRATEGY: 'cache', FANOUT_WORKERS: '0' });
     token = await app.signUp('held_star');
     await insertFollowers(app.database.db, 'held_star', followers, { withCaches: true });
-    const older = ['older 1', 'older 2', 'older 3'].map((text) => app.services.content.preparePost('held_star', text, { pulled: false }));
+    const older = ['older 1', 'older 2', 'older 3'].map((text) => app.services.content.preparePost('held_star', newBody(text), { pulled: false }));
     for (const post of older) await app.services.content.storePost(post);
     await app.services.feed.backend.deliverTo(followers, older);
   }, 120_000);

@@ -2,7 +2,7 @@ import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/generate.js';
 import { compareNewestFirst } from '../../src/content/position.js';
-import type { EntryDocument } from '../../src/feed/entries.js';
+import { newBody, type EntryDocument } from '../../src/records/posts.js';
 import { holding, wholeMark, type CacheDocument } from '../../src/feed/strategies/cacheDocument.js';
 import { TimelineCache, withDelivered } from '../../src/feed/strategies/timelineCache.js';
 import { heardEverything } from '../support/announcements.js';
@@ -47,7 +47,7 @@ describe('a held cache taking deliveries in place', () => {
       // A copy of the whole document stays whole (and is the whole document); one of the newest entries, those.
       const fresh = held.whole ? holding(stored, null) : holding(slice(stored), newest);
       expect(held.cache._c.map((e) => e._m)).toEqual(fresh.cache._c.map((e) => e._m));
-      expect(held.entries.map((e) => e.text)).toEqual(fresh.entries.map((e) => e.text));
+      expect(held.entries.map((e) => e.body?.text)).toEqual(fresh.entries.map((e) => e.body?.text));
       expect(held.whole || !fresh.whole).toBe(true);
     }
   });
@@ -98,7 +98,7 @@ describe('held caches of an instance that runs no fanout worker', () => {
     await shows(second, tokens.reader!, ['gone soon', 'second', 'first']);
     const backend = second.services.feed.backend;
     if (!(backend instanceof TimelineCache)) throw new Error('not the cache strategy');
-    const post = { id: internalId(createPost.id), authorId: 'writer', text: 'gone soon', createdAt: new Date(), pulled: false, replyTo: null, repostOf: null, counts: null, visibility: 'PUBLIC' as const, audience: [] };
+    const post = { id: internalId(createPost.id), authorId: 'writer', createdAt: new Date(), pulled: false, replyTo: null, repostOf: null, counts: null, body: newBody('gone soon') };
     await app.gql(`mutation { deletePost(id: "${createPost.id}") }`, {}, tokens.writer);
     await app.settled();
     await shows(second, tokens.reader!, ['second', 'first']);

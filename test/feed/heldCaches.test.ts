@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import type { PostRecord } from '../../src/records/posts.js';
+import { newBody, type PostRecord } from '../../src/records/posts.js';
 import { TimelineCache, type CacheDocument } from '../../src/feed/strategies/timelineCache.js';
 import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -15,10 +15,10 @@ describe('the caches a process holds', () => {
   const authors = ['keeper', 'source'];
   /** A first page of two, from the cache alone: it holds more than that. */
   const newestTwo = async () =>
-    (await backend.timeline('keeper', { direction: 'older', from: null, limit: 2 }, authors)).items.map((entry) => entry.text);
+    (await backend.timeline('keeper', { direction: 'older', from: null, limit: 2 }, authors)).items.map((entry) => entry.body?.text);
   const hits = () => backend.cacheStats().hits;
   const post = async (text: string) => {
-    const stored = app.services.content.preparePost('source', text, { pulled: false });
+    const stored = app.services.content.preparePost('source', newBody(text), { pulled: false });
     await app.services.content.storePost(stored);
     return stored;
   };
@@ -62,7 +62,7 @@ describe('the caches a process holds', () => {
     const commands = await app.commandsDuring(async () => {
       older = await backend.timeline('keeper', { direction: 'older', from: posts[1]!, limit: 2 }, authors);
     });
-    expect(older!.items.map((entry) => entry.text)).toEqual(['one']);
+    expect(older!.items.map((entry) => entry.body?.text)).toEqual(['one']);
     expect(older!.hasMore).toBe(false);
     // The whole cache holds it, and knows nothing is below: one read of the cache, none of `content`.
     expect(requestCommandNames(commands)).toEqual(['find timeline_cache']);
@@ -70,7 +70,7 @@ describe('the caches a process holds', () => {
 
   it('holds the cache a read rebuilt for other authors, so the next page reads nothing', async () => {
     const followedMore = [...authors, 'newcomer'];
-    const page = async () => (await backend.timeline('keeper', { direction: 'older', from: null, limit: 2 }, followedMore)).items.map((entry) => entry.text);
+    const page = async () => (await backend.timeline('keeper', { direction: 'older', from: null, limit: 2 }, followedMore)).items.map((entry) => entry.body?.text);
     // Rebuilt from `content`, where 'four' is still stored (only the cache lost it above).
     expect(await page()).toEqual(['five', 'four']);
     const next = await app.commandsDuring(async () => expect(await page()).toEqual(['five', 'four']));

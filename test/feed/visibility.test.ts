@@ -4,6 +4,7 @@ import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import type { TimelineEntry } from '../../src/feed/timelineEntry.js';
 import { passesGraph, type Reader } from '../../src/feed/visibility.js';
 import { ReaderView, type ReaderFiltersDocument } from '../../src/graph/readerView.js';
+import { newBody } from '../../src/records/posts.js';
 import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
 import { internalId } from '../support/ids.js';
 
@@ -186,8 +187,8 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
     for (const name of timelineCollections) expect(await db.collection(name).countDocuments({ '_c._id': { $in: limited } })).toBe(0);
     expect(await db.collection('fanout_tasks').countDocuments({ 'payload.post.id': { $in: limited } })).toBe(0);
     const outbox = await app.services.content.pageByAuthors(['ann'], { direction: 'older', from: null, limit: 50 });
-    expect(outbox.items.map((post) => post.visibility)).not.toContain('FOLLOWERS');
-    expect(outbox.items.map((post) => post.visibility)).not.toContain('MENTIONED');
+    expect(outbox.items.map((post) => post.body.visibility)).not.toContain('FOLLOWERS');
+    expect(outbox.items.map((post) => post.body.visibility)).not.toContain('MENTIONED');
 
     // A public post by someone who has posted limited ones costs what it costs her twin, who never
     // did (the same followers, so pulled alike): no command reads or writes anything of visibility.
@@ -216,7 +217,7 @@ describe('conversations with an account the reader hides', () => {
     id: ObjectId.createFromHexString((++made).toString(16).padStart(24, '0')),
     authorId,
     createdAt: at,
-    text: `by ${authorId}`,
+    body: newBody(`by ${authorId}`),
     replyTo: null,
     repostOf: null,
     ...extra,
@@ -239,7 +240,7 @@ describe('conversations with an account the reader hides', () => {
     expect(passesGraph(entry('bob'), reader)).toBe(false);
     expect(passesGraph(entry('ann', { replyTo: replyTo('bob') }), reader)).toBe(false);
     expect(passesGraph(entry('ann', { repostOf: repostOf('bob') }), reader)).toBe(false);
-    expect(passesGraph(entry('bob', { visibility: 'MENTIONED', audience: ['reader'] }), reader)).toBe(false);
+    expect(passesGraph(entry('bob', { body: newBody('by bob', { visibility: 'MENTIONED', audience: ['reader'] }) }), reader)).toBe(false);
     // Everyone else's conversations still show.
     expect(passesGraph(entry('ann'), reader)).toBe(true);
     expect(passesGraph(entry('ann', { replyTo: replyTo('cat') }), reader)).toBe(true);

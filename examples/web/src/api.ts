@@ -70,6 +70,53 @@ export function errorMessage(error: unknown): string {
 export interface Session {
   client: ApolloClient;
   ws: WsClient;
+  /** Uploads an image for this session's account (POST /media beside /graphql), telling how much has gone. */
+  upload(file: Blob, onProgress: (fraction: number) => void): { done: Promise<UploadedImage>; cancel: () => void };
+}
+
+/** An upload as POST /media answers it. */
+export interface UploadedImage {
+  id: string;
+  alt: string | null;
+  width: number;
+  height: number;
+}
+
+/** A refused upload, with the API's message and code (PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED …). */
+export class UploadError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * POST /media with XMLHttpRequest, which reports how much of the body has gone (fetch cannot):
+ * what a progress bar needs.
+ */
+function uploadWithProgress(apiUrl: string, authorization: string, file: Blob, onProgress: (fraction: number) => void) {
+  const request = new XMLHttpRequest();
+  const done = new Promise<UploadedImage>((resolve, reject) => {
+    const form = new FormData();
+    form.append('file', file);
+    request.open('POST', new URL('/media', apiUrl));
+    request.setRequestHeader('Authorization', authorization);
+    request.responseType = 'json';
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    request.onload = () => {
+      if (request.status === 201) return resolve(request.response as UploadedImage);
+      const error = (request.response as { errors?: { message: string; extensions?: { code?: string } }[] } | null)?.errors?.[0];
+      reject(new UploadError(error?.message ?? `The upload failed (${request.status})`, error?.extensions?.code ?? 'UNKNOWN'));
+    };
+    request.onerror = () => reject(new UploadError('The upload failed: the network connection was lost', 'NETWORK'));
+    request.onabort = () => reject(new UploadError('Upload cancelled', 'CANCELLED'));
+    request.send(form);
+  });
+  return { done, cancel: () => request.abort() };
 }
 
 /**
@@ -146,7 +193,7 @@ export function createSession(apiUrl: string, token: string, onSignedOut: () => 
       List: { fields: { timeline: relayStylePagination(), members: relayStylePagination() } },
     },
   });
-  return { client: new ApolloClient({ link, cache }), ws };
+  return { client: new ApolloClient({ link, cache }), ws, upload: (file, onProgress) => uploadWithProgress(apiUrl, authorization, file, onProgress) };
 }
 
 /** Close codes that are final for a token: 4401 (none, or not `Bearer`) and 4403 (invalid, expired or revoked). */

@@ -11,7 +11,7 @@
 import { createSession, errorCode, errorMessage } from './api.js';
 import { NOTIFICATION_ADDED, POST_ADDED, POST_REMOVED, TIMELINE, UNREAD_NOTIFICATIONS, VIEWER, type Author, type Edge, type NotificationEdge, type TimelineData } from './operations.js';
 import { account, apiUrl, app, forget, nav, pageSize, showOnTop, type App } from './shell.js';
-import { avatar, escape, icon, icons, nameOf, refreshTimes, stateBox } from './ui.js';
+import { avatar, escape, icon, icons, nameOf, refreshTimes, stateBox, wireMediaViewer } from './ui.js';
 import { showBookmarks } from './views/bookmarks.js';
 import { showHome } from './views/home.js';
 import { showList, showLists } from './views/lists.js';
@@ -23,6 +23,7 @@ import { handleKey, showSignIn, tokenKey, type SignInOptions } from './views/sig
 import { showThread } from './views/thread.js';
 
 setInterval(() => refreshTimes(), 30_000);
+wireMediaViewer();
 
 const sessionEnded = 'Your session has ended. Sign in again to continue.';
 

@@ -10,6 +10,7 @@ import type {
   ListMembersQuery,
   ListQuery,
   ListSummaryFieldsFragment,
+  MediaFieldsFragment,
   NotificationFieldsFragment,
   NotificationsQuery,
   PageInfoFieldsFragment,
@@ -25,6 +26,8 @@ import type {
 export type { BookmarksQuery as BookmarksData, NotificationKind, NotificationsQuery as NotificationsData, TimelineQuery as TimelineData, Visibility } from './gql/graphql.js';
 export type Author = AuthorFieldsFragment;
 export type Post = PostFieldsFragment;
+/** An image of a post: its URLs are signed and expire, so they are never kept beyond the page. */
+export type Media = MediaFieldsFragment;
 export type Edge = PostEdgeFieldsFragment;
 export type PageInfo = PageInfoFieldsFragment;
 export type Connection = TimelineQuery['timeline'];
@@ -60,6 +63,19 @@ graphql(`
     author { ...AuthorFields }
     mentions { id handle }
     replyTo { id author { ...AuthorFields } }
+    media { ...MediaFields }
+  }
+`);
+graphql(`
+  fragment MediaFields on Media {
+    id
+    kind
+    alt
+    width
+    height
+    url
+    previewUrl
+    blurhash
   }
 `);
 graphql(`
@@ -304,11 +320,16 @@ export const LOG_IN = graphql(`
   }
 `);
 export const CREATE_POST = graphql(`
-  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility) {
-    createPost(text: $text, replyTo: $replyTo, visibility: $visibility) {
+  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {
+    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {
       ...PostFields
       replyTo { id replyCount }
     }
+  }
+`);
+export const UPDATE_MEDIA = graphql(`
+  mutation UpdateMedia($id: ID!, $alt: String) {
+    updateMedia(id: $id, alt: $alt) { id alt }
   }
 `);
 export const DELETE_POST = graphql(`

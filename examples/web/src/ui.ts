@@ -1,5 +1,6 @@
 /** Small pieces of the page: escaping, plurals, relative times, avatars, icons, and a post's markup. */
-import type { Author, Edge, Post, Visibility } from './operations.js';
+import { decode } from 'blurhash';
+import type { Author, Edge, Media, Post, Visibility } from './operations.js';
 
 export function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -87,7 +88,7 @@ export const visibilityLabels: Record<Exclude<Visibility, 'PUBLIC'>, { label: st
   MENTIONED: { label: 'Mentioned only', title: 'Only the accounts this post mentions can see it' },
 };
 
-// The server's mention rule (src/content/mentions.ts): `@` not inside a word or an e-mail address.
+// The server's mention rule (src/records/mentions.ts): `@` not inside a word or an e-mail address.
 const mentionPattern = /(?<![a-z0-9_@])@([a-z0-9_]+)(?![a-z0-9_@])/gi;
 
 /** A post's text, its `@handle`s of existing accounts (the API's `mentions`) as profile links. */
@@ -154,7 +155,8 @@ export function postHtml(edge: { node: Post; repostedBy?: Edge['repostedBy'] }, 
           ${limited ? `<span class="visibility" data-testid="visibility" title="${limited.title}">${icon(post.visibility === 'MENTIONED' ? icons.at : icons.lock)}${limited.label}</span>` : ''}
         </div>
         ${post.replyTo ? `<div class="replying" data-testid="replying-to">replying to <a href="#/p/${encodeURIComponent(post.replyTo.id)}">@${escape(post.replyTo.author.handle)}</a></div>` : ''}
-        <p class="text" data-testid="text">${textHtml(post.text, post.mentions)}</p>
+        ${post.text ? `<p class="text" data-testid="text">${textHtml(post.text, post.mentions)}</p>` : ''}
+        ${mediaHtml(post.media ?? [])}
         ${actions}
       </div>
     </div>
@@ -193,4 +195,78 @@ export function renderKeyed(list: HTMLElement, items: readonly { key: string; ht
     const target = item?.querySelector<HTMLElement>(`[data-testid="${focusedTestId}"]`) ?? item?.querySelector<HTMLElement>('button');
     target?.focus();
   }
+}
+
+const placeholders = new Map<string, string>();
+
+/** A blurhash as a small PNG data URL, shown behind an image until it has loaded (decoded once per hash). */
+export function placeholder(blurhash: string): string {
+  let url = placeholders.get(blurhash);
+  if (url === undefined) {
+    url = '';
+    try {
+      const pixels = decode(blurhash, 32, 32);
+      const canvas = document.createElement('canvas');
+      canvas.width = 32;
+      canvas.height = 32;
+      const context = canvas.getContext('2d')!;
+      const image = context.createImageData(32, 32);
+      image.data.set(pixels);
+      context.putImageData(image, 0, 0);
+      url = canvas.toDataURL();
+    } catch {
+      // A hash this page cannot read shows a plain background instead.
+    }
+    placeholders.set(blurhash, url);
+  }
+  return url;
+}
+
+/**
+ * A post's images: each preview with its alt text as `alt` (and a visible ALT badge that shows
+ * it), the blurhash behind it while it loads, and a button that opens the full size.
+ */
+export function mediaHtml(media: readonly Media[]): string {
+  if (media.length === 0) return '';
+  const items = media.map((image, index) => {
+    const blur = placeholder(image.blurhash);
+    const alt = image.alt ?? '';
+    return `<figure class="media-item" data-testid="media">
+      <button type="button" class="media-open" data-action="open-media" data-url="${escape(image.url)}" data-alt="${escape(alt)}"
+        data-width="${image.width}" data-height="${image.height}" aria-label="Open image ${index + 1} of ${media.length} full size">
+        <img src="${escape(image.previewUrl)}" alt="${escape(alt)}" loading="lazy" decoding="async" width="${image.width}" height="${image.height}"
+          style="${blur ? `background-image:url(${blur});` : ''}aspect-ratio:${image.width}/${image.height}" data-testid="media-image">
+      </button>
+      ${alt ? `<span class="alt-badge" title="${escape(alt)}" data-testid="alt-badge">ALT</span>` : ''}
+    </figure>`;
+  });
+  return `<div class="media-grid n${media.length}" data-testid="media-grid">${items.join('')}</div>`;
+}
+
+/** Opens a post's image full size in a dialog; any click or Escape closes it. Wired once for the whole page. */
+export function wireMediaViewer(): void {
+  document.addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action="open-media"]');
+    if (!button) return;
+    event.preventDefault();
+    const dialog = document.createElement('dialog');
+    dialog.className = 'lightbox';
+    dialog.dataset.testid = 'lightbox';
+    const image = document.createElement('img');
+    image.src = button.dataset.url!;
+    image.alt = button.dataset.alt ?? '';
+    image.dataset.testid = 'full-image';
+    image.width = Number(button.dataset.width);
+    image.height = Number(button.dataset.height);
+    const caption = document.createElement('p');
+    caption.textContent = button.dataset.alt || 'No description';
+    dialog.append(image, caption);
+    dialog.addEventListener('click', () => dialog.close());
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      button.focus();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
 }

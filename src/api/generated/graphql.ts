@@ -2,6 +2,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { UserRecord, Session } from '../../records/users.js';
 import type { PostRecord, PostEdgeRecord, TimelineMarkerRecord } from '../../records/posts.js';
+import type { MediaRecord } from '../../records/media.js';
 import type { ListRecord } from '../../records/lists.js';
 import type { SuggestionRecord } from '../../records/suggestions.js';
 import type { NotificationRecord, NotificationEdgeRecord, NotificationConnectionRecord } from '../../records/notifications.js';
@@ -82,6 +83,33 @@ export type MarkNotificationsReadPayload = {
   unreadCount: Scalars['Int']['output'];
 };
 
+/**
+ * An uploaded image. Its URLs are signed and expire (MEDIA_URL_TTL_SECONDS): ask again for a post to
+ * get fresh ones. They answer 404 once the post is deleted or its author's account is gone.
+ * `node(id:)` finds an image for its uploader, and for whoever may see the post it is attached to.
+ */
+export type Media = Node & {
+  __typename?: 'Media';
+  /** At most 1,500 characters; null when not given. */
+  alt?: Maybe<Scalars['String']['output']>;
+  /** A placeholder to show while the image loads (blurha.sh). */
+  blurhash: Scalars['String']['output'];
+  height: Scalars['Int']['output'];
+  id: Scalars['ID']['output'];
+  kind: MediaKind;
+  /** At most 400 px on its longer side. */
+  previewUrl: Scalars['String']['output'];
+  /** The full-size image (at most 2,048 px on its longer side), a URL this server answers. */
+  url: Scalars['String']['output'];
+  /** Of the stored full-size image, after its EXIF orientation is applied. */
+  width: Scalars['Int']['output'];
+};
+
+/** What an attached file is. Only images today. */
+export type MediaKind =
+  /** A JPEG, PNG, WebP or GIF, stored re-encoded as JPEG (or PNG when it has transparency). */
+  | 'IMAGE';
+
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -107,7 +135,9 @@ export type Mutation = {
   /**
    * Posts as the viewer; with `replyTo`, a reply to that post (NOT_FOUND when it does not exist or
    * the viewer may not see it). A reply is never more visible than its parent: a wider `visibility`
-   * is narrowed to the parent's.
+   * is narrowed to the parent's. `media`: up to 4 of the viewer's own uploads (POST /media) not
+   * attached yet, shown in this order; with media, `text` may be empty. Another account's upload is
+   * FORBIDDEN, one already attached BAD_USER_INPUT, an unknown one NOT_FOUND.
    */
   createPost: Post;
   /**
@@ -166,6 +196,12 @@ export type Mutation = {
   unlikePost: Post;
   unmute: User;
   /**
+   * Sets the alt text of one of the viewer's uploads (FORBIDDEN for another account's), also after
+   * its post is published: every copy of the post shows the new text within a second. Null or blank
+   * removes it; at most 1,500 characters.
+   */
+  updateMedia: Media;
+  /**
    * Changes the viewer's profile. An argument left out or null leaves that field as it is; an empty
    * (or blank) string clears it. Display names follow the sign-up rules (at most 50 characters); a
    * bio is at most 300 characters, line breaks allowed, with the text rules of posts.
@@ -214,6 +250,7 @@ export type MutationCreateListArgs = {
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreatePostArgs = {
+  media?: InputMaybe<Array<Scalars['ID']['input']>>;
   replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
   visibility?: InputMaybe<Visibility>;
@@ -346,6 +383,13 @@ export type MutationUnmuteArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationUpdateMediaArgs = {
+  alt?: InputMaybe<Scalars['String']['input']>;
+  id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUpdateProfileArgs = {
   bio?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
@@ -429,6 +473,8 @@ export type Post = Node & {
   id: Scalars['ID']['output'];
   /** Kept on the post and exact; never counted at read time. */
   likeCount: Scalars['Int']['output'];
+  /** The images, in the order the author gave them; empty for a post without any. */
+  media: Array<Media>;
   /** The existing accounts whose `@handle` the text mentions, in order of first mention. */
   mentions: Array<User>;
   /** Replies to this post that the viewer may see, oldest first; `last`/`before` pages towards the first reply. */
@@ -824,6 +870,7 @@ export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = 
   Node:
     | ( KeywordFilter )
     | ( ListRecord )
+    | ( MediaRecord )
     | ( NotificationRecord )
     | ( PostRecord )
     | ( UserRecord )
@@ -840,6 +887,8 @@ export type ResolversTypes = {
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
   List: ResolverTypeWrapper<ListRecord>;
   MarkNotificationsReadPayload: ResolverTypeWrapper<Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversTypes['Notification']> }>;
+  Media: ResolverTypeWrapper<MediaRecord>;
+  MediaKind: MediaKind;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   Notification: ResolverTypeWrapper<NotificationRecord>;
@@ -871,6 +920,7 @@ export type ResolversParentTypes = {
   KeywordFilter: KeywordFilter;
   List: ListRecord;
   MarkNotificationsReadPayload: Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversParentTypes['Notification']> };
+  Media: MediaRecord;
   Mutation: Record<PropertyKey, never>;
   Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   Notification: NotificationRecord;
@@ -919,6 +969,18 @@ export type MarkNotificationsReadPayloadResolvers<ContextType = RequestContext, 
   unreadCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type MediaResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Media'] = ResolversParentTypes['Media']> = {
+  alt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  blurhash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  height?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['MediaKind'], ParentType, ContextType>;
+  previewUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  width?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   addKeywordFilter?: Resolver<ResolversTypes['KeywordFilter'], ParentType, ContextType, RequireFields<MutationAddKeywordFilterArgs, 'phrase'>>;
   addToList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationAddToListArgs, 'handle' | 'id'>>;
@@ -948,11 +1010,12 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
+  updateMedia?: Resolver<ResolversTypes['Media'], ParentType, ContextType, RequireFields<MutationUpdateMediaArgs, 'id'>>;
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, Partial<MutationUpdateProfileArgs>>;
 };
 
 export type NodeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
-  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
+  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Media' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
 };
 
 export type NotificationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
@@ -989,6 +1052,7 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   likeCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  media?: Resolver<Array<ResolversTypes['Media']>, ParentType, ContextType>;
   mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
   replies?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostRepliesArgs>>;
   replyCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -1083,6 +1147,7 @@ export type Resolvers<ContextType = RequestContext> = {
   KeywordFilter?: KeywordFilterResolvers<ContextType>;
   List?: ListResolvers<ContextType>;
   MarkNotificationsReadPayload?: MarkNotificationsReadPayloadResolvers<ContextType>;
+  Media?: MediaResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Node?: NodeResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;

@@ -1,5 +1,6 @@
 import type { Page, PageRequest } from '../../content/position.js';
-import { fromEntryDocument, nearestBeyond, pageFromNearest, type EntryDocument } from '../entries.js';
+import { fromEntryDocument, type EntryDocument } from '../../records/posts.js';
+import { nearestBeyond, pageFromNearest } from '../entries.js';
 import type { TimelineEntry } from '../timelineEntry.js';
 
 interface BucketFetcher<B> {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Filter, ObjectId } from 'mongodb';
 import type { PostPosition } from '../../content/position.js';
 import type { PostRecord } from '../../records/posts.js';
-import { fromEntryDocument, type EntryDocument } from '../entries.js';
+import { fromEntryDocument, type EntryDocument } from '../../records/posts.js';
 import type { TimelineEntry } from '../timelineEntry.js';
 
 /** The newest entries of one user's timeline, oldest first, at most `TIMELINE_CACHE_SIZE`. */

@@ -24,6 +24,10 @@ export class FanoutOnRead implements FeedBackend {
 
   async removeFrom(): Promise<void> {}
 
+  readonly embedsBodies = false;
+
+  async rewrite(): Promise<void> {}
+
   async followed(): Promise<void> {}
 
   async unfollowed(): Promise<void> {}

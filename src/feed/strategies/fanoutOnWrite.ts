@@ -1,7 +1,7 @@
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { TimelineEntryOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
-import type { PostRecord } from '../../records/posts.js';
+import { bodyUpdate, type PostRecord } from '../../records/posts.js';
 import type { Announced, Delivery } from '../feedBackend.js';
 import { plannedCollection, type PlannedCollectionName } from '../../db/shardPlan.js';
 
@@ -33,6 +33,23 @@ export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryO
   }
 
   abstract deliverEach(deliveries: readonly Delivery[], options?: Announced): Promise<void>;
+
+  get embedsBodies(): boolean {
+    return this.options.content === 'embed';
+  }
+
+  /** One update of every document of these recipients that holds the entry, through the positional `$`. */
+  async rewrite(recipients: readonly string[], post: PostRecord): Promise<void> {
+    if (!this.embedsBodies || recipients.length === 0) return;
+    await this.rewriteWhere(this.holders(recipients, post), bodyUpdate(post.body, '_c.$.'), recipients);
+  }
+
+  /** The documents of these recipients' timelines that can hold the post's entry. */
+  protected abstract holders(recipients: readonly string[], post: PostRecord): Filter<T>;
+
+  protected async rewriteWhere(filter: Filter<T>, update: Document, _recipients: readonly string[]): Promise<void> {
+    await this.timelines.updateMany(filter, update);
+  }
 
   /** Buckets are read from the database on every page: nothing held to forget. */
   forgetHeld(_userIds: readonly string[]): void {}

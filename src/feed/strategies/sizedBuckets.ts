@@ -4,7 +4,8 @@ import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
 import type { Page, PageRequest, PostPosition } from '../../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
-import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from '../entries.js';
+import { toEntryDocument, type EntryDocument } from '../../records/posts.js';
+import { bulkWriteIgnoringDuplicates } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
@@ -96,6 +97,10 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
       reach: (bucket) => bucket[reachField],
     };
     return walkBuckets(source, request, this.options.readBatch);
+  }
+
+  protected holders(recipients: readonly string[], post: PostRecord): Filter<SizedBucketDocument> {
+    return { _u: { $in: [...recipients] }, '_c._id': post.id } as Filter<SizedBucketDocument>;
   }
 
   async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {

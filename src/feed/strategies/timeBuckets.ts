@@ -4,7 +4,8 @@ import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
 import type { Page, PageRequest, PostPosition } from '../../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
-import { bulkWriteIgnoringDuplicates, toEntryDocument, type EntryDocument } from '../entries.js';
+import { toEntryDocument, type EntryDocument } from '../../records/posts.js';
+import { bulkWriteIgnoringDuplicates } from '../entries.js';
 import { FanoutOnWrite } from './fanoutOnWrite.js';
 import type { Delivery, FeedBackend } from '../feedBackend.js';
 import type { TimelineEntry } from '../timelineEntry.js';
@@ -86,6 +87,10 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
       reachAfter: (bucket) => new Date(older ? bucket._id._t * span - 1 : (bucket._id._t + 1) * span),
     };
     return walkBuckets(source, request, this.options.readBatch);
+  }
+
+  protected holders(recipients: readonly string[], post: PostRecord): Filter<TimedBucketDocument> {
+    return { '_id._u': { $in: [...recipients] }, '_id._t': this.bucketOf(post.createdAt), '_c._id': post.id } as Filter<TimedBucketDocument>;
   }
 
   async removeFrom(recipients: readonly string[], post: PostPosition): Promise<void> {

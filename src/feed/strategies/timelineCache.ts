@@ -1,4 +1,4 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import { ReadThroughCache } from '../../cache/readThrough.js';
 import { RecentRemovals } from '../../cache/recentRemovals.js';
 import type { TimelineEdits } from '../../changes/events.js';
@@ -7,7 +7,8 @@ import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
 import { compareNewestFirst, type Page, type PageRequest, type PostPosition } from '../../content/position.js';
 import { isDuplicateKeyError } from '../../errors.js';
-import { fromEntryDocument, nearestBeyond, pageFromNearest, toEntryDocument, type EntryDocument } from '../entries.js';
+import { fromEntryDocument, toEntryDocument, type EntryDocument } from '../../records/posts.js';
+import { nearestBeyond, pageFromNearest } from '../entries.js';
 import {
   aboveOldestOrWhole,
   entryOrder,
@@ -267,6 +268,15 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   private async replace(found: CacheDocument, cache: CacheDocument): Promise<boolean> {
     const { matchedCount } = await this.timelines.replaceOne({ _id: cache._id, _h: found._h ?? { $exists: false } }, cache);
     return matchedCount === 1;
+  }
+
+  protected holders(recipients: readonly string[], post: PostRecord): Filter<CacheDocument> {
+    return { _id: { $in: [...recipients] }, '_c._id': post.id } as Filter<CacheDocument>;
+  }
+
+  /** Held copies go and every instance is told, as for every write to caches. */
+  protected override async rewriteWhere(filter: Filter<CacheDocument>, update: Document, recipients: readonly string[]): Promise<void> {
+    await this.writing(recipients, () => this.timelines.updateMany(filter, update));
   }
 
   /**

@@ -15,7 +15,8 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  */
 type Documents = {
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": typeof types.AuthorFieldsFragmentDoc,
-    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n  }\n": typeof types.PostFieldsFragmentDoc,
+    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": typeof types.PostFieldsFragmentDoc,
+    "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": typeof types.MediaFieldsFragmentDoc,
     "\n  fragment PageInfoFields on PageInfo {\n    hasNextPage\n    hasPreviousPage\n    startCursor\n    endCursor\n  }\n": typeof types.PageInfoFieldsFragmentDoc,
     "\n  fragment PostEdgeFields on PostEdge {\n    cursor\n    repostedBy { ...AuthorFields }\n    node { ...PostFields }\n  }\n": typeof types.PostEdgeFieldsFragmentDoc,
     "\n  fragment PersonFields on User {\n    ...AuthorFields\n    bio\n    followerCount\n    viewerIsFollowing\n  }\n": typeof types.PersonFieldsFragmentDoc,
@@ -49,7 +50,8 @@ type Documents = {
     "\n  subscription PostRemoved {\n    timelinePostRemoved\n  }\n": typeof types.PostRemovedDocument,
     "\n  mutation SignUp($handle: String!, $password: String!, $displayName: String) {\n    signUp(handle: $handle, password: $password, displayName: $displayName) { token user { ...AuthorFields } }\n  }\n": typeof types.SignUpDocument,
     "\n  mutation LogIn($handle: String!, $password: String!) {\n    logIn(handle: $handle, password: $password) { token user { ...AuthorFields } }\n  }\n": typeof types.LogInDocument,
-    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": typeof types.CreatePostDocument,
+    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": typeof types.CreatePostDocument,
+    "\n  mutation UpdateMedia($id: ID!, $alt: String) {\n    updateMedia(id: $id, alt: $alt) { id alt }\n  }\n": typeof types.UpdateMediaDocument,
     "\n  mutation DeletePost($id: ID!) {\n    deletePost(id: $id)\n  }\n": typeof types.DeletePostDocument,
     "\n  fragment CountFields on Post {\n    id\n    likeCount\n    viewerHasLiked\n    repostCount\n    viewerHasReposted\n  }\n": typeof types.CountFieldsFragmentDoc,
     "\n  mutation Like($id: ID!) {\n    likePost(id: $id) { ...CountFields }\n  }\n": typeof types.LikeDocument,
@@ -73,7 +75,8 @@ type Documents = {
 };
 const documents: Documents = {
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": types.AuthorFieldsFragmentDoc,
-    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n  }\n": types.PostFieldsFragmentDoc,
+    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": types.PostFieldsFragmentDoc,
+    "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": types.MediaFieldsFragmentDoc,
     "\n  fragment PageInfoFields on PageInfo {\n    hasNextPage\n    hasPreviousPage\n    startCursor\n    endCursor\n  }\n": types.PageInfoFieldsFragmentDoc,
     "\n  fragment PostEdgeFields on PostEdge {\n    cursor\n    repostedBy { ...AuthorFields }\n    node { ...PostFields }\n  }\n": types.PostEdgeFieldsFragmentDoc,
     "\n  fragment PersonFields on User {\n    ...AuthorFields\n    bio\n    followerCount\n    viewerIsFollowing\n  }\n": types.PersonFieldsFragmentDoc,
@@ -107,7 +110,8 @@ const documents: Documents = {
     "\n  subscription PostRemoved {\n    timelinePostRemoved\n  }\n": types.PostRemovedDocument,
     "\n  mutation SignUp($handle: String!, $password: String!, $displayName: String) {\n    signUp(handle: $handle, password: $password, displayName: $displayName) { token user { ...AuthorFields } }\n  }\n": types.SignUpDocument,
     "\n  mutation LogIn($handle: String!, $password: String!) {\n    logIn(handle: $handle, password: $password) { token user { ...AuthorFields } }\n  }\n": types.LogInDocument,
-    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": types.CreatePostDocument,
+    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": types.CreatePostDocument,
+    "\n  mutation UpdateMedia($id: ID!, $alt: String) {\n    updateMedia(id: $id, alt: $alt) { id alt }\n  }\n": types.UpdateMediaDocument,
     "\n  mutation DeletePost($id: ID!) {\n    deletePost(id: $id)\n  }\n": types.DeletePostDocument,
     "\n  fragment CountFields on Post {\n    id\n    likeCount\n    viewerHasLiked\n    repostCount\n    viewerHasReposted\n  }\n": types.CountFieldsFragmentDoc,
     "\n  mutation Like($id: ID!) {\n    likePost(id: $id) { ...CountFields }\n  }\n": types.LikeDocument,
@@ -151,7 +155,11 @@ export function graphql(source: "\n  fragment AuthorFields on User {\n    id\n  
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n  }\n"): (typeof documents)["\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n  }\n"];
+export function graphql(source: "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"): (typeof documents)["\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n"): (typeof documents)["\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -287,7 +295,11 @@ export function graphql(source: "\n  mutation LogIn($handle: String!, $password:
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"];
+export function graphql(source: "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateMedia($id: ID!, $alt: String) {\n    updateMedia(id: $id, alt: $alt) { id alt }\n  }\n"): (typeof documents)["\n  mutation UpdateMedia($id: ID!, $alt: String) {\n    updateMedia(id: $id, alt: $alt) { id alt }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -1,4 +1,4 @@
-import { handlePattern } from '../records/users.js';
+import { handlePattern } from './users.js';
 
 /** At most this many accounts are mentioned by one post: the rest of the text's `@handle`s are plain text. */
 export const maxMentionsPerPost = 20;
