@@ -77,12 +77,21 @@ const claimable = (now: Date) => ({ state: 'ready' as const, runAt: { $lte: now 
 export class TaskQueue {
   readonly tasks: Collection<TaskDocument>;
 
+  /**
+   * `now`: the clock of every lease, back-off and due time this queue writes or compares, epoch ms.
+   * Every such time is this process's, never the database server's.
+   */
   constructor(
     db: Db,
     collectionName: PlannedCollectionName,
     readonly options: QueueOptions,
+    private readonly now: () => number = Date.now,
   ) {
     this.tasks = plannedCollection<TaskDocument>(db, collectionName);
+  }
+
+  private at(delayMs = 0): Date {
+    return new Date(this.now() + delayMs);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -95,7 +104,7 @@ export class TaskQueue {
   /** Adds tasks; one whose `_id` is already queued is left as it is. */
   async enqueue(tasks: readonly NewTask[]): Promise<void> {
     if (tasks.length === 0) return;
-    const now = new Date();
+    const now = this.at();
     const origin = currentOrigin();
     const docs: TaskDocument[] = tasks.map((task) => {
       const taskOrigin = task.origin ?? origin;
@@ -125,7 +134,7 @@ export class TaskQueue {
    */
   async claim(): Promise<TaskDocument | null> {
     for (;;) {
-      const now = new Date();
+      const now = this.at();
       const task = await this.tasks.findOneAndUpdate(
         claimable(now),
         { $set: { claim: new ObjectId().toHexString(), runAt: new Date(now.getTime() + this.options.leaseMs) }, $inc: { attempts: 1 }, $unset: { later: '' } },
@@ -144,7 +153,7 @@ export class TaskQueue {
    * tasks this claim won. Tasks out of attempts are parked.
    */
   async claimBatch(limit: number): Promise<TaskDocument[]> {
-    const now = new Date();
+    const now = this.at();
     const candidates = await this.tasks.find(claimable(now)).sort({ runAt: 1 }).limit(limit).toArray();
     if (candidates.length === 0) return [];
     const ids = candidates.map((task) => task._id);
@@ -178,7 +187,7 @@ export class TaskQueue {
     if (tasks.length === 0) return true;
     const ids = tasks.map((task) => task._id);
     const claim = tasks[0]!.claim;
-    const result = await this.tasks.updateMany({ _id: { $in: ids }, claim }, { $set: { runAt: new Date(Date.now() + this.options.leaseMs) } });
+    const result = await this.tasks.updateMany({ _id: { $in: ids }, claim }, { $set: { runAt: this.at(this.options.leaseMs) } });
     if (result.matchedCount === tasks.length) return true;
     return (await this.tasks.countDocuments({ _id: { $in: ids }, claim: { $ne: claim } }, { limit: 1 })) === 0;
   }
@@ -204,7 +213,7 @@ export class TaskQueue {
     const delay = this.options.retryBaseMs * 2 ** (task.attempts - 1);
     await this.tasks.updateOne(
       { _id: task._id, claim: task.claim },
-      { $set: { claim: null, runAt: new Date(Date.now() + delay), lastError: message } },
+      { $set: { claim: null, runAt: this.at(delay), lastError: message } },
     );
     return 'retry';
   }
@@ -213,7 +222,7 @@ export class TaskQueue {
   async postpone(task: TaskDocument, delayMs: number): Promise<void> {
     await this.tasks.updateOne(
       { _id: task._id, claim: task.claim },
-      { $set: { claim: null, runAt: new Date(Date.now() + delayMs) }, $inc: { attempts: -1 } },
+      { $set: { claim: null, runAt: this.at(delayMs) }, $inc: { attempts: -1 } },
     );
   }
 
@@ -225,7 +234,7 @@ export class TaskQueue {
     if (tasks.length === 0) return;
     await this.tasks.updateMany(
       { _id: { $in: tasks.map((task) => task._id) }, claim: tasks[0]!.claim },
-      { $set: { claim: null, runAt: new Date() }, $inc: { attempts: -1 } },
+      { $set: { claim: null, runAt: this.at() }, $inc: { attempts: -1 } },
     );
   }
 
@@ -233,13 +242,13 @@ export class TaskQueue {
   async redrive(ids?: readonly string[]): Promise<number> {
     const result = await this.tasks.updateMany(
       { state: 'dead', ...(ids ? { _id: { $in: [...ids] } } : {}) },
-      { $set: { state: 'ready', claim: null, runAt: new Date(), attempts: 0 } },
+      { $set: { state: 'ready', claim: null, runAt: this.at(), attempts: 0 } },
     );
     return result.modifiedCount;
   }
 
   async status(): Promise<QueueStatus> {
-    const now = new Date();
+    const now = this.at();
     const notYet = { state: 'ready' as const, runAt: { $gt: now } };
     const [waiting, running, dead, oldest, scheduled] = await Promise.all([
       this.tasks.countDocuments(claimable(now)),
@@ -256,7 +265,7 @@ export class TaskQueue {
 
   /** Tasks by kind and state, and the oldest not done, for the metrics (feed_queue_tasks, feed_queue_oldest_ready_seconds). */
   async snapshot(): Promise<QueueSnapshot> {
-    const now = new Date();
+    const now = this.at();
     const [groups, oldest] = await Promise.all([
       this.tasks
         .aggregate<{ _id: { kind: string; state: QueueTaskState }; count: number }>([

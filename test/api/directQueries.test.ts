@@ -1,9 +1,16 @@
 import { ApolloServer } from '@apollo/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { serverSelectionTimeoutMs } from '../../src/db/connect.js';
 import { startStandIn, type StandIn } from '../../src/db/standIn.js';
 import { startExecutionPair } from '../support/executionPair.js';
 import { rawPost } from '../support/rawPost.js';
 import { startTestApp, withDatabaseName, type TestApp } from '../support/testApp.js';
+
+/**
+ * A request during an outage is answered once the driver gives up choosing a server (2 s), where
+ * its default would hang for 30 s. The bound tells the two apart and leaves a busy machine 8 s.
+ */
+const answeredWithinMs = serverSelectionTimeoutMs + 8_000;
 
 /**
  * A query sent again after Apollo has validated and compiled it is run without Apollo's pipeline
@@ -127,7 +134,7 @@ describe('a known query during a database outage', () => {
     await database?.stop();
   });
 
-  it('is answered SERVICE_UNAVAILABLE within 3 s, by Apollo, as a page error', async () => {
+  it('is answered SERVICE_UNAVAILABLE at once, by Apollo, as a page error', async () => {
     const token = await app.signUp('survivor');
     await app.gql('mutation { createPost(text: "hi") { id } }', {}, token);
     // A bucket page reads the database on every request, however warm the process is.
@@ -137,7 +144,7 @@ describe('a known query during a database outage', () => {
     await database.stop();
     const started = Date.now();
     const answer = await app.gql(query, {}, token);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(answeredWithinMs);
     // The token check is served from this process, so the request runs and its page fails: 200 with the error, as Apollo answers it.
     expect(answer).toMatchObject({ status: 200, data: null });
     expect(answer.errors).toEqual([

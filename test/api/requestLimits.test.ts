@@ -1,6 +1,74 @@
+import { isObjectType, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operationCost } from '../../src/api/requestLimits.js';
+import { buildSchema } from '../../src/api/schema.js';
 import { liveClient, runOverWebSocket } from '../live/liveClient.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+
+/**
+ * A page size given with `last:` fetches as many posts as one given with `first:`, so it must cost
+ * as much. Every field of the schema that takes `last` is checked, found from the schema itself, so
+ * a connection added later is covered without a change here.
+ */
+describe('the cost of a page asked for with last', () => {
+  const schema = buildSchema();
+  const costOf = (query: string, variables: Record<string, unknown> = {}) => {
+    const document = parse(query);
+    const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
+    return operationCost(schema, document, operation, variables);
+  };
+  const takingLast = Object.values(schema.getTypeMap())
+    .filter(isObjectType)
+    .flatMap((type) => Object.values(type.getFields()).filter((field) => field.args.some((arg) => arg.name === 'last')).map((field) => ({ type: type.name, field: field.name, name: `${type.name}.${field.name}` })));
+
+  it('finds every connection that pages both ways', () => {
+    expect(takingLast).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'Query.timeline' }),
+        expect.objectContaining({ name: 'List.timeline' }),
+        expect.objectContaining({ name: 'User.posts' }),
+      ]),
+    );
+  });
+
+  it.each(takingLast)('prices $name(last: n) like $name(first: n), literal or variable', ({ type, field }) => {
+    // A fragment on the field's type: costed by its type condition, wherever the field sits.
+    const page = (args: string) => `query($n: Int) { ...F } fragment F on ${type} { ${field}${args ? `(${args})` : ''} { edges { cursor node { id text } } } }`;
+    const byFirst = costOf(page('first: 100'));
+    expect(byFirst).toBeGreaterThan(costOf(page(''))); // 100 is more than the default page
+    expect(costOf(page('last: 100'))).toBe(byFirst);
+    expect(costOf(page('last: 100, before: "c"'))).toBe(byFirst);
+    expect(costOf(page('last: $n'), { n: 100 })).toBe(byFirst);
+    expect(costOf(page('last: 7'))).toBe(costOf(page('first: 7')));
+  });
+});
+
+/** Fragments only name what is selected: wrapping a selection in one changes nothing of its cost. */
+describe('the cost of what fragments select', () => {
+  const schema = buildSchema();
+  const costOf = (query: string) => {
+    const document = parse(query);
+    const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
+    return operationCost(schema, document, operation, {});
+  };
+  const followersOfFollowers = 'user(handle: "a") { followers(first: 100) { edges { node { followers(first: 100) { totalCount } } } } }';
+
+  it('prices a selection inside an inline fragment or a named one as it prices the selection itself', () => {
+    const plain = costOf(`{ ${followersOfFollowers} }`);
+    expect(plain).toBeGreaterThan(10_000);
+    expect(costOf(`{ ... on Query { ${followersOfFollowers} } }`)).toBe(plain);
+    expect(costOf(`{ ... { ${followersOfFollowers} } }`)).toBe(plain);
+    expect(costOf(`{ ...F } fragment F on Query { ${followersOfFollowers} }`)).toBe(plain);
+    expect(costOf('{ user(handle: "a") { followers(first: 100) { edges { node { ... on User { followers(first: 100) { totalCount } } } } } } }')).toBe(plain);
+  });
+
+  it('prices every spread of a named fragment, not only the first', () => {
+    const plain = costOf(`{ ${followersOfFollowers} }`);
+    // Worked out once and reused: the second spread costs what the first did.
+    expect(costOf(`{ a: user(handle: "a") { ...F } b: user(handle: "b") { ...F } } fragment F on User { followers(first: 100) { edges { node { followers(first: 100) { totalCount } } } } }`)).toBe(2 * plain);
+    expect(costOf(`{ user(handle: "a") { followers(first: 100) { edges { node { ...F } } } following(first: 100) { edges { node { ...F } } } } } fragment F on User { followers(first: 100) { totalCount } }`)).toBe(2 * plain - 1);
+  });
+});
 
 /** What one request may cost, checked before anything runs (see README, "Limits"). */
 describe('request limits', () => {
@@ -63,6 +131,29 @@ describe('request limits', () => {
       token,
     );
     expect(codeOf(viaVariables)).toBe('QUERY_TOO_COMPLEX');
+  });
+
+  it('tells a client asking for too large a page the largest it may ask for, not that its query is too complex', async () => {
+    // Priced at the page the server would return (100 at most), the query runs and its page size is refused.
+    const answer = await app.gql('{ timeline(first: 100000) { edges { node { text author { handle } } } } }', {}, token);
+    expect(answer.errors?.[0]).toMatchObject({ message: 'first must be between 1 and 100', extensions: { code: 'BAD_USER_INPUT' } });
+  });
+
+  it('refuses nested lists over the budget when they hide inside inline fragments', async () => {
+    const wrapped = '{ ... on Query { user(handle: "limits") { followers(first: 100) { edges { node { ... on User { followers(first: 100) { totalCount } } } } } } } }';
+    const refused = await app.gql(wrapped, {}, token);
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 5000 });
+  });
+
+  it('refuses nested pages over the budget when their sizes are given with last', async () => {
+    const nested = '{ timeline(last: 100) { edges { node { author { posts(last: 100) { edges { node { author { handle } } } } } } } } }';
+    const refused = await app.gql(nested, {}, token);
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', limit: 5000 });
+    // The same shape with first: is refused at the same cost.
+    const byFirst = await app.gql(nested.replaceAll('last:', 'first:'), {}, token);
+    expect(refused.errors?.[0]?.extensions?.cost).toBe(byFirst.errors?.[0]?.extensions?.cost);
   });
 
   it('lets a 100-post timeline page with authors through, far below the budget', async () => {

@@ -1,5 +1,6 @@
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heardEverything } from '../support/announcements.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { liveClient, subscribePostAdded, subscriptionsOpen, type CloseEventLike, type Subscription, type PostEdge } from '../live/liveClient.js';
 
@@ -9,8 +10,12 @@ const viewerQuery = '{ viewer { handle } }';
 const timelineQuery = '{ timeline(first: 1) { edges { cursor } } }';
 const changePassword = 'mutation($c: String!, $n: String!) { changePassword(current: $c, next: $n) { token user { handle } } }';
 
-/** The close event that ends `subscription` within `ms`, or a failure saying it stayed open. */
-async function closedWithin(subscription: Subscription<PostEdge>, ms: number): Promise<CloseEventLike> {
+/**
+ * The close event that ends `subscription`, or a failure saying it stayed open. Only the change's
+ * announcement closes it (nothing checks open connections on a timer), so the wait is generous: a
+ * loaded machine is slow, not wrong.
+ */
+async function closeEventOf(subscription: Subscription<PostEdge>, ms = 20_000): Promise<CloseEventLike> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms)));
   try {
@@ -44,7 +49,7 @@ describe('token revocation across two instances', () => {
     await a?.stop();
   });
 
-  it('changePassword: earlier tokens fail on both instances and their subscriptions close with 4403 within a second; the new token works', async () => {
+  it('changePassword: earlier tokens fail on both instances and their subscriptions close with 4403; the new token works', async () => {
     const first = await a.signUp('pia', password);
     const second = (await logIn(b, 'pia', password)).data.logIn.token as string;
     const other = await a.signUp('quinn', password);
@@ -61,8 +66,8 @@ describe('token revocation across two instances', () => {
     expect(changed.data.changePassword.user.handle).toBe('pia');
     const fresh = changed.data.changePassword.token as string;
 
-    expect(await closedWithin(onA, 1000)).toMatchObject({ code: 4403 });
-    expect(await closedWithin(onB, 1000)).toMatchObject({ code: 4403 });
+    expect(await closeEventOf(onA)).toMatchObject({ code: 4403 });
+    expect(await closeEventOf(onB)).toMatchObject({ code: 4403 });
     for (const [app, token] of [[a, first], [b, first], [a, second], [b, second]] as const) {
       expect(code(await app.gql(timelineQuery, {}, token))).toBe('UNAUTHENTICATED');
       expect(code(await app.gql('mutation { createPost(text: "old token") { id } }', {}, token))).toBe('UNAUTHENTICATED');
@@ -88,7 +93,8 @@ describe('token revocation across two instances', () => {
     await subscriptionsOpen(b, 2); // quinn's from the test above, and this one
 
     expect((await b.gql('mutation { logOutEverywhere }', {}, second)).data).toEqual({ logOutEverywhere: true });
-    expect(await closedWithin(onB, 1000)).toMatchObject({ code: 4403 });
+    expect(await closeEventOf(onB)).toMatchObject({ code: 4403 });
+    await heardEverything(b, a); // the instance that did not make the change has heard of it too
     for (const app of [a, b]) {
       for (const token of [first, second]) expect(code(await app.gql(timelineQuery, {}, token))).toBe('UNAUTHENTICATED');
     }

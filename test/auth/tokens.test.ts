@@ -1,9 +1,45 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TokenService } from '../../src/auth/tokens.js';
 import { closeEventFor } from '../live/liveClient.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const secret = new TextEncoder().encode('test-secret-that-is-at-least-32-characters');
+
+/**
+ * Verified tokens are held in process so that a request does not verify its token again; holding
+ * one must never stretch its life. The service's clock is the test's, so expiry is a step of the
+ * clock, not a wait.
+ */
+describe('tokens held as verified', () => {
+  const subject = { handle: 'ada', accountId: 'account-of-ada', generation: 3 };
+  let now = Date.UTC(2030, 0, 1, 12, 0, 0);
+  const tokens = new TokenService(secret, 600, 'feed-service/held', () => now);
+
+  it('stops a token at its expiry although it was verified, and held, while valid', async () => {
+    now = Date.UTC(2030, 0, 1, 12, 0, 0);
+    const token = await tokens.issue(subject);
+    expect(await tokens.verify(token)).toEqual(subject);
+    now += 599_999; // the last millisecond of its life: still good, from what is held
+    expect(await tokens.verify(token)).toEqual(subject);
+    expect(await tokens.fromAuthorization(`Bearer ${token}`)).toEqual(subject);
+    now += 1;
+    expect(await tokens.verify(token)).toBeNull();
+    expect(await tokens.fromAuthorization(`Bearer ${token}`)).toBe('invalid');
+    // Still refused when asked again, and by a service that never held it.
+    expect(await tokens.verify(token)).toBeNull();
+    expect(await new TokenService(secret, 600, 'feed-service/held', () => now).verify(token)).toBeNull();
+  });
+
+  it('stops a token used for the first time just before its expiry, when the expiry comes', async () => {
+    now = Date.UTC(2030, 0, 2, 12, 0, 0);
+    const token = await tokens.issue(subject);
+    now += 590_000;
+    expect(await tokens.verify(token)).toEqual(subject);
+    now += 10_000;
+    expect(await tokens.verify(token)).toBeNull();
+  });
+});
 
 /** Tokens speak for one account of one deployment, for a limited time. */
 describe('tokens bound to accounts', () => {
@@ -66,9 +102,13 @@ describe('tokens bound to accounts', () => {
 
   it('refuses a token without an expiry, or for another deployment', async () => {
     const accountId = await accountIdOf('holder');
+    const exp = Math.floor(Date.now() / 1000) + 600;
     for (const token of [
       await forge({ sub: 'holder', aid: accountId }),
-      await forge({ sub: 'holder', aid: accountId, exp: Math.floor(Date.now() / 1000) + 600, iss: 'feed-service/elsewhere', aud: 'feed-service/elsewhere' }),
+      await forge({ sub: 'holder', aid: accountId, exp, iss: 'feed-service/elsewhere', aud: 'feed-service/elsewhere' }),
+      // Issued here for another deployment's audience, or elsewhere for this one: either claim alone refuses it.
+      await forge({ sub: 'holder', aid: accountId, exp, aud: 'feed-service/elsewhere' }),
+      await forge({ sub: 'holder', aid: accountId, exp, iss: 'feed-service/elsewhere' }),
     ]) {
       expect(errorOf(await app.gql('{ timeline { edges { cursor } } }', {}, token))?.extensions?.code).toBe('UNAUTHENTICATED');
     }

@@ -6,6 +6,7 @@ import { Outboxes, pageOfOutboxes, withPost, type Outbox } from '../../src/conte
 import { compareNewestFirst, isBeyond, type PageRequest } from '../../src/content/position.js';
 import type { PostRecord } from '../../src/records/posts.js';
 import { publicPost } from '../support/records.js';
+import { heardEverything } from '../support/announcements.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 let made = 0;
@@ -96,11 +97,10 @@ describe('outboxes held by an instance', () => {
       expect((await ask(second)).items).toEqual([]);
       const created = await app.gql('mutation { createPost(text: "from the first") { id } }', {}, token);
       const id = created.data.createPost.id as string;
+      /** Once the second instance has heard what the first announced, its outbox page is `want`. */
       const arrived = async (want: string[]) => {
-        for (const deadline = Date.now() + 5000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
-          if (JSON.stringify(texts((await ask(second)).items)) === JSON.stringify(want)) return;
-        }
-        throw new Error(`the second instance never showed ${JSON.stringify(want)}`);
+        await heardEverything(app, second);
+        expect(texts((await ask(second)).items)).toEqual(want);
       };
       await arrived(['from the first']);
       const misses = second.services.content.outboxStats().misses;

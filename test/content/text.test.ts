@@ -1,5 +1,57 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertDisplayableText, postText } from '../../src/content/text.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+
+/**
+ * The text rules themselves, whoever calls them: a post that would show nothing is refused, however
+ * it is made of characters that take no room (zero-width spaces and joiners, fillers, invisible
+ * operators) and blanks that trimming leaves inside.
+ */
+describe('post text that shows nothing', () => {
+  it.each([
+    ['a zero-width space', '\u200b'],
+    ['zero-width spaces around a blank', '\u200b \u200b'],
+    ['a zero-width joiner and non-joiner', '\u200d\u200c'],
+    ['a word joiner and an invisible plus', '\u2060\u2064'],
+    ['a Hangul filler', '\u3164'],
+    ['a Hangul filler between zero-width spaces', '\u200b\u3164\u200b'],
+    ['a soft hyphen and a combining grapheme joiner', '\u00ad\u034f'],
+    ['a variation selector alone', '\ufe0f'],
+    ['an ideographic space and no-break spaces inside zero-width spaces', '\u200b\u3000\u00a0\u202f\u200b'],
+    ['blank lines and tabs inside zero-width spaces', '\u200b\n\t\n\u200b'],
+  ])('refuses %s', (_case, text) => {
+    expect(() => postText(text)).toThrow(/not all of them blank/);
+  });
+
+  it.each([
+    ['a letter between zero-width spaces', '\u200bx\u200b', '\u200bx\u200b'],
+    ['a heart with its variation selector', '❤\ufe0f', '❤\ufe0f'],
+    ['a family joined by zero-width joiners', '👨\u200d👩\u200d👧', '👨\u200d👩\u200d👧'],
+    ['text with a soft hyphen', ' hyphen\u00adated ', 'hyphen\u00adated'],
+  ])('keeps %s, only trimmed of blanks at its ends', (_case, text, stored) => {
+    expect(postText(text)).toBe(stored);
+  });
+});
+
+/**
+ * Names, bios, list names and keyword filters are checked by the same rules as posts, however
+ * short: a few letters can carry hundreds of stacked marks, which every page that shows them draws.
+ */
+describe('display text with marks stacked on one character', () => {
+  const check = (text: string) => assertDisplayableText(text, 'Display name', { multiline: false });
+
+  it.each([
+    ['one letter with forty marks', `e${'\u0301'.repeat(40)}`],
+    ['a short name ending in a letter with thirty-two marks', `Ada e${'\u0301'.repeat(32)}`],
+  ])('refuses %s', (_case, text) => {
+    expect(() => check(text)).toThrow(/must not stack more than 32 code units/);
+  });
+
+  it('takes a letter with a few marks and the longest emoji sequences', () => {
+    expect(() => check(`Zoe${'\u0301'.repeat(31)}`)).not.toThrow();
+    expect(() => check('👩🏻‍❤️‍💋‍👨🏼 and 👨‍👩‍👧')).not.toThrow();
+  });
+});
 
 /** Text is counted as people see it, and refused rather than rewritten when it would not show as sent. */
 describe('text people see', () => {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverSelectionTimeoutMs } from '../../src/db/connect.js';
 import { startStandIn, type StandIn } from '../../src/db/standIn.js';
 import { startTestApp, withDatabaseName, type TestApp } from '../support/testApp.js';
+
+/**
+ * A request during an outage is answered once the driver gives up choosing a server (2 s), where
+ * its default would hang for 30 s. The bound tells the two apart and leaves a busy machine 8 s.
+ */
+const answeredWithinMs = serverSelectionTimeoutMs + 8_000;
 
 /** The database goes away under a running server, then comes back. */
 describe('a database outage', () => {
@@ -19,7 +26,7 @@ describe('a database outage', () => {
     await database?.stop();
   });
 
-  it('answers /healthz 503 and queries SERVICE_UNAVAILABLE within 3 s, and recovers by itself', async () => {
+  it('answers /healthz 503 and queries SERVICE_UNAVAILABLE at once, and recovers by itself', async () => {
     const token = await app.signUp('survivor');
     expect((await fetch(app.url.replace('/graphql', '/healthz'))).status).toBe(200);
 
@@ -29,16 +36,16 @@ describe('a database outage', () => {
     expect(health.status).toBe(503);
     // The process itself is fine: nothing should restart it.
     expect((await fetch(app.url.replace('/graphql', '/livez'))).status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(answeredWithinMs);
 
     started = Date.now();
     const anonymous = await app.gql('{ user(handle: "survivor") { handle } }');
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(answeredWithinMs);
     expect(anonymous.errors?.[0]).toMatchObject({ message: 'The database is unavailable; try again shortly', extensions: { code: 'SERVICE_UNAVAILABLE' } });
 
     started = Date.now();
     const signedIn = await app.gql('{ timeline { edges { cursor } } }', {}, token);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(answeredWithinMs);
     expect(signedIn.status).toBe(503);
     expect(signedIn.errors?.[0]?.extensions?.code).toBe('SERVICE_UNAVAILABLE');
     expect(JSON.stringify(signedIn)).not.toContain('stacktrace');

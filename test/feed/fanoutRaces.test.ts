@@ -50,6 +50,29 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(done).toBe(true);
   };
 
+  /**
+   * Runs the queued tasks with `action` done once, inside the first delivery sub-task (one that
+   * carries a range of followers), at its checkpoint after it found the post stored and read its
+   * followers, before it writes.
+   */
+  const runQueuedWithDeliveryInterruptedBy = async (action: () => Promise<unknown>) => {
+    const { fanout } = app.services;
+    let done = false;
+    for (let task = await fanout.queue.claim(); task; task = await fanout.queue.claim()) {
+      const delivering = task.kind === 'deliver' && task.payload.range !== undefined;
+      await app.services.runTask(task, {
+        attempt: task.attempts,
+        checkpoint: async () => {
+          if (!delivering || done) return;
+          done = true;
+          await action();
+        },
+      });
+      await fanout.queue.complete(task);
+    }
+    expect(done).toBe(true);
+  };
+
   beforeAll(async () => {
     app = await startTestApp({ FEED_STRATEGY: strategy, FANOUT_WORKERS: '0', TIMELINE_BUCKET_SIZE: '3' });
     for (const handle of ['reader', 'author', 'other']) tokens[handle] = await app.signUp(handle);
@@ -72,14 +95,31 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect((await timelineTexts('reader')).edges.map((edge: any) => edge.node.text)).toEqual(['own 3', 'own 2', 'own 1', 'own 0']);
   });
 
-  it('leaves nothing behind when the post is deleted between a delivery’s check and its write', async () => {
+  it('leaves nothing behind when the post is deleted while its delivery is split among the followers', async () => {
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const victim = await post('author', 'deleted mid-delivery');
-    // The sub-task has found the post in content; the delete completes before it writes.
+    // The post's first task has found it in content and read the followers; the delete completes
+    // before it queues their sub-tasks.
     await runQueuedInterruptedBy(() => gql('author', `mutation { deletePost(id: "${victim}") }`));
     expect(await copies('reader', victim)).toBe(0);
     expect(await copies('author', victim)).toBe(0);
     expect((await timelineTexts('reader')).edges.some((edge: any) => edge.node.text === 'deleted mid-delivery')).toBe(false);
+  });
+
+  it('leaves nothing behind when the post is deleted, and its retraction done, after a delivery found it stored and before it writes', async () => {
+    await gql('reader', 'mutation { follow(handle: "author") { handle } }');
+    const victim = await post('author', 'deleted while its delivery was writing');
+    // Another worker runs the whole retraction while this sub-task sits between its check and its
+    // write: nothing left to retract will ever come again, so the delivery must clean up after itself.
+    await runQueuedWithDeliveryInterruptedBy(async () => {
+      await gql('author', `mutation { deletePost(id: "${victim}") }`);
+      await runQueued();
+      expect(await copies('reader', victim)).toBe(0);
+    });
+    expect(await app.services.fanout.queue.isDrained()).toBe(true);
+    expect(await copies('reader', victim)).toBe(0);
+    expect(await copies('author', victim)).toBe(0);
+    expect((await timelineTexts('reader')).edges.some((edge: any) => edge.node.text === 'deleted while its delivery was writing')).toBe(false);
   });
 
   it('stores a post once whether the follow backfill or the delivery comes first, and when a sub-task replays', async () => {
@@ -165,6 +205,21 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await content.getPost(internalId(id))).toBeNull();
     expect(await copies('reader', id)).toBe(0);
     expect(await copies('author', id)).toBe(0);
+  });
+
+  it('takes a retracted post’s deliveries that no worker has started off the queue', async () => {
+    await gql('reader', 'mutation { follow(handle: "author") { handle } }');
+    const gone = await post('author', 'retracted before anyone delivered it');
+    const { queue } = app.services.fanout;
+    const ofPost = { kind: 'deliver', 'payload.post.id': new ObjectId(gone) };
+    // Every worker is busy elsewhere: the delivery waits while the post is deleted and retracted.
+    await queue.tasks.updateMany(ofPost, { $set: { runAt: new Date(Date.now() + 3_600_000) } });
+    await gql('author', `mutation { deletePost(id: "${gone}") }`);
+    await runQueued();
+    // Nothing of the post is left for a worker to do, or for an operator's queue status to show.
+    expect(await queue.tasks.countDocuments(ofPost)).toBe(0);
+    expect(await queue.isDrained()).toBe(true);
+    expect(await copies('reader', gone)).toBe(0);
   });
 
   it('finishes at once the delivery of a post deleted before it ran, delivering nothing', async () => {

@@ -5,6 +5,7 @@ import { compareNewestFirst } from '../../src/content/position.js';
 import { newBody, type EntryDocument } from '../../src/records/posts.js';
 import { holding, wholeMark, type CacheDocument } from '../../src/feed/strategies/cacheDocument.js';
 import { TimelineCache, withDelivered } from '../../src/feed/strategies/timelineCache.js';
+import { heardEverything } from '../support/announcements.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { internalId } from '../support/ids.js';
 
@@ -60,10 +61,9 @@ describe('held caches of an instance that runs no fanout worker', () => {
     target.gql('{ timeline(first: 5) { edges { node { text } } } }', {}, token).then((result) => result.data.timeline.edges.map((edge: any) => edge.node.text));
   const cacheReads = async (target: TestApp, read: () => Promise<unknown>) =>
     (await target.commandsDuring(read)).filter((command) => command.commandName === 'find' && command.command.find === 'timeline_cache').length;
+  /** Once `target` has heard everything the writing instance announced, its page is `want`. */
   const shows = async (target: TestApp, token: string, want: string[]) => {
-    for (const deadline = Date.now() + 5000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (JSON.stringify(await page(target, token)) === JSON.stringify(want)) return;
-    }
+    await heardEverything(app, target);
     expect(await page(target, token)).toEqual(want);
   };
 
@@ -85,15 +85,11 @@ describe('held caches of an instance that runs no fanout worker', () => {
     await page(second, tokens.reader!); // a first read builds the cache; the next one holds it
     expect(await cacheReads(second, () => page(second, tokens.reader!))).toBe(0); // held
     await app.gql('mutation { createPost(text: "second") { id } }', {}, tokens.writer);
-    await app.settled();
-    let reads = 0;
-    for (const deadline = Date.now() + 5000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
-      let texts: string[] = [];
-      reads += await cacheReads(second, async () => void (texts = await page(second, tokens.reader!)));
-      if (texts[0] === 'second') break;
-    }
-    expect(await page(second, tokens.reader!)).toEqual(['second', 'first']);
-    expect(reads).toBe(0);
+    // The delivery's announcement has arrived: the held copy took the post in place.
+    await heardEverything(app, second);
+    let texts: string[] = [];
+    expect(await cacheReads(second, async () => void (texts = await page(second, tokens.reader!)))).toBe(0);
+    expect(texts).toEqual(['second', 'first']);
   });
 
   it('does not bring back a post whose delivery is announced after its removal', async () => {

@@ -1,6 +1,10 @@
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
+import type { TimelineEntry } from '../../src/feed/timelineEntry.js';
+import { passesGraph, type Reader } from '../../src/feed/visibility.js';
+import { ReaderView, type ReaderFiltersDocument } from '../../src/graph/readerView.js';
+import { newBody } from '../../src/records/posts.js';
 import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
 import { internalId } from '../support/ids.js';
 
@@ -198,5 +202,49 @@ describe.each(combinations)('visibility: FEED_STRATEGY=$strategy TIMELINE_CONTEN
       return commands.map((command) => `${command.commandName} ${command.command[command.commandName]}`);
     };
     expect(await publicPost('ann')).toEqual(await publicPost('twin'));
+  });
+});
+
+/**
+ * What a reader who mutes or blocks someone sees of the conversations around them, decided from
+ * the entry alone (passesGraph): nothing of the hidden account, in its own posts, in replies to it,
+ * or in reposts of it, though the reader still follows it and follows whoever talks to it.
+ */
+describe('conversations with an account the reader hides', () => {
+  const at = new Date('2026-11-25T10:00:00.000Z');
+  let made = 0;
+  const entry = (authorId: string, extra: Partial<TimelineEntry> = {}): TimelineEntry => ({
+    id: ObjectId.createFromHexString((++made).toString(16).padStart(24, '0')),
+    authorId,
+    createdAt: at,
+    body: newBody(`by ${authorId}`),
+    replyTo: null,
+    repostOf: null,
+    ...extra,
+  });
+  const replyTo = (authorId: string) => ({ id: new ObjectId(), authorId });
+  const repostOf = (authorId: string) => ({ id: new ObjectId(), authorId, createdAt: at, replyTo: null });
+  const readerHiding = (filters: ReaderFiltersDocument): Reader => ({
+    id: 'reader',
+    // Muting or blocking does not unfollow in this view: the reader follows everyone here.
+    follows: new Set(['reader', 'ann', 'bob', 'cat']),
+    view: new ReaderView(filters),
+  });
+
+  it.each<[string, ReaderFiltersDocument]>([
+    ['mutes', { _id: 'reader', muted: ['bob'] }],
+    ['blocks', { _id: 'reader', blocked: ['bob'] }],
+    ['is blocked by', { _id: 'reader', blockedBy: ['bob'] }],
+  ])('shows a reader who %s bob nothing of bob: not his posts, not replies to him, not reposts of him', (_how, filters) => {
+    const reader = readerHiding(filters);
+    expect(passesGraph(entry('bob'), reader)).toBe(false);
+    expect(passesGraph(entry('ann', { replyTo: replyTo('bob') }), reader)).toBe(false);
+    expect(passesGraph(entry('ann', { repostOf: repostOf('bob') }), reader)).toBe(false);
+    expect(passesGraph(entry('bob', { body: newBody('by bob', { visibility: 'MENTIONED', audience: ['reader'] }) }), reader)).toBe(false);
+    // Everyone else's conversations still show.
+    expect(passesGraph(entry('ann'), reader)).toBe(true);
+    expect(passesGraph(entry('ann', { replyTo: replyTo('cat') }), reader)).toBe(true);
+    expect(passesGraph(entry('ann', { replyTo: replyTo('reader') }), reader)).toBe(true);
+    expect(passesGraph(entry('ann', { repostOf: repostOf('cat') }), reader)).toBe(true);
   });
 });

@@ -76,6 +76,35 @@ describe('the follow graph', () => {
     expect(await pairs().findOne({ _id: 'ivan jane' })).toMatchObject({ want: true, applied: 2, v: 2, counted: true, dirty: false, lease: null });
   });
 
+  it('finishes an unfollow whose request died between its count writes on the next request, counting each user once', async () => {
+    await app.gql('mutation { follow(handle: "jane") { handle } }', {}, tokens.gina);
+    const [gina, jane] = [await counts('gina'), await counts('jane')];
+    const before = (await pairs().findOne({ _id: 'gina jane' }))!;
+    // What an unfollow killed between its count writes leaves: the wish recorded, one edge removed,
+    // the count change begun, the follower uncounted (with its token), the followee not yet.
+    const past = new Date(Date.now() - 60_000);
+    await pairs().updateOne(
+      { _id: 'gina jane' },
+      {
+        $set: { want: false, v: before.v + 1, dirty: true, updatedAt: past, countChange: { token: 'unfollow-died', delta: -1, applied: false }, lease: { owner: 'a-dead-request', until: past } },
+      },
+    );
+    await app.database.db.collection('following').deleteOne({ _f: 'gina', _t: 'jane' });
+    await app.database.db
+      .collection<{ _id: string; pendingCounts: string[] }>('users')
+      .updateOne({ _id: 'gina' }, { $inc: { followingCount: -1 }, $push: { pendingCounts: 'unfollow-died' } });
+
+    await app.gql('mutation { unfollow(handle: "jane") { handle } }', {}, tokens.gina);
+    expect(await edges('gina', 'jane')).toEqual({ following: 0, followers: 0 });
+    expect(await counts('gina')).toMatchObject({ followingCount: gina.followingCount - 1 });
+    expect(await counts('jane')).toMatchObject({ followerCount: jane.followerCount - 1 });
+    // The finished change's token, and the follow's before it, leave both users with the sweep's next pruning pass.
+    await app.services.feed.repairStalled();
+    expect(await pendingTokens('gina')).toEqual([]);
+    expect(await pendingTokens('jane')).toEqual([]);
+    expect(await pairs().findOne({ _id: 'gina jane' })).toMatchObject({ want: false, counted: false, dirty: false, lease: null });
+  });
+
   it('finishes an unfollow whose request died, without any further request, through the repair sweep', async () => {
     // The request recorded "unfollow" and removed one edge, then died before counting.
     const past = new Date(Date.now() - 60_000);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heardEverything } from '../support/announcements.js';
 import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
@@ -31,13 +32,6 @@ describe('counts held in every instance', () => {
     return { counts: [answer.data.user.followerCount, answer.data.viewer.followingCount], reads: requestCommandNames(commands).filter((name) => name === 'find users').length };
   };
 
-  const eventually = async (check: () => Promise<boolean>) => {
-    const deadline = Date.now() + 5000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('not within 5 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
 
   it('shows a follow’s counts on both instances without reading either user again', async () => {
     for (const app of [first, second]) {
@@ -48,18 +42,19 @@ describe('counts held in every instance', () => {
     expect(followed.data.follow.followerCount).toBe(1);
 
     expect(await seenBy(first)).toEqual({ counts: [1, 1], reads: 0 });
-    let onSecond = await seenBy(second);
-    await eventually(async () => (onSecond = await seenBy(second)).counts[0] === 1);
-    expect(onSecond).toEqual({ counts: [1, 1], reads: 0 });
+    // Once the second instance has heard the follow, its held users carry the new counts.
+    await heardEverything(first, second);
+    expect(await seenBy(second)).toEqual({ counts: [1, 1], reads: 0 });
 
     await second.gql('mutation { unfollow(handle: "hc_bob") { followerCount } }', {}, tokens.hc_ann);
-    await eventually(async () => (await seenBy(first)).counts[0] === 0);
+    await heardEverything(second, first);
     expect(await seenBy(first)).toEqual({ counts: [0, 0], reads: 0 });
   });
 
   it('keeps the newer counts when an older announcement arrives after them', async () => {
     await first.gql('mutation { follow(handle: "hc_bob") { followerCount } }', {}, tokens.hc_ann);
-    await eventually(async () => (await seenBy(second)).counts[0] === 1);
+    await heardEverything(first, second);
+    expect((await seenBy(second)).counts[0]).toBe(1);
     const version = (await second.database.db.collection<{ _id: string; countVersion?: number }>('users').findOne({ _id: 'hc_bob' }))!.countVersion!;
 
     second.services.graph.applyCounts([{ handle: 'hc_bob', followerCount: 7, followingCount: 0, version: version - 1, followingVersion: 0 }]);

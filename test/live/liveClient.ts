@@ -95,8 +95,11 @@ export class Subscription<T> {
     );
   }
 
-  /** Resolves once `count` results have arrived; fails after `timeoutMs`. */
-  async waitFor(count: number, timeoutMs = 5000): Promise<T[]> {
+  /**
+   * Resolves once `count` results have arrived; fails after `timeoutMs`, which is generous: a
+   * busy machine delays results, and only a broken path needs the whole wait.
+   */
+  async waitFor(count: number, timeoutMs = 20_000): Promise<T[]> {
     const deadline = performance.now() + timeoutMs;
     while (this.results.length < count) {
       const left = deadline - performance.now();
@@ -128,8 +131,8 @@ export function subscribePostRemoved(client: Client): Subscription<string> {
   return new Subscription<string>(client, postRemovedQuery, 'timelinePostRemoved');
 }
 
-/** Polls `condition` until it holds; fails after `timeoutMs` with `what`. */
-export async function eventually(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/** Polls `condition` until it holds; fails after `timeoutMs` (generous, as for `waitFor`) with `what`. */
+export async function eventually(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!condition()) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);

@@ -30,7 +30,7 @@ describe('a client that stops reading', () => {
     await app?.stop();
   });
 
-  it('is closed with 4413 once too far behind, while others keep receiving every post at once', async () => {
+  it('is closed with 4413 once too far behind, while others keep receiving every post, never more than a few behind', async () => {
     // The slow client's socket, to stop reading from it: the kernel buffers fill, then its queue.
     let slowSocket: WebSocket | undefined;
     class CapturedWebSocket extends WebSocket {
@@ -48,28 +48,25 @@ describe('a client that stops reading', () => {
     await subscriptionsOpen(app, slowSubscriptions + 1);
     slowSocket!.pause();
 
-    // Post until the server gives up on the slow client (each post is about 40 KB for it).
+    // Post until the server gives up on the slow client (each post is about 40 KB for it: the
+    // kernel's buffers and the queue fill after about 140 posts here, and a few times that on a
+    // machine with larger socket buffers). Counted in posts, not seconds, so a slow machine only
+    // takes longer.
     const text = 'x'.repeat(500);
-    const posted: { id: string; at: number }[] = [];
-    const deadline = performance.now() + 20_000;
+    const posted: string[] = [];
     while (app.services.live.stats().subscriptions > 1) {
-      expect(performance.now(), 'the slow client was never closed').toBeLessThan(deadline);
-      const post = await app.services.feed.post('sam', text);
-      posted.push({ id: apiPostId(post.id), at: performance.now() });
-      // Paced by the reader that keeps up: it stays a few events behind at most, far below the
-      // queue limit however busy the machine is, while the stalled one only falls further behind.
-      if (posted.length > 5) await fastOne.waitFor(posted.length - 5, 10_000);
+      expect(posted.length, 'the slow client was never closed').toBeLessThan(2000);
+      posted.push(apiPostId((await app.services.feed.post('sam', text)).id));
+      // Paced by the reader that keeps up: each post waits until it is at most five behind, far
+      // below the queue limit, while the stalled one only falls further behind. A server that made
+      // it wait for the stalled one would never let it catch up, and this wait would fail.
+      if (posted.length > 5) await fastOne.waitFor(posted.length - 5, 20_000);
     }
-    for (let i = 0; i < 5; i++) {
-      const post = await app.services.feed.post('sam', text);
-      posted.push({ id: apiPostId(post.id), at: performance.now() });
-    }
+    for (let i = 0; i < 5; i++) posted.push(apiPostId((await app.services.feed.post('sam', text)).id));
 
-    // The fast client got everything, in order, each within a second of its post being stored.
-    const received = await fastOne.waitFor(posted.length, 10_000);
-    expect(received.map((edge) => edge.node.id)).toEqual(posted.map((post) => post.id));
-    const latencies = posted.map((post, i) => fastOne.arrivals[i]! - post.at);
-    expect(Math.max(...latencies)).toBeLessThan(1000);
+    // The fast client got everything, in order.
+    const received = await fastOne.waitFor(posted.length, 20_000);
+    expect(received.map((edge) => edge.node.id)).toEqual(posted);
     expect(fastOne.errors).toEqual([]);
 
     // The slow client, once it reads again, finds the reason after what had been sent to it.
