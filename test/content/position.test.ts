@@ -1,8 +1,8 @@
 import { ObjectId, type Collection } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newBody } from '../../src/records/posts.js';
 import { beyondFilter, compareNewestFirst, decodeCursor, encodeCursor, sortFor, type PageDirection, type PostPosition } from '../../src/content/position.js';
 import { connectDatabase, type Database } from '../../src/db/connect.js';
-import { newBody } from '../../src/records/posts.js';
 import { nearestBeyond } from '../../src/feed/entries.js';
 import type { TimelineEntry } from '../../src/feed/timelineEntry.js';
 import { testDatabaseUri } from '../support/testApp.js';
