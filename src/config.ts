@@ -173,7 +173,7 @@ export interface DocumentOptions {
   trustedOnly: boolean;
 }
 
-/** Logs, metrics and traces (README, "Operating it"). */
+/** Logs, metrics and traces (docs/operations.md, "Running it"). */
 export interface ObservabilityOptions {
   logLevel: LogLevel;
   /**
@@ -185,7 +185,7 @@ export interface ObservabilityOptions {
   tracing: { endpoint: string; serviceName: string } | null;
 }
 
-/** What SIGTERM does (README, "Operating it"). */
+/** What SIGTERM does (docs/operations.md, "Running it"). */
 export interface ShutdownOptions {
   /** /readyz answers 503 this long before the server stops taking connections, so load balancers move away first. */
   delayMs: number;

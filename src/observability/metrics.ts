@@ -4,7 +4,7 @@
  * requestScope.ts), and the health and metrics endpoints (endpoints.ts). Every layer above may record
  * into it; it knows none of them: whatever it reports at scrape time is handed to it as a function.
  *
- * The metric names and labels are a contract with dashboards (README, "Operating it";
+ * The metric names and labels are a contract with dashboards (docs/operations.md, "Running it";
  * docs/operations.md): rename nothing. Every label value comes from a fixed set (routes, methods,
  * task kinds, cache names, the schema's root fields), never from what a client sent.
  */

@@ -16,7 +16,7 @@ function samples(text: string): Map<string, number> {
 const sum = (found: Map<string, number>, prefix: string, ...labels: string[]) =>
   [...found].filter(([series]) => series.startsWith(prefix) && labels.every((label) => series.includes(label))).reduce((total, [, value]) => total + value, 0);
 
-/** What dashboards rely on: the names and labels of README's "Operating it", and that they move with traffic. */
+/** What dashboards rely on: the names and labels of docs/operations.md, "Running it", and that they move with traffic. */
 describe('/metrics', () => {
   let app: TestApp;
   const scrape = async () => {
