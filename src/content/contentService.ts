@@ -85,6 +85,8 @@ export class ContentService {
       { key: { '_o._id': 1, _a: 1 }, name: 'reposts_of', partialFilterExpression: { '_o._id': { $exists: true } } },
       // Reposts of an author's posts, for deleting an account.
       { key: { '_o._a': 1 }, name: 'reposts_of_author', partialFilterExpression: { '_o._a': { $exists: true } } },
+      // Posts stored away from their authors' place: the start-up check reads this index, not the collection.
+      { key: { sx: 1 }, name: 'away_from_author', partialFilterExpression: { sx: true } },
     ]);
     await this.replyCounts.ensureIndexes();
   }
