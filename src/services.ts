@@ -36,6 +36,7 @@ import { repairStalledWork } from './feed/stalledWork.js';
 import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
+import { FollowRequests } from './feed/followRequests.js';
 import { FollowSuggestions } from './graph/followSuggestions.js';
 import { ReaderFilters } from './graph/readerFilters.js';
 import { UserAccounts } from './graph/userAccounts.js';
@@ -109,6 +110,8 @@ export interface Services {
   media: MediaService;
   /** Changes to published posts that every copy must take: an image's alt text. */
   postEdits: PostEdits;
+  /** Locked accounts' follow requests: approving, rejecting, and approving them all on unlock. */
+  followRequests: FollowRequests;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -162,7 +165,7 @@ export function createServices(db: Db, config: Config): Services {
   const postEdits = new PostEdits({ media, content, fanout, changes });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
-  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
+  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
@@ -170,9 +173,11 @@ export function createServices(db: Db, config: Config): Services {
   const live = liveCore(changes, graph, timelines, lists, config);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
-  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   const profiles = new UserProfiles(users);
+  const settings = new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes);
+  const followRequests = new FollowRequests(graph, relations, settings, work);
+  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers };
+  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   return {
     db,
     users,
@@ -203,7 +208,8 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     memberships,
     profiles,
-    settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
+    settings,
+    followRequests,
     bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility, changes),
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,

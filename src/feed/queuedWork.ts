@@ -34,6 +34,11 @@ export interface AccountPayload {
   followers?: string[];
 }
 
+/** An unlocked account, whose waiting follow requests are all approved. */
+export interface UnlockPayload {
+  handle: string;
+}
+
 /**
  * Every kind of background work and what its tasks carry: the closed list the workers run. A new
  * kind is a line here, and the compiler then asks for its handler where services.ts registers them.
@@ -48,6 +53,8 @@ export interface QueuedTasks extends NotificationTasks {
   /** What fanout skipped while a reader was away. */
   'fill-gap': GapPayload;
   'remove-account': AccountPayload;
+  /** Every follow request of an account that was unlocked, approved. */
+  'approve-requests': UnlockPayload;
 }
 
 export type TaskKind = keyof QueuedTasks;

@@ -7,6 +7,8 @@ import { plannedIndexes } from '../db/shardPlan.js';
 export interface ProfileChange {
   displayName?: string | null;
   bio?: string | null;
+  /** Whether follows of the account wait for its approval. */
+  locked?: boolean;
 }
 
 const publicFields = { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0 } as const;
@@ -55,10 +57,13 @@ export class UserProfiles {
       set.nameLower = searchableName(change.displayName);
     }
     if (change.bio !== undefined) set.bio = change.bio;
+    if (change.locked === true) set.locked = true;
+    // Unlocked accounts carry no field, as before locking existed.
+    const unset = change.locked === false ? { $unset: { locked: '' as const } } : {};
     const doc =
-      Object.keys(set).length === 0
+      Object.keys(set).length === 0 && change.locked !== false
         ? await this.users.findOne({ _id: handle, ...live }, { projection: publicFields })
-        : await this.users.findOneAndUpdate({ _id: handle, ...live }, { $set: set }, { returnDocument: 'after', projection: publicFields });
+        : await this.users.findOneAndUpdate({ _id: handle, ...live }, { ...(Object.keys(set).length > 0 ? { $set: set } : {}), ...unset }, { returnDocument: 'after', projection: publicFields });
     this.directory.forget([handle]);
     return doc && toUserRecord(doc);
   }

@@ -6,7 +6,7 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
 
-export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION';
+export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION' | 'FOLLOW_REQUEST';
 
 /**
  * Every kind, what its documents' ids start with, and whether people are grouped in it. A new
@@ -18,6 +18,7 @@ export const notificationKindTable = {
   REPOST: { prefix: 'r', grouped: true },
   REPLY: { prefix: 'y', grouped: false },
   MENTION: { prefix: 'm', grouped: false },
+  FOLLOW_REQUEST: { prefix: 'q', grouped: false },
 } as const satisfies Record<NotificationKind, { prefix: string; grouped: boolean }>;
 
 export const notificationKinds = Object.keys(notificationKindTable) as NotificationKind[];
@@ -30,7 +31,9 @@ export type NotificationSubject =
   | { kind: 'LIKE' | 'REPOST'; postId: ObjectId; period: number }
   | { kind: 'FOLLOW'; recipient: string; day: string }
   | { kind: 'REPLY'; replyId: ObjectId }
-  | { kind: 'MENTION'; postId: ObjectId; recipient: string };
+  | { kind: 'MENTION'; postId: ObjectId; recipient: string }
+  /** One per request: `since` is when it was asked, so a request made again after a rejection tells again. */
+  | { kind: 'FOLLOW_REQUEST'; recipient: string; requester: string; since: Date };
 
 export function notificationId(subject: NotificationSubject): string {
   const prefix = notificationKindTable[subject.kind].prefix;
@@ -44,6 +47,8 @@ export function notificationId(subject: NotificationSubject): string {
       return `${prefix}:${subject.replyId.toHexString()}`;
     case 'MENTION':
       return `${prefix}:${subject.postId.toHexString()}:${subject.recipient}`;
+    case 'FOLLOW_REQUEST':
+      return `${prefix}:${subject.recipient}:${subject.requester}:${subject.since.getTime()}`;
     default:
       throw new UnreachableCaseError(subject);
   }

@@ -68,6 +68,8 @@ export interface UserDocument {
   followersOnly?: true;
   /** Set once a mentioned-only post was addressed to or written by the user: only then is their inbox asked for those. */
   inbox?: true;
+  /** Set while the account approves its followers: a follow becomes a request (see FollowPairs). */
+  locked?: true;
 }
 
 /**
@@ -95,6 +97,8 @@ export interface UserRecord {
   createdAt: Date;
   followerCount: number;
   followingCount: number;
+  /** Whether a follow of this account is a request it approves. */
+  locked: boolean;
 }
 
 /** A user's counts as one count change left them (see UserDocument.countVersion). */
@@ -138,6 +142,7 @@ export const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecor
   createdAt: doc.createdAt,
   followerCount: doc.followerCount,
   followingCount: doc.followingCount,
+  locked: doc.locked === true,
 });
 
 export function assertHandle(handle: string): void {

@@ -30,6 +30,13 @@ export type AuthPayload = {
   user: User;
 };
 
+/** Where the viewer stands with an account. */
+export type FollowState =
+  | 'FOLLOWING'
+  | 'NONE'
+  /** The viewer asked to follow this locked account and waits for its approval. */
+  | 'REQUESTED';
+
 /** A phrase whose posts the viewer's timeline hides. */
 export type KeywordFilter = Node & {
   __typename?: 'KeywordFilter';
@@ -118,6 +125,11 @@ export type Mutation = {
   /** Adds an account the viewer follows (FORBIDDEN otherwise). Adding a member again changes nothing. */
   addToList: List;
   /**
+   * Approves a request to follow the viewer: a follow like any other from then on. Returns the
+   * requester. NOT_FOUND when no such request waits (never made, rejected or taken back).
+   */
+  approveFollowRequest: User;
+  /**
    * Removes follows both ways, refuses new ones either way, and hides each user's posts from the
    * other's timeline, `User.posts` and live updates. Idempotent.
    */
@@ -152,7 +164,10 @@ export type Mutation = {
    * deletes of one post racing each other, one answers true and the others NOT_FOUND.
    */
   deletePost: Scalars['Boolean']['output'];
-  /** Follows a user and returns them. Following someone already followed changes nothing. */
+  /**
+   * Follows a user and returns them. Following someone already followed changes nothing. Following a
+   * locked account asks it instead (`viewerFollowState: REQUESTED`); unfollowing takes the request back.
+   */
   follow: User;
   /** Likes a post and returns it. Liking a post already liked changes nothing. */
   likePost: Post;
@@ -173,6 +188,8 @@ export type Mutation = {
   markTimelineRead: TimelineMarker;
   /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
   mute: User;
+  /** Rejects a request to follow the viewer, telling nobody. Returns the requester. NOT_FOUND as above. */
+  rejectFollowRequest: User;
   /** Removes a member. Idempotent. Unfollowing or blocking someone also removes them from every list. */
   removeFromList: List;
   /** True when the filter existed and is removed. */
@@ -204,7 +221,8 @@ export type Mutation = {
   /**
    * Changes the viewer's profile. An argument left out or null leaves that field as it is; an empty
    * (or blank) string clears it. Display names follow the sign-up rules (at most 50 characters); a
-   * bio is at most 300 characters, line breaks allowed, with the text rules of posts.
+   * bio is at most 300 characters, line breaks allowed, with the text rules of posts. `locked: true`
+   * makes follows of the viewer requests they approve; `false` approves every waiting request.
    */
   updateProfile: User;
 };
@@ -220,6 +238,12 @@ export type MutationAddKeywordFilterArgs = {
 export type MutationAddToListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationApproveFollowRequestArgs = {
+  handle: Scalars['String']['input'];
 };
 
 
@@ -313,6 +337,12 @@ export type MutationMuteArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationRejectFollowRequestArgs = {
+  handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRemoveFromListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
@@ -393,6 +423,7 @@ export type MutationUpdateMediaArgs = {
 export type MutationUpdateProfileArgs = {
   bio?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
+  locked?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 /**
@@ -447,6 +478,8 @@ export type NotificationEdge = {
 export type NotificationKind =
   /** Someone followed the viewer; grouped per UTC day. */
   | 'FOLLOW'
+  /** Someone asks to follow the viewer, whose account is locked; never grouped. `post` is null. */
+  | 'FOLLOW_REQUEST'
   /** Someone liked the viewer's post; grouped per post. */
   | 'LIKE'
   /** Someone's post names the viewer as @handle; never grouped. */
@@ -522,6 +555,8 @@ export type PostEdge = {
 /** What can be read: over HTTP, GET or POST. */
 export type Query = {
   __typename?: 'Query';
+  /** Accounts asking to follow the viewer, oldest first. `first`: 1 to 100, default 20. */
+  followRequests: UserConnection;
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
   list?: Maybe<List>;
   /** The viewer's lists, oldest first. */
@@ -569,6 +604,13 @@ export type Query = {
   user?: Maybe<User>;
   /** The signed-in user, or null without a valid token. */
   viewer?: Maybe<User>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
+export type QueryFollowRequestsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -722,8 +764,15 @@ export type User = Node & {
   id: Scalars['ID']['output'];
   /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
   keywordFilters: Array<KeywordFilter>;
+  /**
+   * Whether follows of this account wait for its approval. A locked account's followers and
+   * following lists are shown to its followers (and itself) only; others get empty pages.
+   */
+  locked: Scalars['Boolean']['output'];
   /** This user's own posts that the viewer may see, newest first, paged like the timeline. */
   posts: PostConnection;
+  /** The viewer's relation to this user; NONE when signed out. */
+  viewerFollowState: FollowState;
   /** False when nobody is signed in. */
   viewerHasBlocked: Scalars['Boolean']['output'];
   /** False when nobody is signed in. */
@@ -882,6 +931,7 @@ export type ResolversTypes = {
   AuthPayload: ResolverTypeWrapper<Session>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  FollowState: FollowState;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
@@ -984,6 +1034,7 @@ export type MediaResolvers<ContextType = RequestContext, ParentType extends Reso
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   addKeywordFilter?: Resolver<ResolversTypes['KeywordFilter'], ParentType, ContextType, RequireFields<MutationAddKeywordFilterArgs, 'phrase'>>;
   addToList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationAddToListArgs, 'handle' | 'id'>>;
+  approveFollowRequest?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationApproveFollowRequestArgs, 'handle'>>;
   block?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationBlockArgs, 'handle'>>;
   bookmark?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationBookmarkArgs, 'id'>>;
   changePassword?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'current' | 'next'>>;
@@ -999,6 +1050,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   markNotificationsRead?: Resolver<ResolversTypes['MarkNotificationsReadPayload'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
+  rejectFollowRequest?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationRejectFollowRequestArgs, 'handle'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
   removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
   renameList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRenameListArgs, 'id' | 'name'>>;
@@ -1078,6 +1130,7 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  followRequests?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<QueryFollowRequestsArgs>>;
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
   node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
@@ -1123,7 +1176,9 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   handle?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   keywordFilters?: Resolver<Array<ResolversTypes['KeywordFilter']>, ParentType, ContextType>;
+  locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   posts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<UserPostsArgs>>;
+  viewerFollowState?: Resolver<ResolversTypes['FollowState'], ParentType, ContextType>;
   viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasMuted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerIsFollowing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;

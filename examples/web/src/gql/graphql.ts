@@ -13,6 +13,8 @@ export type MediaKind =
 export type NotificationKind =
   /** Someone followed the viewer; grouped per UTC day. */
   | 'FOLLOW'
+  /** Someone asks to follow the viewer, whose account is locked; never grouped. `post` is null. */
+  | 'FOLLOW_REQUEST'
   /** Someone liked the viewer's post; grouped per post. */
   | 'LIKE'
   /** Someone's post names the viewer as @handle; never grouped. */
