@@ -29,6 +29,8 @@ export const shardPlan = {
       { command: 'delete', fields: ['$or', 'dirty'], why: "a deleted account's pairs, either side: once per account deletion, indexed by each side" },
       { command: 'find', fields: ['$or', 'g'], why: 'the next actor of a FOLLOW group shown in full (20) after a shown one leaves: indexed by group' },
       { command: 'find', fields: ['gc.to'], why: 'the follows joining a FOLLOW group, read only on that careful path: indexed by group' },
+      { command: 'find', fields: ['t', 'rq'], why: "a locked account's follow requests, oldest first (its requests page, its unlock's approvals): indexed by followee, one page at a time" },
+      { command: 'aggregate', fields: ['t', 'rq'], why: "how many follow requests wait for a locked account, with its requests page: a count on the same index" },
     ],
   },
   reader_filters: {

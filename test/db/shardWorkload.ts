@@ -133,6 +133,16 @@ export const workload: WorkloadStep[] = [
   { label: 'removeFromList', as: 'bea', query: 'mutation($id: ID!) { removeFromList(id: $id, handle: "ada") { memberCount } }', variables: (ids) => ({ id: ids.list }) },
   { label: 'deleteList', as: 'bea', query: 'mutation($id: ID!) { deleteList(id: $id) }', variables: (ids) => ({ id: ids.list }) },
   { label: 'updateProfile', as: 'dan', query: 'mutation { updateProfile(displayName: "Dan", bio: "hi") { displayName bio } }' },
+  // A locked account: follows become requests, approved or rejected; unlocking approves the rest through the queue.
+  { label: 'updateProfile', as: 'eve', query: 'mutation { updateProfile(locked: true) { locked } }' },
+  follow('cal', 'eve'),
+  follow('dan', 'eve'),
+  follow('ada', 'eve'),
+  { label: 'user', as: 'cal', query: '{ user(handle: "eve") { locked viewerFollowState followers { totalCount } } }' },
+  { label: 'followRequests', as: 'eve', query: '{ followRequests(first: 5) { totalCount edges { cursor node { handle } } pageInfo { hasNextPage endCursor } } }' },
+  { label: 'approveFollowRequest', as: 'eve', query: 'mutation { approveFollowRequest(handle: "cal") { handle viewerFollowState } }' },
+  { label: 'rejectFollowRequest', as: 'eve', query: 'mutation { rejectFollowRequest(handle: "dan") { handle } }' },
+  { label: 'updateProfile', as: 'eve', query: 'mutation { updateProfile(locked: false) { locked } }' },
   { label: 'changePassword', as: 'dan', query: `mutation { changePassword(current: "correct horse battery", next: "another horse battery") { token user { handle } } }`, keep: (data, ids) => void (ids.danToken = data.changePassword.token) },
   { label: 'unfollow', as: 'dan', query: 'mutation { unfollow(handle: "ada") { followerCount } }' },
   {
