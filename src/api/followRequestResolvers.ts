@@ -1,14 +1,10 @@
 import { badInput } from '../errors.js';
+import type { RequestPosition } from '../graph/followPairs.js';
 import { handlePattern, type UserRecord } from '../records/users.js';
 import { requireViewer, type RequestContext } from './context.js';
 import { listPageInfo, listPageRequest } from './connections.js';
 import type { Resolvers, ResolversTypes } from './generated/graphql.js';
 
-/** A request's place in its account's list: when it was asked, then the requester's handle. */
-interface RequestPosition {
-  since: Date;
-  followerId: string;
-}
 
 const encodeRequestCursor = ({ since, followerId }: RequestPosition) => Buffer.from(`q:${since.getTime()}:${followerId}`).toString('base64url');
 
@@ -44,7 +40,7 @@ export const followRequestResolvers: {
     followRequests: async (_parent, args, context) => {
       const viewerId = requireViewer(context);
       const request = listPageRequest(args, decodeRequestCursor);
-      const page = await context.services.followRequests.page(viewerId, request.from, request.limit);
+      const page = await context.services.followRequests.page(viewerId, request);
       const users = await context.loaders.users.loadMany(page.requests.map((waiting) => waiting.followerId));
       const edges = page.requests.flatMap((waiting, index) => {
         const user = users[index];
@@ -54,7 +50,7 @@ export const followRequestResolvers: {
       return {
         edges,
         totalCount: page.totalCount,
-        pageInfo: listPageInfo('forward', request.from !== null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null),
+        pageInfo: listPageInfo(request.direction, request.from !== null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null),
       };
     },
   },

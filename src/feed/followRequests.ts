@@ -1,7 +1,8 @@
 import type { AccountSettings } from '../auth/accountSettings.js';
 import { AppError } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
-import type { RequestPage } from '../graph/followPairs.js';
+import type { RequestPage, RequestPosition } from '../graph/followPairs.js';
+import type { ListPageRequest } from '../records/pages.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { UserRecord } from '../records/users.js';
@@ -54,8 +55,8 @@ export class FollowRequests {
   }
 
   /** The requests waiting for the viewer, oldest first. */
-  page(viewerId: string, from: { since: Date; followerId: string } | null, limit: number): Promise<RequestPage> {
-    return this.graph.requestsOf(viewerId, from, limit);
+  page(viewerId: string, request: ListPageRequest<RequestPosition>): Promise<RequestPage> {
+    return this.graph.requestsOf(viewerId, request);
   }
 
   private async approveAll(task: TaskDocument<UnlockPayload>, run: TaskRun): Promise<void> {
@@ -65,7 +66,7 @@ export class FollowRequests {
         if (Date.now() - task.createdAt.getTime() < unlockGraceMs) throw new RetryLater(200, 'the account is not unlocked yet');
         return;
       }
-      const { requests } = await this.graph.requestsOf(handle, null, approvalStep);
+      const { requests } = await this.graph.requestsOf(handle, { direction: 'forward', from: null, limit: approvalStep });
       if (requests.length === 0) return;
       for (const { followerId } of requests) {
         // Taken back, rejected or approved meanwhile (by a follow that saw the unlock): nothing to do.

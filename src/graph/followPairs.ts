@@ -5,6 +5,7 @@ import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } f
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { inListOrder, type ListPageRequest } from '../records/pages.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
@@ -85,6 +86,12 @@ export interface FollowMode {
   asks?: Promise<boolean>;
   /** The followee approves a request: the follow is recorded only while the request stands (NOT_FOUND otherwise). */
   approving?: boolean;
+}
+
+/** A request's place in its account's list: when it was asked, then the requester's handle. */
+export interface RequestPosition {
+  since: Date;
+  followerId: string;
 }
 
 /** A page of the requests waiting for one account, oldest first. */
@@ -267,18 +274,21 @@ export class FollowPairs implements GroupMemberSource {
     return dropped !== null;
   }
 
-  /** The requests waiting for `followeeId`, oldest first, after `from` (exclusive). */
-  async requestsOf(followeeId: string, from: { since: Date; followerId: string } | null, limit: number): Promise<RequestPage> {
-    const after = from === null ? {} : { $or: [{ rq: { $gt: from.since } }, { rq: from.since, f: { $gt: from.followerId } }] };
+  /** The requests waiting for `followeeId`, oldest first, either way from `request.from` (exclusive). */
+  async requestsOf(followeeId: string, request: ListPageRequest<RequestPosition>): Promise<RequestPage> {
+    const { from, limit } = request;
+    const [beyond, order] = request.direction === 'forward' ? (['$gt', 1] as const) : (['$lt', -1] as const);
+    const after = from === null ? {} : { $or: [{ rq: { [beyond]: from.since } }, { rq: from.since, f: { [beyond]: from.followerId } }] };
     const [docs, totalCount] = await Promise.all([
       this.pairs
         .find({ t: followeeId, rq: { $exists: true }, ...after }, { projection: { f: 1, rq: 1 } })
-        .sort({ t: 1, rq: 1, f: 1 })
+        .sort({ t: order, rq: order, f: order })
         .limit(limit + 1)
         .toArray(),
       this.requestCount(followeeId),
     ]);
-    return { requests: docs.slice(0, limit).map((doc) => ({ followerId: doc.f, since: doc.rq! })), hasMore: docs.length > limit, totalCount };
+    const { items, hasMore } = inListOrder(request.direction, docs.map((doc) => ({ followerId: doc.f, since: doc.rq! })), limit);
+    return { requests: items, hasMore, totalCount };
   }
 
   /** How many requests wait for `followeeId`: a count on the `follow_requests` index. */

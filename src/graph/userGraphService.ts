@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
-import { FollowPairs, type FollowEffects, type FollowMode, type RequestPage } from './followPairs.js';
+import { FollowPairs, type FollowEffects, type FollowMode, type RequestPage, type RequestPosition } from './followPairs.js';
 import { inListOrder, type ListPageRequest } from '../records/pages.js';
 import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
@@ -182,8 +182,8 @@ export class UserGraphService {
   }
 
   /** The requests waiting for `followeeId`, oldest first. */
-  requestsOf(followeeId: string, from: { since: Date; followerId: string } | null, limit: number): Promise<RequestPage> {
-    return this.pairs.requestsOf(followeeId, from, limit);
+  requestsOf(followeeId: string, request: ListPageRequest<RequestPosition>): Promise<RequestPage> {
+    return this.pairs.requestsOf(followeeId, request);
   }
 
   /** Whether `handle` approves its followers now, read from the database (not what this process holds). */

@@ -67,6 +67,9 @@ describe('follow requests of a locked account', () => {
     expect(first.pageInfo.hasNextPage).toBe(true);
     const rest = (await ok('lola', requestsQuery, { first: 3, after: first.pageInfo.endCursor })).followRequests;
     expect(rest.edges.map((edge: any) => edge.node.handle)).toEqual(['jon']);
+    const back = (await ok('lola', `query($before: String) { followRequests(last: 2, before: $before) { edges { node { handle } } pageInfo { hasPreviousPage } } }`, { before: rest.edges[0].cursor })).followRequests;
+    expect(back.edges.map((edge: any) => edge.node.handle)).toEqual(['hal', 'ida']);
+    expect(back.pageInfo.hasPreviousPage).toBe(true);
 
     await ok('lola', 'mutation { rejectFollowRequest(handle: "gus") { handle } }');
     await ok('hal', 'mutation { unfollow(handle: "lola") { handle } }');
@@ -143,7 +146,7 @@ describe('requests racing approvals, rejections, unfollows and blocks', () => {
             if (!result.errors) approvedAnswers.add(fan);
             else expect(result.errors[0]!.extensions?.code).toBe('NOT_FOUND');
           });
-          const steps = [send(fan, 'follow(handle: "star")'), approve, send(fan, 'follow(handle: "star")')];
+          const steps: Promise<unknown>[] = [send(fan, 'follow(handle: "star")'), approve, send(fan, 'follow(handle: "star")')];
           if (index % 3 === 0) steps.push(send('star', `rejectFollowRequest(handle: "${fan}")`));
           if (index % 4 === 1) steps.push(send(fan, 'unfollow(handle: "star")'));
           if (round === 2 && index % 5 === 2) steps.push(send('star', `block(handle: "${fan}")`).then(() => send('star', `unblock(handle: "${fan}")`)));

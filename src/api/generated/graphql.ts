@@ -555,7 +555,10 @@ export type PostEdge = {
 /** What can be read: over HTTP, GET or POST. */
 export type Query = {
   __typename?: 'Query';
-  /** Accounts asking to follow the viewer, oldest first. `first`: 1 to 100, default 20. */
+  /**
+   * Accounts asking to follow the viewer, oldest first; `last`/`before` pages towards the oldest.
+   * Page size defaults to 20, at most 100.
+   */
   followRequests: UserConnection;
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
   list?: Maybe<List>;
@@ -610,7 +613,9 @@ export type Query = {
 /** What can be read: over HTTP, GET or POST. */
 export type QueryFollowRequestsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
