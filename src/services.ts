@@ -37,6 +37,10 @@ import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
 import { FollowRequests } from './feed/followRequests.js';
+import { AuditLog } from './moderation/auditLog.js';
+import { Reports } from './moderation/reports.js';
+import { Staff } from './moderation/staff.js';
+import { Suspensions } from './moderation/suspensions.js';
 import { FollowSuggestions } from './graph/followSuggestions.js';
 import { ReaderFilters } from './graph/readerFilters.js';
 import { UserAccounts } from './graph/userAccounts.js';
@@ -112,6 +116,14 @@ export interface Services {
   postEdits: PostEdits;
   /** Locked accounts' follow requests: approving, rejecting, and approving them all on unlock. */
   followRequests: FollowRequests;
+  /** Every staff action, written once. */
+  audit: AuditLog;
+  /** Who is staff: STAFF_HANDLES and those the staff command granted. */
+  staff: Staff;
+  /** Reports, and the actions staff take on them. */
+  reports: Reports;
+  /** Suspending and unsuspending accounts. */
+  suspensions: Suspensions;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -176,7 +188,22 @@ export function createServices(db: Db, config: Config): Services {
   const profiles = new UserProfiles(users);
   const settings = new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes);
   const followRequests = new FollowRequests(graph, relations, settings, work);
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers };
+  // Moderation: staff, reports, the audit log and suspensions.
+  const audit = new AuditLog(db);
+  const staff = new Staff(config.staffHandles, users, audit, changes);
+  const suspensions = new Suspensions({ directory: users, graph, interactions, content, work, audit, changes });
+  const reports = new Reports(db, {
+    users,
+    lookups: content.lookups,
+    visibility,
+    rateLimits,
+    staff,
+    audit,
+    publishing,
+    notifications,
+    accounts: { suspend: (handle) => suspensions.suspend(handle) },
+  });
+  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers, ...suspensions.handlers };
   const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   return {
     db,
@@ -210,6 +237,10 @@ export function createServices(db: Db, config: Config): Services {
     profiles,
     settings,
     followRequests,
+    audit,
+    staff,
+    reports,
+    suspensions,
     bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility, changes),
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,
@@ -282,6 +313,9 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.profiles.ensureIndexes(),
     services.bookmarks.ensureIndexes(),
     services.media.ensureIndexes(),
+    services.audit.ensureIndexes(),
+    services.reports.ensureIndexes(),
+    services.suspensions.ensureIndexes(),
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());

@@ -29,6 +29,7 @@ import { nodeResolvers } from './nodeResolvers.js';
 import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
 import { followRequestResolvers, hiddenFollowList, showsFollowLists } from './followRequestResolvers.js';
+import { moderationResolvers } from './moderationResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -109,6 +110,7 @@ export const resolvers: Resolvers = {
     },
     ...notificationResolvers.Query,
     ...followRequestResolvers.Query,
+    ...moderationResolvers.Query,
   },
 
   Mutation: {
@@ -174,6 +176,7 @@ export const resolvers: Resolvers = {
       context.services.settings.changePassword(requireViewer(context), current, next, context.clientAddress),
     logOutEverywhere: (_parent, _args, context) => context.services.settings.logOutEverywhere(requireViewer(context)),
     ...followRequestResolvers.Mutation,
+    ...moderationResolvers.Mutation,
   },
 
   TimelineMarker: {
@@ -272,7 +275,8 @@ export const resolvers: Resolvers = {
     id: (media) => mediaGlobalId(media.id),
   },
 
-  Notification: notificationResolvers.Notification,
+  Notification: { ...notificationResolvers.Notification, ...moderationResolvers.Notification },
+  Report: moderationResolvers.Report,
   NotificationEdge: notificationResolvers.NotificationEdge,
   NotificationConnection: notificationResolvers.NotificationConnection,
 

@@ -112,6 +112,10 @@ export const shardPlan = {
   fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
   feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },
   migrations: { unsharded: 'one document per migration this code knows' },
+  reports: {
+    unsharded: "made by people, rate limited (RATE_LIMIT_REPORTS_PER_HOUR) and read by staff oldest open first: one shard answers the staff's list from one index, and one open report per reporter and target stays unique without a shard key in it",
+  },
+  audit_log: { unsharded: 'one entry per staff action: written once, never changed, read newest first by the staff command' },
 } as const satisfies Record<string, CollectionPlan>;
 
 /** What reaches every shard of `likes` or `reposts`: the sweep's, a deleted post's, and a notification group's few scans. */

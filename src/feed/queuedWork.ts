@@ -34,6 +34,13 @@ export interface AccountPayload {
   followers?: string[];
 }
 
+/** A suspension (`episode`) of an account: its effects on counts taken out, or put back (`undo`). */
+export interface SuspensionPayload {
+  handle: string;
+  episode: string;
+  undo?: true;
+}
+
 /** An unlocked account, whose waiting follow requests are all approved. */
 export interface UnlockPayload {
   handle: string;
@@ -55,6 +62,8 @@ export interface QueuedTasks extends NotificationTasks {
   'remove-account': AccountPayload;
   /** Every follow request of an account that was unlocked, approved. */
   'approve-requests': UnlockPayload;
+  /** A suspended account's effects on others' counts, taken out or put back. */
+  'suspend-account': SuspensionPayload;
 }
 
 export type TaskKind = keyof QueuedTasks;

@@ -322,7 +322,8 @@ export class UserGraphService {
 
   private async assertUserExists(handle: string): Promise<{ locked: boolean }> {
     assertHandle(handle);
-    const exists = await this.users.findOne({ _id: handle, ...live }, { projection: { _id: 1, locked: 1 } });
+    // A suspended account exists for no one: nobody follows it, nor does it approve anyone, meanwhile.
+    const exists = await this.users.findOne({ _id: handle, ...live, suspended: { $exists: false } }, { projection: { _id: 1, locked: 1 } });
     if (!exists) throw notFound(`No user with handle "${handle}"`);
     return { locked: exists.locked === true };
   }

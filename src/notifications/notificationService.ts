@@ -233,6 +233,19 @@ export class NotificationService {
     if (written?.upsertedCount === 1) await this.deps.changes.publish(notificationAdded(toNotificationRecord(doc)));
   }
 
+  /** Tells an author that staff removed their post, and why (the reason of the report acted on). Once per post. */
+  async notifyPostRemoved(author: string, postId: ObjectId, reason: string): Promise<void> {
+    const _id = notificationId({ kind: 'POST_REMOVED', postId });
+    const at = new Date();
+    const doc: NotificationDocument = { _id, r: author, k: 'POST_REMOVED', at, n: 1, a: [], v: 1, why: reason };
+    const { _id: _, r: __, ...fields } = doc;
+    const written = await this.notifications.updateOne({ _id, r: author }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
+      if (isDuplicateKeyError(error)) return null;
+      throw error;
+    });
+    if (written?.upsertedCount === 1) await this.deps.changes.publish(notificationAdded(toNotificationRecord(doc)));
+  }
+
   private async notifyPost(task: TaskDocument<PostPayload>): Promise<void> {
     const { content } = this.deps;
     const post = await content.lookups.getPost(task.payload.postId);

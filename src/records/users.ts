@@ -70,6 +70,15 @@ export interface UserDocument {
   inbox?: true;
   /** Set while the account approves its followers: a follow becomes a request (see FollowPairs). */
   locked?: true;
+  /** Granted by the staff command: the account may act on reports (beside those STAFF_HANDLES names). */
+  staff?: true;
+  /**
+   * Set while staff suspend the account (`e` names the suspension): every read of users leaves it
+   * out, as it leaves out an account being deleted, and log-in is refused.
+   */
+  suspended?: { e: string; at: Date };
+  /** Tokens of suspended accounts whose follow these counts leave out until they are unsuspended. */
+  hidden?: string[];
 }
 
 /**
@@ -99,6 +108,8 @@ export interface UserRecord {
   followingCount: number;
   /** Whether a follow of this account is a request it approves. */
   locked: boolean;
+  /** Granted staff by the staff command (STAFF_HANDLES names others: see moderation/staff.ts). */
+  staff: boolean;
 }
 
 /** A user's counts as one count change left them (see UserDocument.countVersion). */
@@ -143,6 +154,7 @@ export const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecor
   followerCount: doc.followerCount,
   followingCount: doc.followingCount,
   locked: doc.locked === true,
+  staff: doc.staff === true,
 });
 
 export function assertHandle(handle: string): void {

@@ -19,6 +19,8 @@ export type NotificationKind =
   | 'LIKE'
   /** Someone's post names the viewer as @handle; never grouped. */
   | 'MENTION'
+  /** Staff removed the viewer's post; `removalReason` says why. `post` is null: the post is gone. */
+  | 'POST_REMOVED'
   /** Someone replied to the viewer's post; never grouped. */
   | 'REPLY'
   /** Someone reposted the viewer's post; grouped per post. */
