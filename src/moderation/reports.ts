@@ -178,10 +178,15 @@ export class Reports {
     } else if (action === 'SUSPEND_ACCOUNT') {
       await this.deps.accounts.suspend(report.a, staffHandle, id);
     }
-    const resolved = { $set: { st: 'RESOLVED' as const, res: action, by: staffHandle, rat: new Date() }, $unset: { k: '' as const } };
-    const after = await this.reports.findOneAndUpdate({ _id: id, st: 'OPEN' }, resolved, { returnDocument: 'after' });
+    // A resolved report's key names the report alone, so the next report of the target is new. (Not
+    // unset: the stand-in keeps a missing field in a partial unique index, as MongoDB does not.)
+    const resolved = (reportId: ObjectId) => ({ $set: { st: 'RESOLVED' as const, res: action, by: staffHandle, rat: new Date(), k: `resolved ${reportId.toHexString()}` } });
+    const after = await this.reports.findOneAndUpdate({ _id: id, st: 'OPEN' }, resolved(id), { returnDocument: 'after' });
     // The other open reports of a removed post are answered by its removal too.
-    if (action === 'REMOVE_POST') await this.reports.updateMany({ p: report.p!, st: 'OPEN' }, resolved);
+    if (action === 'REMOVE_POST') {
+      const others = await this.reports.find({ p: report.p!, st: 'OPEN' }, { projection: { _id: 1 } }).toArray();
+      if (others.length > 0) await this.reports.bulkWrite(others.map((other) => ({ updateOne: { filter: { _id: other._id, st: 'OPEN' as const }, update: resolved(other._id) } })));
+    }
     return toReportRecord(after ?? (await this.reports.findOne({ _id: id }))!);
   }
 }
