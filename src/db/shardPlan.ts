@@ -16,6 +16,8 @@ export const shardPlan = {
     everyShard: [
       { command: 'find', fields: ['_id', 'deletedAt'], why: 'people search by handle prefix: at most `first` (20) answers from each shard' },
       { command: 'find', fields: ['deletedAt', 'nameLower'], why: 'people search by display name prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['hidden'], why: "an unsuspension finding whose counts its suspension changed: once per unsuspension, indexed to the suspended account's followers and followees" },
+      { command: 'update', fields: ['hidden'], why: 'an unsuspension putting those counts back: once per kind of count per unsuspension, indexed likewise' },
     ],
   },
   followers: { key: { _f: 1, _t: 1 }, why: "an author's followers are one range, split by follower for the largest accounts: a delivery sub-task reads one chunk range" },
@@ -48,6 +50,8 @@ export const shardPlan = {
     key: { s: 1, _id: 1 },
     why: "a post's place (`s`, one of 4,096, chosen by its author's handle) is written into its id: an author's posts are one place, and a post by id, its counters and a page of posts by id name theirs (records/posts.ts)",
     everyShard: [
+      { command: 'find', fields: ['sh'], why: 'an unsuspension finding the posts whose counts its suspension changed: twice per unsuspension, indexed to the posts the account liked or reposted' },
+      { command: 'update', fields: ['sh'], why: 'an unsuspension putting those counts back: twice per unsuspension, indexed likewise' },
       { command: 'find', fields: ['_cq', '_d'], why: 'the sweep counting replies whose request died: once a second per worker process, indexed to uncounted replies' },
       { command: 'find', fields: ['_to'], why: 'a deleted account leaves the audiences of posts addressed to it: once per account deletion, indexed' },
       { command: 'find', fields: ['$or'], why: "a reader's inbox: the mentioned-only posts addressed to them come from any author; asked only by readers someone addressed (their feed state says so), one indexed query per page" },
