@@ -58,6 +58,7 @@ describe('suspension of a 5,000-follower account against its fanout, with kill -
     }
     await stopped(server.child, 'SIGKILL');
     server = null;
+    if (process.env.SHOW_KILL_POINT) console.log(`killed with ${await hiddenCount()} of ${followerCount + 1} counts hidden`);
 
     // This process's workers take over what the killed one held once its lease runs out.
     startWorkers(app.services, quietLogger, 2);
