@@ -1,5 +1,6 @@
+import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { liveClient, subscribePostRemoved, subscriptionsOpen } from '../live/liveClient.js';
+import { liveClient, subscribePostAdded, subscribePostRemoved, subscriptionsOpen } from '../live/liveClient.js';
 import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
 
 const strategies = ['fanout-on-read', 'time-buckets', 'sized-buckets', 'cache'] as const;
@@ -105,5 +106,50 @@ describe.each(strategies)('staff actions: %s', (strategy) => {
       ['RESOLVE_REPORT', 'SUSPEND_ACCOUNT'],
       ['UNSUSPEND_ACCOUNT', null],
     ]);
+  });
+});
+
+/** A suspension signs the account out on every instance, over HTTP and WebSocket. */
+describe('a suspension across two instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    a = await startTestApp({ STAFF_HANDLES: 'boss' });
+    b = await startTestApp({ MONGODB_URI: a.mongodbUri, STAFF_HANDLES: 'boss' });
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.dispose()));
+    await b?.stop();
+    await a?.stop();
+  });
+
+  it('closes its live connections with 4403 and refuses its tokens on both', async () => {
+    const boss = await a.signUp('boss');
+    const spammer = await a.signUp('spammer');
+    const witness = await a.signUp('witness');
+    expect((await b.gql('{ viewer { handle } }', {}, spammer)).data.viewer.handle).toBe('spammer');
+    const open = (app: TestApp, token: string) => {
+      const client = liveClient(app, token);
+      clients.push(client);
+      return subscribePostAdded(client);
+    };
+    const onA = open(a, spammer);
+    const onB = open(b, spammer);
+    const bystander = open(b, witness);
+    await subscriptionsOpen(a, 1);
+    await subscriptionsOpen(b, 2);
+    const report = (await a.gql(reportMutation, { h: 'spammer', r: 'SPAM' }, witness)).data.report.id;
+    await b.gql(resolveMutation, { id: report, a: 'SUSPEND_ACCOUNT' }, boss);
+    const closed = (subscription: typeof onA) =>
+      Promise.race([subscription.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), 20_000))]);
+    expect(await closed(onA)).toMatchObject({ code: 4403 });
+    expect(await closed(onB)).toMatchObject({ code: 4403 });
+    for (const app of [a, b]) {
+      expect((await app.gql('{ timeline(first: 1) { edges { cursor } } }', {}, spammer)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect((await app.gql('{ user(handle: "spammer") { handle } }', {}, witness)).data.user).toBeNull();
+    }
+    expect(bystander.errors).toEqual([]);
   });
 });
