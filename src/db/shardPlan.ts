@@ -14,8 +14,8 @@ export const shardPlan = {
     key: { _id: 'hashed' },
     why: 'every per-request read is by handle; a page of authors or a delivery batch asks the shards of the handles it names',
     everyShard: [
-      { command: 'find', fields: ['_id', 'deletedAt'], why: 'people search by handle prefix: at most `first` (20) answers from each shard' },
-      { command: 'find', fields: ['deletedAt', 'nameLower'], why: 'people search by display name prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['_id', 'deletedAt', 'suspended'], why: 'people search by handle prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['deletedAt', 'nameLower', 'suspended'], why: 'people search by display name prefix: at most `first` (20) answers from each shard' },
       { command: 'find', fields: ['hidden'], why: "an unsuspension finding whose counts its suspension changed: once per unsuspension, indexed to the suspended account's followers and followees" },
       { command: 'update', fields: ['hidden'], why: 'an unsuspension putting those counts back: once per kind of count per unsuspension, indexed likewise' },
     ],

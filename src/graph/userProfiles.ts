@@ -11,7 +11,7 @@ export interface ProfileChange {
   locked?: boolean;
 }
 
-const publicFields = { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0 } as const;
+const publicFields = { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0, hidden: 0 } as const;
 /** Users given their search field per round of the start-up fill. */
 const fillBatch = 500;
 
@@ -74,9 +74,11 @@ export class UserProfiles {
    */
   async search(prefix: string, limit: number): Promise<UserRecord[]> {
     const range = { $gte: prefix, $lt: nextPrefix(prefix) };
+    // A suspended account is found by no one (moderation/suspensions.ts).
+    const shown = { ...live, suspended: { $exists: false } };
     const [byHandle, byName] = await Promise.all([
-      this.users.find({ _id: range, ...live }, { projection: publicFields, hint: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray(),
-      this.users.find({ nameLower: range, ...live }, { projection: publicFields, hint: 'name_prefix' }).sort({ nameLower: 1 }).limit(limit).toArray(),
+      this.users.find({ _id: range, ...shown }, { projection: publicFields, hint: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray(),
+      this.users.find({ nameLower: range, ...shown }, { projection: publicFields, hint: 'name_prefix' }).sort({ nameLower: 1 }).limit(limit).toArray(),
     ]);
     const found = new Map<string, UserDocument>();
     for (const doc of [...byHandle, ...byName]) if (!found.has(doc._id)) found.set(doc._id, doc as UserDocument);

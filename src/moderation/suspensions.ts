@@ -115,7 +115,11 @@ export class Suspensions {
       if (await this.deps.work.queue.tasks.findOne({ _id: taskId(handle, episode, false) }, { projection: { _id: 1 } })) {
         throw new RetryLater(100, 'the suspension is still taking its effects out');
       }
-      if (suspended) return; // the unsuspending request died before removing the mark: still suspended
+      if (suspended) {
+        // Queued just before the mark is removed: wait for it; a request that died in between left the account suspended.
+        if (Date.now() - task.createdAt.getTime() < markGraceMs) throw new RetryLater(200, 'the mark is not removed yet');
+        return;
+      }
       return this.restore(episode);
     }
     if (!suspended) {

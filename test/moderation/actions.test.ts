@@ -77,6 +77,7 @@ describe.each(strategies)('staff actions: %s', (strategy) => {
     // Hidden from everyone: profile, posts, reposts, and its effects on counts once the queue has run.
     await app.settled();
     expect((await ok('fan', '{ user(handle: "bad") { handle } }')).user).toBeNull();
+    expect((await ok('fan', '{ searchUsers(query: "ba") { handle } }')).searchUsers).toEqual([]);
     const hiddenTimeline = await timeline('fan');
     expect(hiddenTimeline.map((edge: any) => edge.node.text)).not.toContain('by the suspended');
     expect(hiddenTimeline.filter((edge: any) => edge.repostedBy?.handle === 'bad')).toEqual([]);
@@ -93,6 +94,7 @@ describe.each(strategies)('staff actions: %s', (strategy) => {
     expect((await ok('mod', `query($id: ID!) { node(id: $id) { ... on Report { account { handle } } } }`, { id: report })).node.account.handle).toBe('bad');
     // Nothing was deleted: unsuspending brings back exactly what there was.
     expect((await app.gql('mutation { unsuspendAccount(handle: "bad") { handle } }', {}, tokens.pal)).errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect((await app.gql('mutation { unsuspendAccount(handle: "nobody_here") { handle } }', {}, tokens.mod)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     expect((await ok('mod', 'mutation { unsuspendAccount(handle: "bad") { handle } }')).unsuspendAccount.handle).toBe('bad');
     await app.settled();
     expect({ auth: await counts('auth'), pal: await counts('pal'), fan: await counts('fan') }).toEqual(before);
