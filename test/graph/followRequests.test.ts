@@ -190,6 +190,19 @@ describe('requests racing approvals, rejections, unfollows and blocks', () => {
     expect(shown).not.toContain(handle);
     expect(await app.database.db.collection('follow_pairs').countDocuments({ f: handle })).toBe(0);
   });
+
+  it('a locked account deleted with requests waiting leaves none, and its handle starts clean', async () => {
+    const handle = 'locked_gone';
+    tokens[handle] = await app.signUp(handle);
+    await app.gql('mutation { updateProfile(locked: true) { locked } }', {}, tokens[handle]);
+    for (const fan of fans.slice(0, 3)) await app.gql(`mutation { follow(handle: "${handle}") { handle } }`, {}, tokens[fan]);
+    expect((await app.gql(requestsQuery, {}, tokens[handle])).data.followRequests.totalCount).toBe(3);
+    await app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, tokens[handle]);
+    expect(await app.database.db.collection('follow_pairs').countDocuments({ t: handle })).toBe(0);
+    const again = await app.signUp(handle);
+    expect((await app.gql(requestsQuery, {}, again)).data.followRequests.totalCount).toBe(0);
+    expect((await app.gql(`{ user(handle: "${handle}") { locked viewerFollowState } }`, {}, tokens[fans[0]!])).data.user).toEqual({ locked: false, viewerFollowState: 'NONE' });
+  });
 });
 
 describe.each(strategies)('an approved request in the timeline: %s', (strategy) => {
