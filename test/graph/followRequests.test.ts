@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answersAs, startTestApp, type TestApp } from '../support/testApp.js';
+import { answersAs, requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 const strategies = ['fanout-on-read', 'time-buckets', 'sized-buckets', 'cache'] as const;
 
@@ -120,6 +120,31 @@ describe('follow requests of a locked account', () => {
     expect(await errorCode('fred', 'mutation { approveFollowRequest(handle: "hal") { handle } }')).toBe('NOT_FOUND');
     expect(await requesters('gus')).toEqual(['hal']);
     expect(await errorCode('fred', 'mutation { follow(handle: "nobody_at_all") { handle } }')).toBe('NOT_FOUND');
+  });
+});
+
+describe('what a request and an approval cost', () => {
+  let app: TestApp;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    app = await startTestApp({ FANOUT_WORKERS: '0' });
+    for (const handle of ['keeper', 'seeker', 'warmer']) tokens[handle] = await app.signUp(handle);
+    await app.gql('mutation { updateProfile(locked: true) { locked } }', {}, tokens.keeper);
+    // What a signed-in reader's requests find held: their user, their filters, the followee.
+    await app.gql('mutation { follow(handle: "keeper") { handle } }', {}, tokens.warmer);
+    await app.gql('mutation { follow(handle: "warmer") { handle } }', {}, tokens.seeker);
+  });
+  afterAll(() => app?.stop());
+
+  it('a request is six commands and an approval nine, about a follow', async () => {
+    const request = requestCommandNames(await app.commandsDuring(() => app.gql('mutation { follow(handle: "keeper") { handle } }', {}, tokens.seeker)));
+    // The rate limit, the followee read, the request, the lock read again, the notification, the answer's user.
+    expect(request.length).toBeLessThanOrEqual(6);
+    expect(request.filter((command) => command.startsWith('findAndModify follow_pairs'))).toHaveLength(1);
+    const approval = requestCommandNames(await app.commandsDuring(() => app.gql('mutation { approveFollowRequest(handle: "seeker") { handle } }', {}, tokens.keeper)));
+    // A follow's own writes (the pair's wish and finish, both counts, both edges, the group) and two reads.
+    expect(approval.length).toBeLessThanOrEqual(9);
   });
 });
 
