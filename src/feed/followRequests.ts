@@ -1,4 +1,5 @@
 import type { AccountSettings } from '../auth/accountSettings.js';
+import { bioOrNull, displayNameOrNull } from '../auth/profileRules.js';
 import { AppError } from '../errors.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { RequestPage, RequestPosition } from '../graph/followPairs.js';
@@ -40,6 +41,9 @@ export class FollowRequests {
    * the account still locked and gives up; one that dies before leaves the account locked.
    */
   async updateProfile(handle: string, input: { displayName?: string | null; bio?: string | null; locked?: boolean | null }): Promise<UserRecord> {
+    // Bad input is refused before the task is queued: nothing is left behind.
+    if (input.displayName != null) displayNameOrNull(input.displayName);
+    if (input.bio != null) bioOrNull(input.bio);
     if (input.locked === false && (await this.graph.isLocked(handle))) {
       await this.work.enqueue([{ _id: `approve-requests:${handle}:${Date.now()}`, kind: 'approve-requests', payload: { handle } }]);
     }

@@ -100,6 +100,10 @@ describe('follow requests of a locked account', () => {
   it('approves every waiting request through the queue when the account is unlocked', async () => {
     for (const handle of ['gus', 'hal', 'ida']) await ok(handle, 'mutation { follow(handle: "lola") { handle } }');
     expect(await requesters('lola')).toEqual(['gus', 'hal', 'ida']);
+    // A bad display name beside the unlock changes nothing and queues nothing.
+    expect(await errorCode('lola', 'mutation($d: String) { updateProfile(displayName: $d, locked: false) { locked } }', { d: 'x'.repeat(51) })).toBe('BAD_USER_INPUT');
+    expect(await app.database.db.collection('fanout_tasks').countDocuments({ kind: 'approve-requests' })).toBe(0);
+    expect((await ok('lola', stateOf, { h: 'lola' })).user.locked).toBe(true);
     await lock('lola', false);
     const deadline = Date.now() + 10_000;
     while ((await ok('lola', stateOf, { h: 'lola' })).user.followerCount < 4) {
