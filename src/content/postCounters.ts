@@ -49,6 +49,23 @@ export class PostCounters {
     for (const postId of postIds) this.held.countsChanged(postId, null);
   }
 
+  /** The posts a suspension's token left a count out of. */
+  async carrying(token: string): Promise<ObjectId[]> {
+    return (await this.content.find({ sh: token }, { projection: { _id: 1 } }).toArray()).map((post) => post._id);
+  }
+
+  /** Puts back, once, the count a suspension's token left out of each of these posts. */
+  async restoreEach(postIds: readonly ObjectId[], count: 'likes' | 'reposts', token: string): Promise<void> {
+    if (postIds.length === 0) return;
+    await this.content.bulkWrite(
+      postIds.map((postId) => ({
+        updateOne: { filter: { ...byPostId(postId), sh: token }, update: { $inc: { [countField[count]]: 1, 'n.v': 1 }, $pull: { sh: token } } },
+      })),
+      { ordered: false },
+    );
+    for (const postId of postIds) this.held.countsChanged(postId, null);
+  }
+
   /** Puts back, once, every count a suspension's token left out (the posts that still exist). */
   async restore(count: 'likes' | 'reposts', token: string): Promise<void> {
     const posts = await this.content.find({ sh: token }, { projection: { _id: 1 } }).toArray();

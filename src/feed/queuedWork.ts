@@ -39,6 +39,8 @@ export interface SuspensionPayload {
   handle: string;
   episode: string;
   undo?: true;
+  /** The second pass, once requests that raced the mark have finished: counts checked against the edges. */
+  again?: true;
 }
 
 /** An unlocked account, whose waiting follow requests are all approved. */

@@ -22,6 +22,12 @@ const hideBatch = 1000;
  */
 const markGraceMs = 60_000;
 
+/**
+ * The second pass of a suspension, once every request that read the account before it was marked
+ * has finished (a follow pair's lease is 10 s) or been finished by the repair sweep.
+ */
+const secondPassMs = 15_000;
+
 /** The token a suspension leaves on what it took its effects out of, one per kind of count. */
 const tokenOf = (episode: string, count: 'followers' | 'following' | 'likes' | 'reposts') => `${episode}:${count}`;
 
@@ -70,7 +76,10 @@ export class Suspensions {
   async suspend(handle: string): Promise<void> {
     assertHandle(handle);
     const episode = new ObjectId().toHexString();
-    await this.deps.work.enqueue([{ _id: taskId(handle, episode, false), kind: 'suspend-account', payload: { handle, episode } }]);
+    await this.deps.work.enqueue([
+      { _id: taskId(handle, episode, false), kind: 'suspend-account', payload: { handle, episode } },
+      { _id: againId(handle, episode), kind: 'suspend-account', payload: { handle, episode, again: true }, runAt: new Date(Date.now() + secondPassMs) },
+    ]);
     const marked = await this.users.findOneAndUpdate(
       { _id: handle, ...live, suspended: { $exists: false } },
       { $set: { suspended: { e: episode, at: new Date() } }, $inc: { tokenGeneration: 1 } },
@@ -110,9 +119,12 @@ export class Suspensions {
     const user = await this.users.findOne({ _id: handle }, { projection: { suspended: 1 } });
     const suspended = user?.suspended?.e === episode;
     if (undo) {
-      // The suspension's own task stops at its next batch once the mark is gone; it must be done
-      // before what carries the token is counted back, or a batch it writes later stays hidden.
-      if (await this.deps.work.queue.tasks.findOne({ _id: taskId(handle, episode, false) }, { projection: { _id: 1 } })) {
+      // The suspension's own passes stop at their next batch once the mark is gone; they must be
+      // done before what carries the token is counted back, or a batch written later stays hidden.
+      // One not claimed yet is dropped: it would find the mark gone and do nothing.
+      const passes = { _id: { $in: [taskId(handle, episode, false), againId(handle, episode)] } };
+      if (!suspended) await this.deps.work.queue.tasks.deleteMany({ ...passes, claim: null });
+      if (await this.deps.work.queue.tasks.findOne(passes, { projection: { _id: 1 } })) {
         throw new RetryLater(100, 'the suspension is still taking its effects out');
       }
       if (suspended) {
@@ -123,10 +135,49 @@ export class Suspensions {
       return this.restore(episode);
     }
     if (!suspended) {
-      if (user && !user.suspended && Date.now() - task.createdAt.getTime() < markGraceMs) throw new RetryLater(200, 'the account is not marked yet');
+      const young = Date.now() - task.createdAt.getTime() < markGraceMs;
+      if (!task.payload.again && user && !user.suspended && young) throw new RetryLater(200, 'the account is not marked yet');
       return;
     }
+    if (task.payload.again) await this.reconcile(handle, episode);
     await this.hide(handle, episode, run);
+  }
+
+  /**
+   * The second pass's first half: a follow or like that a request in flight took back after the
+   * first pass counted it out was counted out twice; its counterpart gets one back and loses the
+   * token. (The `hide` that follows counts out what a request in flight added after the first pass.)
+   */
+  private async reconcile(handle: string, episode: string): Promise<void> {
+    const directions = [
+      ['followers', 'followerCount', (others: string[]) => ({ _f: handle, _t: { $in: others } }), (edge: { _f: string; _t: string }) => edge._t],
+      ['following', 'followingCount', (others: string[]) => ({ _f: { $in: others }, _t: handle }), (edge: { _f: string; _t: string }) => edge._f],
+    ] as const;
+    for (const [kind, count, edgesOf, otherOf] of directions) {
+      const token = tokenOf(episode, kind);
+      const carrying = (await this.users.find({ hidden: token }, { projection: { _id: 1 } }).toArray()).map((user) => user._id);
+      for (let start = 0; start < carrying.length; start += hideBatch) {
+        const batch = carrying.slice(start, start + hideBatch);
+        const still = new Set((await this.deps.graph.following.find(edgesOf(batch), { projection: { _id: 0, _f: 1, _t: 1 } }).toArray()).map(otherOf));
+        const gone = batch.filter((other) => !still.has(other));
+        if (gone.length === 0) continue;
+        await this.users.bulkWrite(
+          gone.map((other) => ({ updateOne: { filter: { _id: other, hidden: token }, update: { $inc: { [count]: 1, countVersion: 1 }, $pull: { hidden: token } } } })),
+          { ordered: false },
+        );
+        this.deps.directory.forget(gone);
+        await this.deps.changes.publish(changed({ users: gone }));
+      }
+    }
+    for (const [kind, interactions] of [['likes', this.deps.interactions.likes], ['reposts', this.deps.interactions.reposts]] as const) {
+      const token = tokenOf(episode, kind);
+      const posts = await this.deps.content.counters.carrying(token);
+      for (let start = 0; start < posts.length; start += hideBatch) {
+        const batch = posts.slice(start, start + hideBatch);
+        const still = new Set((await interactions.edges.find({ u: handle, p: { $in: batch }, state: 'on' }, { projection: { p: 1 } }).toArray()).map((edge) => edge.p.toHexString()));
+        await this.deps.content.counters.restoreEach(batch.filter((postId) => !still.has(postId.toHexString())), kind, token);
+      }
+    }
   }
 
   /** Takes the suspended account's effects out of others' counts, each once. Stops when the account is unsuspended meanwhile. */
@@ -196,3 +247,4 @@ export class Suspensions {
 }
 
 const taskId = (handle: string, episode: string, undo: boolean) => `suspend-account:${handle}:${episode}${undo ? ':undo' : ''}`;
+const againId = (handle: string, episode: string) => `suspend-account:${handle}:${episode}:again`;
