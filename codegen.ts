@@ -25,6 +25,7 @@ const config: CodegenConfig = {
           Notification: '../../records/notifications.js#NotificationRecord',
           NotificationEdge: '../../records/notifications.js#NotificationEdgeRecord',
           NotificationConnection: '../../records/notifications.js#NotificationConnectionRecord',
+          Report: '../../records/moderation.js#ReportRecord',
         },
       },
     },

@@ -82,6 +82,12 @@ const environmentSchema = z.object({
   RATE_LIMIT_POSTS_PER_MINUTE: integer(1, 1_000_000).default(60),
   RATE_LIMIT_FOLLOWS_PER_MINUTE: integer(1, 1_000_000).default(120),
   RATE_LIMIT_UPLOADS_PER_HOUR: integer(1, 1_000_000).default(60),
+  RATE_LIMIT_REPORTS_PER_HOUR: integer(1, 1_000_000).default(20),
+  /** Staff accounts by configuration, comma-separated handles (more are granted with `npm run staff -- grant`). */
+  STAFF_HANDLES: z
+    .string()
+    .transform((list) => list.split(',').map((handle) => handle.trim()).filter(Boolean))
+    .optional(),
   MEDIA_MAX_BYTES: integer(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
   MEDIA_MAX_PIXELS: integer(1, 1_000_000_000).default(40_000_000),
   // Hours; fractions allowed so tests can watch an orphan go in seconds.
@@ -157,6 +163,8 @@ export interface Config {
   /** Longest a client may take to send one request, headers and body. */
   requestTimeoutSeconds: number;
   rateLimits: RateLimitOptions;
+  /** Staff accounts named by STAFF_HANDLES; the staff command grants others, recorded on their users. */
+  staffHandles: string[];
   /** Serve GraphiQL to browsers: on by default, off in production unless GRAPHIQL=true. */
   graphiql: boolean;
   /** HTTP operations run as graphql-jit compiled functions (the default), or interpreted by graphql-js. */
@@ -221,6 +229,8 @@ export interface RateLimitOptions {
   followsPerAccountPerMinute: number;
   /** Accepted uploads; refused ones count against nothing. */
   uploadsPerAccountPerHour: number;
+  /** New reports; asking again about one still open counts against nothing. */
+  reportsPerAccountPerHour: number;
 }
 
 /** The durable fanout queue and the push/pull split (see docs/fanout.md). */
@@ -391,6 +401,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     maxBodyBytes: env.MAX_BODY_BYTES,
     requestTimeoutSeconds: env.REQUEST_TIMEOUT_SECONDS,
     rateLimits: rateLimitsOptions(env),
+    staffHandles: env.STAFF_HANDLES ?? [],
     graphiql: env.GRAPHIQL ? env.GRAPHIQL === 'true' : !isProduction,
     compiledExecution: env.GRAPHQL_EXECUTION === 'compiled',
     documents: { trustedManifests: env.TRUSTED_DOCUMENTS ?? [], trustedOnly: env.TRUSTED_DOCUMENTS_ONLY === 'true' },
@@ -448,6 +459,7 @@ function rateLimitsOptions(env: Environment): RateLimitOptions {
     postsPerAccountPerMinute: env.RATE_LIMIT_POSTS_PER_MINUTE,
     followsPerAccountPerMinute: env.RATE_LIMIT_FOLLOWS_PER_MINUTE,
     uploadsPerAccountPerHour: env.RATE_LIMIT_UPLOADS_PER_HOUR,
+    reportsPerAccountPerHour: env.RATE_LIMIT_REPORTS_PER_HOUR,
   };
 }
 

@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'RATE_LIMITED'
+  /** Log-in to an account staff suspended, with the right password (a wrong one is UNAUTHENTICATED as ever). */
+  | 'ACCOUNT_SUSPENDED'
   /** An upload over MEDIA_MAX_BYTES or MEDIA_MAX_PIXELS (HTTP 413). */
   | 'PAYLOAD_TOO_LARGE'
   /** An upload that is no JPEG, PNG, WebP or GIF, whatever it is called (HTTP 415). */

@@ -28,7 +28,37 @@ const commands: Record<string, (config: Config) => Promise<void>> = {
   'fanout-status': fanoutStatus,
   'rebuild-timelines': rebuild,
   'shard-keys': printShardPlan,
+  staff,
 };
+
+/**
+ * `npm run staff -- grant <handle>` (or `revoke <handle>`) makes an account staff, recorded in the
+ * audit log; `npm run staff -- list` names the staff and shows the newest audit entries.
+ */
+async function staff(config: Config): Promise<void> {
+  const [, action, handle] = args.filter((arg) => !arg.startsWith('--'));
+  if (!(action === 'list' || ((action === 'grant' || action === 'revoke') && handle))) {
+    throw new ConfigError('Use: npm run staff -- grant <handle> | revoke <handle> | list');
+  }
+  const database = await connectTo(config, 'staff');
+  try {
+    const services = createServices(database.db, config);
+    await services.audit.ensureIndexes();
+    if (action === 'list') {
+      const { configured, granted } = await services.staff.list();
+      console.log(`staff by STAFF_HANDLES  ${configured.join(', ') || '-'}`);
+      console.log(`staff granted           ${granted.join(', ') || '-'}`);
+      for (const entry of await services.audit.newest(20)) {
+        console.log(`  ${entry.at.toISOString()}  ${entry.who}  ${entry.what}${entry.action ? ` ${entry.action}` : ''}${entry.account ? ` @${entry.account}` : ''}`);
+      }
+      return;
+    }
+    await services.staff.grant(handle!, action === 'grant');
+    console.log(`${handle} is ${action === 'grant' ? 'now' : 'no longer'} staff (unless STAFF_HANDLES names them)`);
+  } finally {
+    await database.close();
+  }
+}
 
 /** The shard plan (src/db/shardPlan.ts) as JSON: each collection's key, or why it stays on one shard. */
 async function printShardPlan(): Promise<void> {

@@ -37,6 +37,11 @@ import { repairStalledWork } from './feed/stalledWork.js';
 import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
+import { FollowRequests } from './feed/followRequests.js';
+import { AuditLog } from './moderation/auditLog.js';
+import { Reports } from './moderation/reports.js';
+import { Staff } from './moderation/staff.js';
+import { Suspensions } from './moderation/suspensions.js';
 import { FollowSuggestions } from './graph/followSuggestions.js';
 import { ReaderFilters } from './graph/readerFilters.js';
 import { UserAccounts } from './graph/userAccounts.js';
@@ -110,6 +115,16 @@ export interface Services {
   media: MediaService;
   /** Changes to published posts that every copy must take: an image's alt text. */
   postEdits: PostEdits;
+  /** Locked accounts' follow requests: approving, rejecting, and approving them all on unlock. */
+  followRequests: FollowRequests;
+  /** Every staff action, written once. */
+  audit: AuditLog;
+  /** Who is staff: STAFF_HANDLES and those the staff command granted. */
+  staff: Staff;
+  /** Reports, and the actions staff take on them. */
+  reports: Reports;
+  /** Suspending and unsuspending accounts. */
+  suspensions: Suspensions;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -165,7 +180,7 @@ export function createServices(db: Db, config: Config): Services {
   const postEdits = new PostEdits({ media, content, fanout, changes });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
-  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
+  const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
@@ -173,9 +188,26 @@ export function createServices(db: Db, config: Config): Services {
   const live = liveCore(changes, graph, timelines, lists, liveGroup, config);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
-  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   const profiles = new UserProfiles(users);
+  const settings = new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes);
+  const followRequests = new FollowRequests(graph, relations, settings, work);
+  // Moderation: staff, reports, the audit log and suspensions.
+  const audit = new AuditLog(db);
+  const staff = new Staff(config.staffHandles, users, audit, changes);
+  const suspensions = new Suspensions({ directory: users, graph, interactions, content, work, audit, changes });
+  const reports = new Reports(db, {
+    users,
+    lookups: content.lookups,
+    visibility,
+    rateLimits,
+    staff,
+    audit,
+    publishing,
+    notifications,
+    accounts: { suspend: (handle) => suspensions.suspend(handle) },
+  });
+  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers, ...suspensions.handlers };
+  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   return {
     db,
     users,
@@ -206,7 +238,12 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     memberships,
     profiles,
-    settings: new AccountSettings(userAccounts, profiles, tokens, rateLimits, changes),
+    settings,
+    followRequests,
+    audit,
+    staff,
+    reports,
+    suspensions,
     bookmarks: new Bookmarking(bookmarkStore, content, readerFilters, visibility, changes),
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,
@@ -280,6 +317,9 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.profiles.ensureIndexes(),
     services.bookmarks.ensureIndexes(),
     services.media.ensureIndexes(),
+    services.audit.ensureIndexes(),
+    services.reports.ensureIndexes(),
+    services.suspensions.ensureIndexes(),
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());

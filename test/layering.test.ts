@@ -26,6 +26,7 @@ const layers = [
   'notifications',
   'media',
   'feed',
+  'moderation',
   'live',
   'services',
   'api',

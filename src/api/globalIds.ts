@@ -15,9 +15,9 @@ import { handlePattern, type UserRecord } from '../records/users.js';
  * (S to V): never a handle (lower case) nor a database id (lower-case hex), which is how the forms
  * the API handed out before are told from a malformed id.
  */
-export type NodeType = 'User' | 'Post' | 'List' | 'Notification' | 'KeywordFilter' | 'Media';
+export type NodeType = 'User' | 'Post' | 'List' | 'Notification' | 'KeywordFilter' | 'Media' | 'Report';
 
-const tags = { User: 'U', Post: 'P', List: 'L', Notification: 'N', KeywordFilter: 'K', Media: 'M' } as const satisfies Record<NodeType, string>;
+const tags = { User: 'U', Post: 'P', List: 'L', Notification: 'N', KeywordFilter: 'K', Media: 'M', Report: 'R' } as const satisfies Record<NodeType, string>;
 const typeOfTag = new Map(Object.entries(tags).map(([type, tag]) => [tag as string, type as NodeType]));
 
 /** What a global id names, by type: the internal keys, parsed. */
@@ -27,7 +27,8 @@ export type GlobalId =
   | { type: 'List'; listId: ObjectId }
   | { type: 'Notification'; recipientId: string; notificationId: string }
   | { type: 'KeywordFilter'; filterId: ObjectId }
-  | { type: 'Media'; mediaId: ObjectId };
+  | { type: 'Media'; mediaId: ObjectId }
+  | { type: 'Report'; reportId: ObjectId };
 
 const encode = (type: NodeType, ...parts: string[]) => Buffer.from([tags[type], ...parts].join(':')).toString('base64url');
 
@@ -56,6 +57,7 @@ export const notificationGlobalId = (notification: Pick<NotificationRecord, 'rec
   encode('Notification', notification.recipientId, notification.id);
 export const keywordFilterGlobalId = (filter: Pick<KeywordFilterRecord, 'id'>) => encode('KeywordFilter', filter.id);
 export const mediaGlobalId = (id: ObjectId) => encode('Media', id.toHexString());
+export const reportGlobalId = (id: ObjectId) => encode('Report', id.toHexString());
 
 /** Whether `user` is the account a global id of type User names. */
 export const isAccountOf = (id: Extract<GlobalId, { type: 'User' }>, user: Pick<UserRecord, 'handle' | 'accountId'>) =>
@@ -85,6 +87,8 @@ export function parseGlobalId(id: string): GlobalId | null {
       return parts.length === 1 && hexId.test(parts[0]!) ? { type: 'KeywordFilter', filterId: new ObjectId(parts[0]) } : null;
     case 'Media':
       return parts.length === 1 && hexId.test(parts[0]!) ? { type: 'Media', mediaId: new ObjectId(parts[0]) } : null;
+    case 'Report':
+      return parts.length === 1 && hexId.test(parts[0]!) ? { type: 'Report', reportId: new ObjectId(parts[0]) } : null;
     case 'Notification': {
       const [recipientId, ...rest] = parts;
       // A notification's own id holds colons of its own (`l:<post>`): the rest is all of it.
@@ -134,9 +138,12 @@ export const postKey = (id: string): string => requireId(id, 'Post', 'post').pos
 export const mediaKey = (id: string): string => requireId(id, 'Media', 'upload').mediaId.toHexString();
 /** The internal hex key of a list id argument (see `requireId`). */
 export const listKey = (id: string): string => requireId(id, 'List', 'list').listId.toHexString();
+/** The key of a report id argument (see `requireId`). */
+export const reportKey = (id: string): ObjectId => requireId(id, 'Report', 'report').reportId;
 
 /** The type of a record `node` found, for the `Node` interface's type resolution. */
 export function nodeTypeOf(record: object): NodeType {
+  if ('reporterId' in record) return 'Report';
   if ('recipientId' in record) return 'Notification';
   if ('blurhash' in record) return 'Media';
   if ('authorId' in record) return 'Post';

@@ -26,6 +26,8 @@ export interface Loaders {
   /** Keyed by lowercase hex post id: the current counts, read only when a response asks for them. */
   postCounts: DataLoader<string, PostCounts>;
   viewerFollows: DataLoader<string, boolean>;
+  /** Whether the viewer waits for these locked accounts to approve a follow: one query per response. */
+  viewerRequests: DataLoader<string, boolean>;
   /** Keyed by lowercase hex post id: one `likes` / `reposts` query per page (Weibo's existence checks). */
   viewerLikes: DataLoader<string, boolean>;
   viewerReposts: DataLoader<string, boolean>;
@@ -94,6 +96,10 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
       return ids.map((id) => counts.get(id) ?? noCounts);
     }),
     viewerFollows: createViewerFollowsLoader(services, viewerId),
+    viewerRequests: new DataLoader(async (handles) => {
+      const requested = viewerId === null ? new Set<string>() : await services.graph.pairs.requestedAmong(viewerId, handles);
+      return handles.map((handle) => requested.has(handle));
+    }),
     viewerLikes: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerLikes(viewer, ids)),
     viewerReposts: viewerStateLoader(viewerId, (viewer, ids) => services.timelines.viewerReposts(viewer, ids)),
     viewerBookmarks: viewerStateLoader(viewerId, (viewer, ids) => services.bookmarks.among(viewer, ids)),

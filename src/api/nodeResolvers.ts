@@ -1,5 +1,6 @@
 import type { KeywordFilterRecord } from '../graph/readerView.js';
 import type { ListRecord } from '../records/lists.js';
+import type { ReportRecord } from '../records/moderation.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import { toDescriptor, type MediaRecord } from '../records/media.js';
 import type { PostRecord } from '../records/posts.js';
@@ -8,7 +9,7 @@ import type { RequestContext } from './context.js';
 import type { Resolvers } from './generated/graphql.js';
 import { isAccountOf, lookupId, nodeTypeOf } from './globalIds.js';
 
-type NodeRecord = UserRecord | PostRecord | ListRecord | NotificationRecord | KeywordFilterRecord | MediaRecord;
+type NodeRecord = UserRecord | PostRecord | ListRecord | NotificationRecord | KeywordFilterRecord | MediaRecord | ReportRecord;
 
 /**
  * What a global id names, as the viewer would see it through the type's own field: a user as
@@ -45,6 +46,9 @@ export async function findNode(id: string, context: RequestContext): Promise<Nod
       const image = post?.body.media.find((each) => each.id.equals(parsed.mediaId));
       return image ? media.record(image, context.origin) : null;
     }
+    case 'Report':
+      // Staff's, like the `reports` list; anyone else finds nothing, as for an unknown id.
+      return (await context.services.staff.isStaff(viewerId)) ? context.services.reports.find(parsed.reportId) : null;
   }
 }
 

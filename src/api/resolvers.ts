@@ -28,6 +28,8 @@ import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, mediaGlobalId, 
 import { nodeResolvers } from './nodeResolvers.js';
 import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
+import { followRequestResolvers, hiddenFollowList, showsFollowLists } from './followRequestResolvers.js';
+import { moderationResolvers } from './moderationResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -107,6 +109,8 @@ export const resolvers: Resolvers = {
       return suggestions.filter((_, index) => asUserOrNull(users[index]!) !== null);
     },
     ...notificationResolvers.Query,
+    ...followRequestResolvers.Query,
+    ...moderationResolvers.Query,
   },
 
   Mutation: {
@@ -168,11 +172,11 @@ export const resolvers: Resolvers = {
       context.services.bookmarks.bookmark(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerBookmarks, true)),
     unbookmark: (_parent, { id }, context) =>
       context.services.bookmarks.unbookmark(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerBookmarks, false)),
-    updateProfile: (_parent, args, context) =>
-      context.services.settings.updateProfile(requireViewer(context), args).then((user) => primed(context, [user])[0]!),
     changePassword: (_parent, { current, next }, context) =>
       context.services.settings.changePassword(requireViewer(context), current, next, context.clientAddress),
     logOutEverywhere: (_parent, _args, context) => context.services.settings.logOutEverywhere(requireViewer(context)),
+    ...followRequestResolvers.Mutation,
+    ...moderationResolvers.Mutation,
   },
 
   TimelineMarker: {
@@ -207,10 +211,15 @@ export const resolvers: Resolvers = {
       const page = await context.services.bookmarks.page(requireViewer(context), user.handle, request, bookmarkLoads(context));
       return withEngagement(toBookmarkConnection(page, request), context, info);
     },
-    followers: (user, args, context) =>
-      userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
-    following: (user, args, context) =>
-      userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount),
+    followers: async (user, args, context) =>
+      (await showsFollowLists(user, context))
+        ? userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount)
+        : hiddenFollowList(user.followerCount),
+    following: async (user, args, context) =>
+      (await showsFollowLists(user, context))
+        ? userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount)
+        : hiddenFollowList(user.followingCount),
+    ...followRequestResolvers.User,
   },
 
   KeywordFilter: {
@@ -266,7 +275,8 @@ export const resolvers: Resolvers = {
     id: (media) => mediaGlobalId(media.id),
   },
 
-  Notification: notificationResolvers.Notification,
+  Notification: { ...notificationResolvers.Notification, ...moderationResolvers.Notification },
+  Report: moderationResolvers.Report,
   NotificationEdge: notificationResolvers.NotificationEdge,
   NotificationConnection: notificationResolvers.NotificationConnection,
 

@@ -48,6 +48,8 @@ export class AccountService {
     const credentials = handlePattern.test(input.handle) ? await this.accounts.getCredentials(input.handle) : null;
     const matches = await verifyPassword(input.password.slice(0, maxPasswordLength + 1), credentials?.passwordHash ?? decoyPasswordHash);
     const user = matches && credentials ? await this.users.getUser(input.handle) : null;
+    // Told only to whoever knows the password: to anyone else a suspended account is a wrong log-in.
+    if (matches && credentials?.suspended) throw new AppError('ACCOUNT_SUSPENDED', 'This account is suspended by the service\'s staff');
     if (!user) {
       await this.rateLimits.loginFailed(input.handle, clientAddress);
       throw new AppError('UNAUTHENTICATED', 'Wrong handle or password');

@@ -26,10 +26,11 @@ export class AccountSettings {
   ) {}
 
   /** `undefined` or null leaves a field as it is; a blank string clears it. Everything is checked before anything is stored. */
-  async updateProfile(handle: string, input: { displayName?: string | null; bio?: string | null }): Promise<UserRecord> {
+  async updateProfile(handle: string, input: { displayName?: string | null; bio?: string | null; locked?: boolean | null }): Promise<UserRecord> {
     const change: ProfileChange = {};
     if (input.displayName != null) change.displayName = displayNameOrNull(input.displayName);
     if (input.bio != null) change.bio = bioOrNull(input.bio);
+    if (input.locked != null) change.locked = input.locked;
     const user = await this.profiles.update(handle, change);
     if (!user) throw accountGone();
     if (Object.keys(change).length > 0) await this.changes.publish(changed({ users: [handle] }));

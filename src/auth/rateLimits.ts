@@ -26,6 +26,7 @@ export class RateLimits {
   private readonly postsByAccount: RateLimiterMongo;
   private readonly followsByAccount: RateLimiterMongo;
   private readonly uploadsByAccount: RateLimiterMongo;
+  private readonly reportsByAccount: RateLimiterMongo;
   private readonly db: Db;
 
   constructor(db: Db, options: RateLimitOptions) {
@@ -38,6 +39,7 @@ export class RateLimits {
     this.postsByAccount = limiter('post-account', options.postsPerAccountPerMinute, 60);
     this.followsByAccount = limiter('follow-account', options.followsPerAccountPerMinute, 60);
     this.uploadsByAccount = limiter('upload-account', options.uploadsPerAccountPerHour, hour);
+    this.reportsByAccount = limiter('report-account', options.reportsPerAccountPerHour, hour);
   }
 
   /** The limiter's own indexes: its documents expire by TTL, and keys are unique. */
@@ -94,6 +96,10 @@ export class RateLimits {
 
   post(accountId: string): Promise<void> {
     return consume(this.postsByAccount, accountId, 'Too many posts; wait before posting again');
+  }
+
+  report(accountId: string): Promise<void> {
+    return consume(this.reportsByAccount, accountId, 'Too many reports; wait before reporting again');
   }
 
   follow(accountId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Collection, ObjectId } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 import { byPostId, toPostCounts, type ContentDocument, type PostCounts } from '../records/posts.js';
 import type { PostLookups } from './postLookups.js';
 
@@ -30,6 +31,47 @@ export class PostCounters {
     /** The in-process tier of counts, told at once of every change this process makes. */
     private readonly held: Pick<PostLookups, 'countsChanged'>,
   ) {}
+
+  /** What a suspension's restoring `updateMany` finds: the few posts carrying a suspension's token. */
+  async ensureHiddenIndex(): Promise<void> {
+    await plannedIndexes(this.content, [{ key: { sh: 1 }, name: 'suspension_hidden', partialFilterExpression: { sh: { $exists: true } } }]);
+  }
+
+  /** Leaves a suspended account's like (or repost) out of each of these posts' counts, once per token. */
+  async hide(postIds: readonly ObjectId[], count: 'likes' | 'reposts', token: string): Promise<void> {
+    if (postIds.length === 0) return;
+    await this.content.bulkWrite(
+      postIds.map((postId) => ({
+        updateOne: { filter: { ...byPostId(postId), sh: { $ne: token } }, update: { $inc: { [countField[count]]: -1, 'n.v': 1 }, $push: { sh: token } } },
+      })),
+      { ordered: false },
+    );
+    for (const postId of postIds) this.held.countsChanged(postId, null);
+  }
+
+  /** The posts a suspension's token left a count out of. */
+  async carrying(token: string): Promise<ObjectId[]> {
+    return (await this.content.find({ sh: token }, { projection: { _id: 1 } }).toArray()).map((post) => post._id);
+  }
+
+  /** Puts back, once, the count a suspension's token left out of each of these posts. */
+  async restoreEach(postIds: readonly ObjectId[], count: 'likes' | 'reposts', token: string): Promise<void> {
+    if (postIds.length === 0) return;
+    await this.content.bulkWrite(
+      postIds.map((postId) => ({
+        updateOne: { filter: { ...byPostId(postId), sh: token }, update: { $inc: { [countField[count]]: 1, 'n.v': 1 }, $pull: { sh: token } } },
+      })),
+      { ordered: false },
+    );
+    for (const postId of postIds) this.held.countsChanged(postId, null);
+  }
+
+  /** Puts back, once, every count a suspension's token left out (the posts that still exist). */
+  async restore(count: 'likes' | 'reposts', token: string): Promise<void> {
+    const posts = await this.content.find({ sh: token }, { projection: { _id: 1 } }).toArray();
+    await this.content.updateMany({ sh: token }, { $inc: { [countField[count]]: 1, 'n.v': 1 }, $pull: { sh: token } });
+    for (const post of posts) this.held.countsChanged(post._id, null);
+  }
 
   /**
    * The guarded `$inc`; the caller clears its intent after it and leaves the token to `pruneTokens`.

@@ -14,8 +14,10 @@ export const shardPlan = {
     key: { _id: 'hashed' },
     why: 'every per-request read is by handle; a page of authors or a delivery batch asks the shards of the handles it names',
     everyShard: [
-      { command: 'find', fields: ['_id', 'deletedAt'], why: 'people search by handle prefix: at most `first` (20) answers from each shard' },
-      { command: 'find', fields: ['deletedAt', 'nameLower'], why: 'people search by display name prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['_id', 'deletedAt', 'suspended'], why: 'people search by handle prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['deletedAt', 'nameLower', 'suspended'], why: 'people search by display name prefix: at most `first` (20) answers from each shard' },
+      { command: 'find', fields: ['hidden'], why: "an unsuspension finding whose counts its suspension changed: once per unsuspension, indexed to the suspended account's followers and followees" },
+      { command: 'update', fields: ['hidden'], why: 'an unsuspension putting those counts back: once per kind of count per unsuspension, indexed likewise' },
     ],
   },
   followers: { key: { _f: 1, _t: 1 }, why: "an author's followers are one range, split by follower for the largest accounts: a delivery sub-task reads one chunk range" },
@@ -29,6 +31,8 @@ export const shardPlan = {
       { command: 'delete', fields: ['$or', 'dirty'], why: "a deleted account's pairs, either side: once per account deletion, indexed by each side" },
       { command: 'find', fields: ['$or', 'g'], why: 'the next actor of a FOLLOW group shown in full (20) after a shown one leaves: indexed by group' },
       { command: 'find', fields: ['gc.to'], why: 'the follows joining a FOLLOW group, read only on that careful path: indexed by group' },
+      { command: 'find', fields: ['t', 'rq'], why: "a locked account's follow requests, oldest first (its requests page, its unlock's approvals): indexed by followee, one page at a time" },
+      { command: 'aggregate', fields: ['t', 'rq'], why: "how many follow requests wait for a locked account, with its requests page: a count on the same index" },
     ],
   },
   reader_filters: {
@@ -46,6 +50,8 @@ export const shardPlan = {
     key: { s: 1, _id: 1 },
     why: "a post's place (`s`, one of 4,096, chosen by its author's handle) is written into its id: an author's posts are one place, and a post by id, its counters and a page of posts by id name theirs (records/posts.ts)",
     everyShard: [
+      { command: 'find', fields: ['sh'], why: 'an unsuspension finding the posts whose counts its suspension changed: twice per unsuspension, indexed to the posts the account liked or reposted' },
+      { command: 'update', fields: ['sh'], why: 'an unsuspension putting those counts back: twice per unsuspension, indexed likewise' },
       { command: 'find', fields: ['_cq', '_d'], why: 'the sweep counting replies whose request died: once a second per worker process, indexed to uncounted replies' },
       { command: 'find', fields: ['_to'], why: 'a deleted account leaves the audiences of posts addressed to it: once per account deletion, indexed' },
       { command: 'find', fields: ['$or'], why: "a reader's inbox: the mentioned-only posts addressed to them come from any author; asked only by readers someone addressed (their feed state says so), one indexed query per page" },
@@ -110,6 +116,10 @@ export const shardPlan = {
   fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
   feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },
   migrations: { unsharded: 'one document per migration this code knows' },
+  reports: {
+    unsharded: "made by people, rate limited (RATE_LIMIT_REPORTS_PER_HOUR) and read by staff oldest open first: one shard answers the staff's list from one index, and one open report per reporter and target stays unique without a shard key in it",
+  },
+  audit_log: { unsharded: 'one entry per staff action: written once, never changed, read newest first by the staff command' },
 } as const satisfies Record<string, CollectionPlan>;
 
 /** What reaches every shard of `likes` or `reposts`: the sweep's, a deleted post's, and a notification group's few scans. */

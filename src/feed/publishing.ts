@@ -1,3 +1,4 @@
+import type { ObjectId } from 'mongodb';
 import type { RateLimits } from '../auth/rateLimits.js';
 import type { Bookmarks } from '../content/bookmarks.js';
 import type { ContentService } from '../content/contentService.js';
@@ -179,6 +180,16 @@ export class Publishing implements PostPublishing {
   /** The last traces of a deleted account's likes and reposts, once each is taken back. */
   async forgetInteractionsOf(userId: string): Promise<void> {
     await Promise.all([this.interactions.likes.forgetUser(userId), this.interactions.reposts.forgetUser(userId)]);
+  }
+
+  /**
+   * Staff remove a post (moderation/): exactly the author's deletion. The post this call removed;
+   * null when it was gone already (removed by a racing call, or by its author).
+   */
+  async removeModerated(postId: ObjectId): Promise<PostRecord | null> {
+    const post = await this.content.lookups.getPost(postId);
+    if (!post || post.repostOf) return null;
+    return (await this.removePost(post)) ? post : null;
   }
 
   /** A post goes with its reposts, likes and bookmarks; replies stay, their `replyTo` now null. Whether this call removed it. */

@@ -34,6 +34,20 @@ export interface AccountPayload {
   followers?: string[];
 }
 
+/** A suspension (`episode`) of an account: its effects on counts taken out, or put back (`undo`). */
+export interface SuspensionPayload {
+  handle: string;
+  episode: string;
+  undo?: true;
+  /** The second pass, once requests that raced the mark have finished: counts checked against the edges. */
+  again?: true;
+}
+
+/** An unlocked account, whose waiting follow requests are all approved. */
+export interface UnlockPayload {
+  handle: string;
+}
+
 /**
  * Every kind of background work and what its tasks carry: the closed list the workers run. A new
  * kind is a line here, and the compiler then asks for its handler where services.ts registers them.
@@ -48,6 +62,10 @@ export interface QueuedTasks extends NotificationTasks {
   /** What fanout skipped while a reader was away. */
   'fill-gap': GapPayload;
   'remove-account': AccountPayload;
+  /** Every follow request of an account that was unlocked, approved. */
+  'approve-requests': UnlockPayload;
+  /** A suspended account's effects on others' counts, taken out or put back. */
+  'suspend-account': SuspensionPayload;
 }
 
 export type TaskKind = keyof QueuedTasks;

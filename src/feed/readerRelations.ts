@@ -8,9 +8,14 @@ import type { FollowResult, UserGraphService } from '../graph/userGraphService.j
 import type { UserRecord } from '../records/users.js';
 import type { FollowEffects } from '../graph/followPairs.js';
 import type { GroupMemberships } from '../notifications/groupMemberships.js';
-import { relationNotificationTasks } from '../notifications/notificationService.js';
+import { relationNotificationTasks, type NotificationService } from '../notifications/notificationService.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { QueuedWork } from './queuedWork.js';
+
+/** An approval that finds its request gone was answered by someone else: nothing is left to do. */
+function ignoreNotFound(error: unknown): void {
+  if (!(error instanceof AppError && error.code === 'NOT_FOUND')) throw error;
+}
 
 /** Whom a reader follows, mutes and blocks, and which phrases they filter out. */
 export interface RelationsOfReader {
@@ -37,6 +42,8 @@ export interface ReaderRelationsDependencies {
   memberships: Pick<GroupMemberships, 'followEffects'>;
   /** Mutes and blocks queue taking back what was notified. */
   work: Pick<QueuedWork, 'enqueue'>;
+  /** A follow request tells the account asked. */
+  notifications: Pick<NotificationService, 'notifyFollowRequest'>;
 }
 
 /**
@@ -66,6 +73,7 @@ export class ReaderRelations implements RelationsOfReader {
     // Unhandled only until the graph awaits it, which it does before any write.
     checks.catch(() => {});
     const followed = await this.graph.follow(followerId, followeeId, this.followEffects, checks);
+    if (followed.requested) return this.requested(followerId, followeeId, followed.requestedAt!);
     const [, view] = await Promise.all([this.announceFollow(followed, followerId, followeeId), this.readerFilters.of(followerId)]);
     // A block recorded while this follow was applied wins: its unfollow may have run first.
     if (view.isBlockedEitherWay(followeeId)) {
@@ -73,6 +81,38 @@ export class ReaderRelations implements RelationsOfReader {
       throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
     }
     return followed.followee ?? this.freshUser(followeeId);
+  }
+
+  /**
+   * A follow of an account that approves its followers waits as a request. The account is told;
+   * then two races are closed, each by reading after writing: a block recorded meanwhile removes the
+   * request (as it removes a follow), and an unlock whose approval of every request ran before this
+   * request was written is caught here, and the request approved at once.
+   */
+  private async requested(followerId: string, followeeId: string, since: Date): Promise<UserRecord> {
+    const [view, locked] = await Promise.all([this.readerFilters.of(followerId), this.graph.isLocked(followeeId), this.deps.notifications.notifyFollowRequest(followeeId, followerId, since)]);
+    if (view.isBlockedEitherWay(followeeId)) {
+      await this.graph.reject(followeeId, followerId).catch(() => {});
+      throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
+    }
+    if (!locked) await this.approve(followeeId, followerId).catch((error: unknown) => ignoreNotFound(error));
+    return this.freshUser(followeeId);
+  }
+
+  /**
+   * `followeeId` approves `followerId`'s request: the follow is made with everything a follow does
+   * (counts, backfill, notification group, live). NOT_FOUND when no request stands.
+   */
+  async approve(followeeId: string, followerId: string): Promise<UserRecord> {
+    const approved = await this.graph.approve(followeeId, followerId, this.followEffects);
+    await this.announceFollow(approved, followerId, followeeId);
+    return this.freshUser(followerId);
+  }
+
+  /** `followeeId` rejects `followerId`'s request: it goes, and nobody is told. NOT_FOUND when none stands. */
+  async reject(followeeId: string, followerId: string): Promise<UserRecord> {
+    await this.graph.reject(followeeId, followerId);
+    return this.freshUser(followerId);
   }
 
   /**

@@ -1,10 +1,11 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
-import { isDuplicateKeyError } from '../errors.js';
+import { isDuplicateKeyError, notFound } from '../errors.js';
 import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource, type GroupMembership, type GroupTokens, type NotificationRecord, type TokenToPrune } from '../records/notifications.js';
 import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { inListOrder, type ListPageRequest } from '../records/pages.js';
 
 /**
  * The state of one (follower, followee) pair: what was last asked for (`want`, versioned by `v`)
@@ -36,6 +37,12 @@ export interface FollowPairDocument extends GroupMembership {
   prune?: TokenToPrune[];
   /** Set while `prune` holds anything: what the pruning sweep looks for. */
   tp?: true;
+  /**
+   * A follow request waiting for the followee's approval, since when: only on a pair not wanted.
+   * Every wish (an approval, an unfollow, a follow once the account is unlocked) removes it in the
+   * same write that records the wish, so a request and a follow never stand side by side.
+   */
+  rq?: Date;
 }
 
 /** The notification group a follow counts in: handed down by notifications/ (see GroupMemberships). */
@@ -69,6 +76,30 @@ export interface PairResult {
   counts: UserCounts[];
   /** The followee's FOLLOW group this request's follow joined, as it is now. */
   notified: NotificationRecord | null;
+  /** The follow was recorded as a request for the followee to approve (`pair.rq` says since when). */
+  requested: boolean;
+}
+
+/** How `FollowPairs.set` records a follow: as a request when `asks` resolves true, or as an approval of one. */
+export interface FollowMode {
+  /** Whether the followee approves its followers; asked beside the checks. */
+  asks?: Promise<boolean>;
+  /** The followee approves a request: the follow is recorded only while the request stands (NOT_FOUND otherwise). */
+  approving?: boolean;
+}
+
+/** A request's place in its account's list: when it was asked, then the requester's handle. */
+export interface RequestPosition {
+  since: Date;
+  followerId: string;
+}
+
+/** A page of the requests waiting for one account, oldest first. */
+export interface RequestPage {
+  requests: { followerId: string; since: Date }[];
+  hasMore: boolean;
+  /** Every request waiting, this page's and the others. */
+  totalCount: number;
 }
 
 /** Long enough for a reconcile's dozen writes; a crashed holder delays its pair this long. */
@@ -79,6 +110,9 @@ const stalledAfterMs = 2_000;
 const pruneBatch = 500;
 
 const pairId = (followerId: string, followeeId: string) => `${followerId} ${followeeId}`;
+
+/** What an approval's wish is recorded under: the request still stands (no unfollow or rejection came first). */
+const standingRequest = { rq: { $exists: true } } as const;
 
 /** The group change a wish records with its lease: into the day's group for a follow, out of any for an unfollow. */
 const groupChangeOf = (token: string, want: boolean, group: string | null, at: Date): NonNullable<GroupMembership['gc']> => ({ t: token, to: want ? group : null, at });
@@ -118,6 +152,8 @@ export class FollowPairs implements GroupMemberSource {
       // A FOLLOW group's members in the order it shows them, and those joining it.
       { key: { g: 1, ga: -1, f: -1 }, name: 'group_members', partialFilterExpression: { g: { $exists: true } } },
       { key: { 'gc.to': 1 }, name: 'group_changes', partialFilterExpression: { 'gc.to': { $exists: true } } },
+      // An account's follow requests, oldest first.
+      { key: { t: 1, rq: 1, f: 1 }, name: 'follow_requests', partialFilterExpression: { rq: { $exists: true } } },
     ]);
   }
 
@@ -175,20 +211,22 @@ export class FollowPairs implements GroupMemberSource {
    * users' counts as that change left them (empty when it changed none). `checks` (the
    * caller's own: rate limits, blocks, the followee's existence) must pass before anything is written.
    */
-  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects, checks: Promise<unknown> = Promise.resolve()): Promise<PairResult> {
+  async set(followerId: string, followeeId: string, want: boolean, effects: FollowEffects, checks: Promise<unknown> = Promise.resolve(), mode: FollowMode = {}): Promise<PairResult> {
     const id = pairId(followerId, followeeId);
     const owner = new ObjectId().toHexString();
     // Which group a follow would join is asked beside the checks and recorded with the wish.
-    const [group] = await Promise.all([want && effects.group ? effects.group.groupOf(followerId, followeeId) : null, checks]);
+    const [group, , asks] = await Promise.all([want && effects.group ? effects.group.groupOf(followerId, followeeId) : null, checks, want ? mode.asks : false]);
+    if (asks) return this.recordRequest(followerId, followeeId);
+    const approving = mode.approving === true;
     // Recorded with the lease, before it is known to be needed: applied only while the pair's
     // `counted` (or its group) differs from the wish, so one that turns out needless is dropped.
     const token = new ObjectId().toHexString();
     const countChange = { token, delta: want ? 1 : -1, applied: false } as const;
     const groupChange = groupChangeOf(token, want, group, effects.group?.now() ?? new Date());
-    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, countChange, groupChange);
+    const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, countChange, groupChange, approving);
     const changed = (claim.before?.want ?? false) !== want;
     const version = (claim.before?.v ?? 0) + 1;
-    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [], notified: null };
+    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [], notified: null, requested: false };
     const leased: FollowPairDocument = {
       ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: false }),
       want,
@@ -200,7 +238,69 @@ export class FollowPairs implements GroupMemberSource {
       updatedAt: claim.leaseUntil,
     };
     const applied = await this.applyUnderLease(leased, owner, effects, true);
-    return { ...applied, changed };
+    return { ...applied, changed, requested: false };
+  }
+
+  /**
+   * A follow of an account that approves its followers: one write records the request on the pair
+   * (kept from its first asking), unless the pair is wanted already, which the upsert's collision on
+   * `_id` tells. No edge, count or group changes. `changed`: this request made it.
+   */
+  private async recordRequest(followerId: string, followeeId: string): Promise<PairResult> {
+    const _id = pairId(followerId, followeeId);
+    const now = new Date();
+    const answer = (pair: FollowPairDocument, requested: boolean, changed: boolean): PairResult => ({ pair, changed, followee: null, counts: [], notified: null, requested });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const pair = await this.pairs.findOneAndUpdate(
+          { _id, want: { $ne: true } },
+          { $min: { rq: now }, $setOnInsert: { f: followerId, t: followeeId, want: false, v: 0, applied: 0, counted: false, lease: null, dirty: false, updatedAt: now } },
+          { upsert: true, returnDocument: 'after' },
+        );
+        return answer(pair!, true, pair!.rq!.getTime() === now.getTime());
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+        // Followed already (or two first requests for a new pair: one insert wins, the other is asked again).
+        const pair = await this.pairs.findOne({ _id });
+        if (pair?.want) return answer(pair, false, false);
+        if (attempt > 2) throw error;
+      }
+    }
+  }
+
+  /** Takes a request back without a follow (a rejection). False when there was none. */
+  async dropRequest(followerId: string, followeeId: string): Promise<boolean> {
+    const dropped = await this.pairs.findOneAndUpdate({ _id: pairId(followerId, followeeId), rq: { $exists: true } }, { $unset: { rq: '' } }, { projection: { _id: 1 } });
+    return dropped !== null;
+  }
+
+  /** The requests waiting for `followeeId`, oldest first, either way from `request.from` (exclusive). */
+  async requestsOf(followeeId: string, request: ListPageRequest<RequestPosition>): Promise<RequestPage> {
+    const { from, limit } = request;
+    const [beyond, order] = request.direction === 'forward' ? (['$gt', 1] as const) : (['$lt', -1] as const);
+    const after = from === null ? {} : { $or: [{ rq: { [beyond]: from.since } }, { rq: from.since, f: { [beyond]: from.followerId } }] };
+    const [docs, totalCount] = await Promise.all([
+      this.pairs
+        .find({ t: followeeId, rq: { $exists: true }, ...after }, { projection: { f: 1, rq: 1 } })
+        .sort({ t: order, rq: order, f: order })
+        .limit(limit + 1)
+        .toArray(),
+      this.requestCount(followeeId),
+    ]);
+    const { items, hasMore } = inListOrder(request.direction, docs.map((doc) => ({ followerId: doc.f, since: doc.rq! })), limit);
+    return { requests: items, hasMore, totalCount };
+  }
+
+  /** How many requests wait for `followeeId`: a count on the `follow_requests` index. */
+  requestCount(followeeId: string): Promise<number> {
+    return this.pairs.countDocuments({ t: followeeId, rq: { $exists: true } });
+  }
+
+  /** Of `followeeIds`, those `followerId` asked to follow and waits for: one query for a page of users. */
+  async requestedAmong(followerId: string, followeeIds: readonly string[]): Promise<Set<string>> {
+    if (followeeIds.length === 0) return new Set();
+    const found = await this.pairs.find({ _id: { $in: followeeIds.map((followeeId) => pairId(followerId, followeeId)) }, rq: { $exists: true } }, { projection: { t: 1 } }).toArray();
+    return new Set(found.map((pair) => pair.t));
   }
 
   /**
@@ -296,40 +396,46 @@ export class FollowPairs implements GroupMemberSource {
     owner: string,
     countChange: NonNullable<FollowPairDocument['countChange']>,
     groupChange: NonNullable<FollowPairDocument['gc']>,
+    approving: boolean,
   ): Promise<{ before: FollowPairDocument | null; leased: boolean; leaseUntil: Date }> {
     const now = new Date();
     const leaseUntil = new Date(now.getTime() + pairLeaseMs);
     try {
       const before = await this.pairs.findOneAndUpdate(
-        { _id: pairId(followerId, followeeId), $or: [{ lease: null }, { 'lease.until': { $lt: now } }], countChange: { $exists: false } },
+        { _id: pairId(followerId, followeeId), $or: [{ lease: null }, { 'lease.until': { $lt: now } }], countChange: { $exists: false }, ...(approving ? standingRequest : {}) },
         {
           $set: { want, dirty: true, updatedAt: now, lease: { owner, until: leaseUntil }, countChange, gc: groupChange },
           $inc: { v: 1 },
+          $unset: { rq: '' },
           $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: false },
         },
-        { upsert: true, returnDocument: 'before' },
+        // An approval never makes a pair: without a standing request it misses and asks the careful way.
+        { upsert: !approving, returnDocument: 'before' },
       );
-      return { before, leased: true, leaseUntil };
+      if (before || !approving) return { before, leased: true, leaseUntil };
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
-      return { before: await this.recordWish(followerId, followeeId, want), leased: false, leaseUntil };
     }
+    return { before: await this.recordWish(followerId, followeeId, want, approving), leased: false, leaseUntil };
   }
 
   /** The pair as it was before this wish (null for a new pair); this wish's version is one more. */
-  private async recordWish(followerId: string, followeeId: string, want: boolean): Promise<FollowPairDocument | null> {
+  private async recordWish(followerId: string, followeeId: string, want: boolean, approving = false): Promise<FollowPairDocument | null> {
     const _id = pairId(followerId, followeeId);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.pairs.findOneAndUpdate(
-          { _id },
+        const before = await this.pairs.findOneAndUpdate(
+          { _id, ...(approving ? standingRequest : {}) },
           {
             $set: { want, dirty: true, updatedAt: new Date() },
             $inc: { v: 1 },
+            $unset: { rq: '' },
             $setOnInsert: { f: followerId, t: followeeId, applied: 0, counted: false, lease: null },
           },
-          { upsert: true, returnDocument: 'before' },
+          { upsert: !approving, returnDocument: 'before' },
         );
+        if (approving && !before) throw notFound(`No follow request from "${followerId}"`);
+        return before;
       } catch (error) {
         // Two first requests for a new pair: one insert wins, the other becomes an update.
         if (!isDuplicateKeyError(error) || attempt > 0) throw error;
@@ -361,12 +467,12 @@ export class FollowPairs implements GroupMemberSource {
    * Applies the newest wish, and any that arrive meanwhile, then gives the lease back. `ownChange`:
    * the changes on `start` are the ones this request's wish recorded, not ones a dead request left.
    */
-  private async applyUnderLease(start: FollowPairDocument, owner: string, effects: FollowEffects, ownChange: boolean): Promise<Omit<PairResult, 'changed'>> {
+  private async applyUnderLease(start: FollowPairDocument, owner: string, effects: FollowEffects, ownChange: boolean): Promise<Omit<PairResult, 'changed' | 'requested'>> {
     let pair = start;
     const held = { _id: pair._id, 'lease.owner': owner };
     for (;;) {
       const { want, v } = pair;
-      let result: Omit<PairResult, 'changed'> = { pair, followee: null, counts: [], notified: null };
+      let result: Omit<PairResult, 'changed' | 'requested'> = { pair, followee: null, counts: [], notified: null };
       let outcome: Outcome = { membership: 'unchanged', prune: null };
       if ((pair.countChange || pair.gc) && !ownChange) {
         // Changes begun by a request that died (a later round finds none: the round before it
@@ -400,7 +506,7 @@ export class FollowPairs implements GroupMemberSource {
     held: Record<string, unknown>,
     want: boolean,
     effects: FollowEffects,
-  ): Promise<Omit<PairResult, 'changed'> & { outcome: Outcome }> {
+  ): Promise<Omit<PairResult, 'changed' | 'requested'> & { outcome: Outcome }> {
     let pair = start;
     const delta = want ? 1 : -1;
     const countsChange = pair.counted !== want;

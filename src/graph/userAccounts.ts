@@ -20,9 +20,9 @@ export class UserAccounts {
     await plannedIndexes(this.users, [{ key: { deletedAt: 1 }, name: 'being_deleted', partialFilterExpression: { deletedAt: { $exists: true } } }]);
   }
 
-  async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null } | null> {
-    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: { passwordHash: 1, accountId: 1 } });
-    return doc && { passwordHash: doc.passwordHash, accountId: doc.accountId ?? null };
+  async getCredentials(handle: string): Promise<{ passwordHash: string; accountId: string | null; suspended: boolean } | null> {
+    const doc = await this.users.findOne({ _id: handle, ...live }, { projection: { passwordHash: 1, accountId: 1, suspended: 1 } });
+    return doc && { passwordHash: doc.passwordHash, accountId: doc.accountId ?? null, suspended: doc.suspended !== undefined };
   }
 
   /** The account id of `handle`, given one first if an older version created the user without. */

@@ -49,7 +49,8 @@ export class UserDirectory {
     if (handles.length === 0) return Promise.resolve(new Map());
     return this.cache.getMany([...new Set(handles)], async (missing) => {
       const docs = await this.users
-        .find({ _id: { $in: missing }, ...existingUsers }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0 } })
+        // A suspended account is left out of every read, like one being deleted (moderation/suspensions.ts).
+        .find({ _id: { $in: missing }, ...existingUsers, suspended: { $exists: false } }, { projection: { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0, hidden: 0 } })
         .toArray();
       return new Map(
         docs.map((doc) => [

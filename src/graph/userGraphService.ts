@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { AppError, badInput, isDuplicateKeyError, notFound } from '../errors.js';
 import { ReadThroughCache } from '../cache/readThrough.js';
-import { FollowPairs, type FollowEffects } from './followPairs.js';
+import { FollowPairs, type FollowEffects, type FollowMode, type RequestPage, type RequestPosition } from './followPairs.js';
 import { inListOrder, type ListPageRequest } from '../records/pages.js';
 import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
@@ -42,6 +42,9 @@ export interface FollowResult {
   counts: UserCounts[];
   /** The followee's FOLLOW notification group as this follow left it; null when it joined none. */
   notified: NotificationRecord | null;
+  /** The followee approves its followers: the follow waits as a request, since `requestedAt`. */
+  requested: boolean;
+  requestedAt: Date | null;
 }
 
 /**
@@ -149,10 +152,44 @@ export class UserGraphService {
     effects: FollowEffects,
     checks: Promise<unknown> = Promise.resolve(),
   ): Promise<FollowResult> {
-    const allChecks = Promise.all([want ? this.assertUserExists(followeeId) : this.assertUserHeld(followeeId), checks]);
-    const { pair, changed, followee, counts, notified } = await this.pairs.set(followerId, followeeId, want, effects, allChecks);
+    const existing = want ? this.assertUserExists(followeeId) : this.assertUserHeld(followeeId).then(() => ({ locked: false }));
+    const allChecks = Promise.all([existing, checks]);
+    // The followee's own read tells whether it approves its followers: a follow of it becomes a request.
+    const asks = existing.then((followee) => followee.locked, () => false);
+    return this.applied(followerId, followeeId, await this.pairs.set(followerId, followeeId, want, effects, allChecks, { asks }));
+  }
+
+  private applied(followerId: string, followeeId: string, result: Awaited<ReturnType<FollowPairs['set']>>): FollowResult {
+    const { pair, changed, followee, counts, notified, requested } = result;
     this.settled(followerId, followeeId, counts);
-    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, notified };
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, notified, requested, requestedAt: requested ? pair.rq! : null };
+  }
+
+  /**
+   * The followee approves a request: a follow like any other, recorded only while the request
+   * stands (NOT_FOUND otherwise: never approved, rejected, or taken back by its requester).
+   */
+  async approve(followeeId: string, followerId: string, effects: FollowEffects): Promise<FollowResult> {
+    assertHandle(followerId);
+    const mode: FollowMode = { approving: true };
+    return this.applied(followerId, followeeId, await this.pairs.set(followerId, followeeId, true, effects, this.assertUserExists(followerId), mode));
+  }
+
+  /** The followee rejects a request: it goes without a trace. NOT_FOUND when there was none. */
+  async reject(followeeId: string, followerId: string): Promise<void> {
+    assertHandle(followerId);
+    if (!(await this.pairs.dropRequest(followerId, followeeId))) throw notFound(`No follow request from "${followerId}"`);
+  }
+
+  /** The requests waiting for `followeeId`, oldest first. */
+  requestsOf(followeeId: string, request: ListPageRequest<RequestPosition>): Promise<RequestPage> {
+    return this.pairs.requestsOf(followeeId, request);
+  }
+
+  /** Whether `handle` approves its followers now, read from the database (not what this process holds). */
+  async isLocked(handle: string): Promise<boolean> {
+    const user = await this.users.findOne({ _id: handle, ...live }, { projection: { locked: 1 } });
+    return user?.locked === true;
   }
 
   /** Ends a follow of an account being deleted (which no longer counts as existing). */
@@ -283,9 +320,11 @@ export class UserGraphService {
     if (!(await this.directory.getUser(handle))) throw notFound(`No user with handle "${handle}"`);
   }
 
-  private async assertUserExists(handle: string): Promise<void> {
+  private async assertUserExists(handle: string): Promise<{ locked: boolean }> {
     assertHandle(handle);
-    const exists = await this.users.findOne({ _id: handle, ...live }, { projection: { _id: 1 } });
+    // A suspended account exists for no one: nobody follows it, nor does it approve anyone, meanwhile.
+    const exists = await this.users.findOne({ _id: handle, ...live, suspended: { $exists: false } }, { projection: { _id: 1, locked: 1 } });
     if (!exists) throw notFound(`No user with handle "${handle}"`);
+    return { locked: exists.locked === true };
   }
 }

@@ -7,9 +7,11 @@ import { plannedIndexes } from '../db/shardPlan.js';
 export interface ProfileChange {
   displayName?: string | null;
   bio?: string | null;
+  /** Whether follows of the account wait for its approval. */
+  locked?: boolean;
 }
 
-const publicFields = { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0 } as const;
+const publicFields = { passwordHash: 0, pendingCounts: 0, readAt: 0, timelineGap: 0, timelineMarker: 0, hidden: 0 } as const;
 /** Users given their search field per round of the start-up fill. */
 const fillBatch = 500;
 
@@ -55,10 +57,13 @@ export class UserProfiles {
       set.nameLower = searchableName(change.displayName);
     }
     if (change.bio !== undefined) set.bio = change.bio;
+    if (change.locked === true) set.locked = true;
+    // Unlocked accounts carry no field, as before locking existed.
+    const unset = change.locked === false ? { $unset: { locked: '' as const } } : {};
     const doc =
-      Object.keys(set).length === 0
+      Object.keys(set).length === 0 && change.locked !== false
         ? await this.users.findOne({ _id: handle, ...live }, { projection: publicFields })
-        : await this.users.findOneAndUpdate({ _id: handle, ...live }, { $set: set }, { returnDocument: 'after', projection: publicFields });
+        : await this.users.findOneAndUpdate({ _id: handle, ...live }, { ...(Object.keys(set).length > 0 ? { $set: set } : {}), ...unset }, { returnDocument: 'after', projection: publicFields });
     this.directory.forget([handle]);
     return doc && toUserRecord(doc);
   }
@@ -69,9 +74,11 @@ export class UserProfiles {
    */
   async search(prefix: string, limit: number): Promise<UserRecord[]> {
     const range = { $gte: prefix, $lt: nextPrefix(prefix) };
+    // A suspended account is found by no one (moderation/suspensions.ts).
+    const shown = { ...live, suspended: { $exists: false } };
     const [byHandle, byName] = await Promise.all([
-      this.users.find({ _id: range, ...live }, { projection: publicFields, hint: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray(),
-      this.users.find({ nameLower: range, ...live }, { projection: publicFields, hint: 'name_prefix' }).sort({ nameLower: 1 }).limit(limit).toArray(),
+      this.users.find({ _id: range, ...shown }, { projection: publicFields, hint: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray(),
+      this.users.find({ nameLower: range, ...shown }, { projection: publicFields, hint: 'name_prefix' }).sort({ nameLower: 1 }).limit(limit).toArray(),
     ]);
     const found = new Map<string, UserDocument>();
     for (const doc of [...byHandle, ...byName]) if (!found.has(doc._id)) found.set(doc._id, doc as UserDocument);

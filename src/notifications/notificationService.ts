@@ -217,6 +217,35 @@ export class NotificationService {
     return { marked: marked.map(toNotificationRecord), unreadCount, marker: moved ? upTo : previous! };
   }
 
+  /**
+   * Tells `recipient` that `requester` asks to follow them: one notification per request (named by
+   * when it was asked), so asking again while it waits, which writes it again, tells once.
+   */
+  async notifyFollowRequest(recipient: string, requester: string, since: Date): Promise<void> {
+    if (!(await this.deps.memberships.tells(recipient, requester))) return;
+    const _id = notificationId({ kind: 'FOLLOW_REQUEST', recipient, requester, since });
+    const doc: NotificationDocument = { _id, r: recipient, k: 'FOLLOW_REQUEST', at: since, n: 1, a: [{ u: requester, at: since }], v: 1 };
+    const { _id: _, r: __, ...fields } = doc;
+    const written = await this.notifications.updateOne({ _id, r: recipient }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
+      if (isDuplicateKeyError(error)) return null;
+      throw error;
+    });
+    if (written?.upsertedCount === 1) await this.deps.changes.publish(notificationAdded(toNotificationRecord(doc)));
+  }
+
+  /** Tells an author that staff removed their post, and why (the reason of the report acted on). Once per post. */
+  async notifyPostRemoved(author: string, postId: ObjectId, reason: string): Promise<void> {
+    const _id = notificationId({ kind: 'POST_REMOVED', postId });
+    const at = new Date();
+    const doc: NotificationDocument = { _id, r: author, k: 'POST_REMOVED', at, n: 1, a: [], v: 1, why: reason };
+    const { _id: _, r: __, ...fields } = doc;
+    const written = await this.notifications.updateOne({ _id, r: author }, { $setOnInsert: fields }, { upsert: true }).catch((error: unknown) => {
+      if (isDuplicateKeyError(error)) return null;
+      throw error;
+    });
+    if (written?.upsertedCount === 1) await this.deps.changes.publish(notificationAdded(toNotificationRecord(doc)));
+  }
+
   private async notifyPost(task: TaskDocument<PostPayload>): Promise<void> {
     const { content } = this.deps;
     const post = await content.lookups.getPost(task.payload.postId);

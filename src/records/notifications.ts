@@ -6,7 +6,7 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
 
-export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION';
+export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION' | 'FOLLOW_REQUEST' | 'POST_REMOVED';
 
 /**
  * Every kind, what its documents' ids start with, and whether people are grouped in it. A new
@@ -18,6 +18,8 @@ export const notificationKindTable = {
   REPOST: { prefix: 'r', grouped: true },
   REPLY: { prefix: 'y', grouped: false },
   MENTION: { prefix: 'm', grouped: false },
+  FOLLOW_REQUEST: { prefix: 'q', grouped: false },
+  POST_REMOVED: { prefix: 'x', grouped: false },
 } as const satisfies Record<NotificationKind, { prefix: string; grouped: boolean }>;
 
 export const notificationKinds = Object.keys(notificationKindTable) as NotificationKind[];
@@ -30,7 +32,11 @@ export type NotificationSubject =
   | { kind: 'LIKE' | 'REPOST'; postId: ObjectId; period: number }
   | { kind: 'FOLLOW'; recipient: string; day: string }
   | { kind: 'REPLY'; replyId: ObjectId }
-  | { kind: 'MENTION'; postId: ObjectId; recipient: string };
+  | { kind: 'MENTION'; postId: ObjectId; recipient: string }
+  /** One per request: `since` is when it was asked, so a request made again after a rejection tells again. */
+  | { kind: 'FOLLOW_REQUEST'; recipient: string; requester: string; since: Date }
+  /** Staff removed the recipient's post: one per post. */
+  | { kind: 'POST_REMOVED'; postId: ObjectId };
 
 export function notificationId(subject: NotificationSubject): string {
   const prefix = notificationKindTable[subject.kind].prefix;
@@ -44,6 +50,10 @@ export function notificationId(subject: NotificationSubject): string {
       return `${prefix}:${subject.replyId.toHexString()}`;
     case 'MENTION':
       return `${prefix}:${subject.postId.toHexString()}:${subject.recipient}`;
+    case 'FOLLOW_REQUEST':
+      return `${prefix}:${subject.recipient}:${subject.requester}:${subject.since.getTime()}`;
+    case 'POST_REMOVED':
+      return `${prefix}:${subject.postId.toHexString()}`;
     default:
       throw new UnreachableCaseError(subject);
   }
@@ -102,6 +112,8 @@ export interface NotificationDocument {
    * record of them yet (see GroupMembership); removed in batches once it has.
    */
   tk?: string[];
+  /** POST_REMOVED: the reason of the report staff acted on. */
+  why?: string;
 }
 
 /**
@@ -190,6 +202,8 @@ export interface NotificationRecord {
   postId: ObjectId | null;
   /** Grows with every change of the group: of two states of one group, the higher is the newer. */
   version: number;
+  /** POST_REMOVED: the reason of the report staff acted on; absent for every other kind. */
+  reason?: string;
 }
 
 export function toNotificationRecord(doc: NotificationDocument): NotificationRecord {
@@ -202,6 +216,7 @@ export function toNotificationRecord(doc: NotificationDocument): NotificationRec
     actorCount: doc.n,
     postId: doc.p ?? null,
     version: doc.v,
+    ...(doc.why === undefined ? {} : { reason: doc.why }),
   };
 }
 

@@ -69,6 +69,8 @@ export interface ContentDocument extends StoredBody {
   n?: { l?: number; r?: number; y?: number; v?: number };
   /** Tokens of count changes under way (see PostCounters); empty or absent at rest. */
   pc?: string[];
+  /** Tokens of suspensions whose like or repost these counts leave out until unsuspended (moderation/suspensions.ts). */
+  sh?: string[];
   /** A reply not yet counted on its parent; cleared once it is. */
   _cq?: true;
 }

@@ -68,6 +68,17 @@ export interface UserDocument {
   followersOnly?: true;
   /** Set once a mentioned-only post was addressed to or written by the user: only then is their inbox asked for those. */
   inbox?: true;
+  /** Set while the account approves its followers: a follow becomes a request (see FollowPairs). */
+  locked?: true;
+  /** Granted by the staff command: the account may act on reports (beside those STAFF_HANDLES names). */
+  staff?: true;
+  /**
+   * Set while staff suspend the account (`e` names the suspension): every read of users leaves it
+   * out, as it leaves out an account being deleted, and log-in is refused.
+   */
+  suspended?: { e: string; at: Date };
+  /** Tokens of suspended accounts whose follow these counts leave out until they are unsuspended. */
+  hidden?: string[];
 }
 
 /**
@@ -95,6 +106,10 @@ export interface UserRecord {
   createdAt: Date;
   followerCount: number;
   followingCount: number;
+  /** Whether a follow of this account is a request it approves. */
+  locked: boolean;
+  /** Granted staff by the staff command (STAFF_HANDLES names others: see moderation/staff.ts). */
+  staff: boolean;
 }
 
 /** A user's counts as one count change left them (see UserDocument.countVersion). */
@@ -138,6 +153,8 @@ export const toUserRecord = (doc: Omit<UserDocument, 'passwordHash'>): UserRecor
   createdAt: doc.createdAt,
   followerCount: doc.followerCount,
   followingCount: doc.followingCount,
+  locked: doc.locked === true,
+  staff: doc.staff === true,
 });
 
 export function assertHandle(handle: string): void {

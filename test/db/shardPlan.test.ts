@@ -60,7 +60,7 @@ describe.each(runs)('the commands of every operation on a sharded cluster: %s, %
   let label = 'sign-up';
 
   beforeAll(async () => {
-    app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content, FANOUT_WORKERS: '0', FANOUT_BATCH: '2', FANOUT_PULL_THRESHOLD: '4' });
+    app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content, FANOUT_WORKERS: '0', FANOUT_BATCH: '2', FANOUT_PULL_THRESHOLD: '4', STAFF_HANDLES: 'pop' });
     Object.assign(tokens, await signUpWorkloadAccounts(app));
     app.database.client.on('commandStarted', (event) => {
       for (const targeting of targetingsOf(event)) seen.push({ label, targeting, event });

@@ -15,6 +15,7 @@ import { avatar, escape, icon, icons, nameOf, refreshTimes, stateBox, wireMediaV
 import { showBookmarks } from './views/bookmarks.js';
 import { showHome } from './views/home.js';
 import { showList, showLists } from './views/lists.js';
+import { showRequests, showStaff } from './views/moderation.js';
 import { showNotifications } from './views/notifications.js';
 import { showProfile } from './views/profile.js';
 import { showSearch } from './views/search.js';
@@ -229,6 +230,8 @@ function route(): void {
     if (view === 'notifications') return showNotifications(state);
     if (view === 'bookmarks') return showBookmarks(state);
     if (view === 'lists') return argument ? showList(state, argument) : showLists(state);
+    if (view === 'requests') return showRequests(state);
+    if (view === 'staff') return showStaff(state);
     return showHome(state);
   };
   state.cleanup = show();

@@ -125,6 +125,8 @@ export const PROFILE = graphql(`
       viewerIsFollowing
       viewerHasMuted
       viewerHasBlocked
+      locked
+      viewerFollowState
       posts(first: $first, after: $after) {
         edges { ...PostEdgeFields }
         pageInfo { ...PageInfoFields }
@@ -385,6 +387,7 @@ graphql(`
     viewerIsFollowing
     viewerHasMuted
     viewerHasBlocked
+    viewerFollowState
   }
 `);
 export const RELATIONS = {

@@ -6,6 +6,7 @@ import type { MediaRecord } from '../../records/media.js';
 import type { ListRecord } from '../../records/lists.js';
 import type { SuggestionRecord } from '../../records/suggestions.js';
 import type { NotificationRecord, NotificationEdgeRecord, NotificationConnectionRecord } from '../../records/notifications.js';
+import type { ReportRecord } from '../../records/moderation.js';
 import type { RequestContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -29,6 +30,13 @@ export type AuthPayload = {
   token: Scalars['String']['output'];
   user: User;
 };
+
+/** Where the viewer stands with an account. */
+export type FollowState =
+  | 'FOLLOWING'
+  | 'NONE'
+  /** The viewer asked to follow this locked account and waits for its approval. */
+  | 'REQUESTED';
 
 /** A phrase whose posts the viewer's timeline hides. */
 export type KeywordFilter = Node & {
@@ -110,6 +118,19 @@ export type MediaKind =
   /** A JPEG, PNG, WebP or GIF, stored re-encoded as JPEG (or PNG when it has transparency). */
   | 'IMAGE';
 
+/** What staff do about a report. */
+export type ModerationAction =
+  /** Nothing to act on: the report is closed. */
+  | 'DISMISS'
+  /** The reported post is removed as if its author deleted it, and the author is told why. */
+  | 'REMOVE_POST'
+  /**
+   * The reported account is signed out everywhere, cannot log in (ACCOUNT_SUSPENDED), and it, its
+   * posts and reposts, and its likes' and follows' effects on counts are hidden from everyone until
+   * `unsuspendAccount`; nothing is deleted.
+   */
+  | 'SUSPEND_ACCOUNT';
+
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -117,6 +138,11 @@ export type Mutation = {
   addKeywordFilter: KeywordFilter;
   /** Adds an account the viewer follows (FORBIDDEN otherwise). Adding a member again changes nothing. */
   addToList: List;
+  /**
+   * Approves a request to follow the viewer: a follow like any other from then on. Returns the
+   * requester. NOT_FOUND when no such request waits (never made, rejected or taken back).
+   */
+  approveFollowRequest: User;
   /**
    * Removes follows both ways, refuses new ones either way, and hides each user's posts from the
    * other's timeline, `User.posts` and live updates. Idempotent.
@@ -152,7 +178,10 @@ export type Mutation = {
    * deletes of one post racing each other, one answers true and the others NOT_FOUND.
    */
   deletePost: Scalars['Boolean']['output'];
-  /** Follows a user and returns them. Following someone already followed changes nothing. */
+  /**
+   * Follows a user and returns them. Following someone already followed changes nothing. Following a
+   * locked account asks it instead (`viewerFollowState: REQUESTED`); unfollowing takes the request back.
+   */
   follow: User;
   /** Likes a post and returns it. Liking a post already liked changes nothing. */
   likePost: Post;
@@ -173,17 +202,28 @@ export type Mutation = {
   markTimelineRead: TimelineMarker;
   /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
   mute: User;
+  /** Rejects a request to follow the viewer, telling nobody. Returns the requester. NOT_FOUND as above. */
+  rejectFollowRequest: User;
   /** Removes a member. Idempotent. Unfollowing or blocking someone also removes them from every list. */
   removeFromList: List;
   /** True when the filter existed and is removed. */
   removeKeywordFilter: Scalars['Boolean']['output'];
   renameList: List;
   /**
+   * Any signed-in account reports an account, or one of its posts the reporter may see (NOT_FOUND
+   * otherwise). At most one open report per reporter and target: reporting again while it is open
+   * answers the open one. Rate limited (RATE_LIMIT_REPORTS_PER_HOUR); a comment is at most 1,000
+   * characters with the text rules of posts (BAD_USER_INPUT).
+   */
+  report: Report;
+  /**
    * Brings someone else's post into the viewer's followers' timelines, at the time of the repost.
    * Returns the original post. Reposting a post already reposted changes nothing; only public posts
    * can be reposted (FORBIDDEN).
    */
   repost: Post;
+  /** Staff only: acts on a report and closes it, written to the audit log. Repeating the same action answers the same report. */
+  resolveReport: Report;
   signUp: AuthPayload;
   unblock: User;
   /** Takes a post out of the viewer's bookmarks and returns it. Idempotent. */
@@ -195,6 +235,8 @@ export type Mutation = {
   /** Takes the viewer's like back and returns the post. Idempotent. */
   unlikePost: Post;
   unmute: User;
+  /** Staff only: suspension is reversible, unlike deletion. Brings the account and all its effects back; written to the audit log. */
+  unsuspendAccount: User;
   /**
    * Sets the alt text of one of the viewer's uploads (FORBIDDEN for another account's), also after
    * its post is published: every copy of the post shows the new text within a second. Null or blank
@@ -204,7 +246,8 @@ export type Mutation = {
   /**
    * Changes the viewer's profile. An argument left out or null leaves that field as it is; an empty
    * (or blank) string clears it. Display names follow the sign-up rules (at most 50 characters); a
-   * bio is at most 300 characters, line breaks allowed, with the text rules of posts.
+   * bio is at most 300 characters, line breaks allowed, with the text rules of posts. `locked: true`
+   * makes follows of the viewer requests they approve; `false` approves every waiting request.
    */
   updateProfile: User;
 };
@@ -220,6 +263,12 @@ export type MutationAddKeywordFilterArgs = {
 export type MutationAddToListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationApproveFollowRequestArgs = {
+  handle: Scalars['String']['input'];
 };
 
 
@@ -313,6 +362,12 @@ export type MutationMuteArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationRejectFollowRequestArgs = {
+  handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRemoveFromListArgs = {
   handle: Scalars['String']['input'];
   id: Scalars['ID']['input'];
@@ -333,7 +388,23 @@ export type MutationRenameListArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationReportArgs = {
+  comment?: InputMaybe<Scalars['String']['input']>;
+  handle: Scalars['String']['input'];
+  postId?: InputMaybe<Scalars['ID']['input']>;
+  reason: ReportReason;
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationRepostArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationResolveReportArgs = {
+  action: ModerationAction;
   id: Scalars['ID']['input'];
 };
 
@@ -383,6 +454,12 @@ export type MutationUnmuteArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationUnsuspendAccountArgs = {
+  handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUpdateMediaArgs = {
   alt?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['ID']['input'];
@@ -393,6 +470,7 @@ export type MutationUpdateMediaArgs = {
 export type MutationUpdateProfileArgs = {
   bio?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
+  locked?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 /**
@@ -417,6 +495,8 @@ export type Notification = Node & {
   kind: NotificationKind;
   /** LIKE/REPOST: the viewer's post; REPLY/MENTION: the reply or mentioning post; FOLLOW: null. */
   post?: Maybe<Post>;
+  /** POST_REMOVED: the reason of the report staff acted on; null for every other kind. */
+  removalReason?: Maybe<ReportReason>;
   /** Newer than where the viewer marked their notifications read. */
   unread: Scalars['Boolean']['output'];
 };
@@ -447,10 +527,14 @@ export type NotificationEdge = {
 export type NotificationKind =
   /** Someone followed the viewer; grouped per UTC day. */
   | 'FOLLOW'
+  /** Someone asks to follow the viewer, whose account is locked; never grouped. `post` is null. */
+  | 'FOLLOW_REQUEST'
   /** Someone liked the viewer's post; grouped per post. */
   | 'LIKE'
   /** Someone's post names the viewer as @handle; never grouped. */
   | 'MENTION'
+  /** Staff removed the viewer's post; `removalReason` says why. `post` is null: the post is gone. */
+  | 'POST_REMOVED'
   /** Someone replied to the viewer's post; never grouped. */
   | 'REPLY'
   /** Someone reposted the viewer's post; grouped per post. */
@@ -522,6 +606,11 @@ export type PostEdge = {
 /** What can be read: over HTTP, GET or POST. */
 export type Query = {
   __typename?: 'Query';
+  /**
+   * Accounts asking to follow the viewer, oldest first; `last`/`before` pages towards the oldest.
+   * Page size defaults to 20, at most 100.
+   */
+  followRequests: UserConnection;
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
   list?: Maybe<List>;
   /** The viewer's lists, oldest first. */
@@ -547,6 +636,11 @@ export type Query = {
   /** A post by id, or null when unknown or when the viewer may not see it. */
   post?: Maybe<Post>;
   /**
+   * Staff only (FORBIDDEN otherwise): reports, open before resolved, each oldest first; `state` keeps
+   * only those. Page size defaults to 20, at most 100.
+   */
+  reports: ReportConnection;
+  /**
    * Existing users whose handle or display name starts with `query` (case-insensitive; a leading `@`
    * is ignored): handle matches by handle, then display-name matches by name. `first` defaults to 20;
    * outside 1–50 is BAD_USER_INPUT, as is a blank query.
@@ -569,6 +663,15 @@ export type Query = {
   user?: Maybe<User>;
   /** The signed-in user, or null without a valid token. */
   viewer?: Maybe<User>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
+export type QueryFollowRequestsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -607,6 +710,16 @@ export type QueryPostArgs = {
 
 
 /** What can be read: over HTTP, GET or POST. */
+export type QueryReportsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  state?: InputMaybe<ReportState>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySearchUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
@@ -632,6 +745,51 @@ export type QueryTimelineArgs = {
 export type QueryUserArgs = {
   handle: Scalars['String']['input'];
 };
+
+/** A report of an account, or of one of its posts. The reported account is never told of it. */
+export type Report = Node & {
+  __typename?: 'Report';
+  /** The reported account (staff see it also while it is suspended). */
+  account: User;
+  comment?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  /** The reported post, when a post was reported; staff see it whatever its visibility. Null once removed. */
+  post?: Maybe<Post>;
+  reason: ReportReason;
+  /** Who reported it: staff only (null for everyone else, the reporter included). */
+  reporter?: Maybe<User>;
+  /** What staff did; null while open. */
+  resolution?: Maybe<ModerationAction>;
+  state: ReportState;
+};
+
+/** A page of reports (Relay's connection). */
+export type ReportConnection = {
+  __typename?: 'ReportConnection';
+  edges: Array<ReportEdge>;
+  pageInfo: PageInfo;
+};
+
+/** A report on a page, with the cursor of its place there. */
+export type ReportEdge = {
+  __typename?: 'ReportEdge';
+  cursor: Scalars['String']['output'];
+  node: Report;
+};
+
+/** Why an account or post is reported. */
+export type ReportReason =
+  | 'ABUSE'
+  /** Illegal content (the EU's Digital Services Act asks that it can be reported). */
+  | 'ILLEGAL'
+  | 'OTHER'
+  | 'SPAM';
+
+/** Whether staff have acted on a report. */
+export type ReportState =
+  | 'OPEN'
+  | 'RESOLVED';
 
 /**
  * Live timeline updates over WebSocket: protocol `graphql-transport-ws` on the same `/graphql` path,
@@ -722,8 +880,15 @@ export type User = Node & {
   id: Scalars['ID']['output'];
   /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
   keywordFilters: Array<KeywordFilter>;
+  /**
+   * Whether follows of this account wait for its approval. A locked account's followers and
+   * following lists are shown to its followers (and itself) only; others get empty pages.
+   */
+  locked: Scalars['Boolean']['output'];
   /** This user's own posts that the viewer may see, newest first, paged like the timeline. */
   posts: PostConnection;
+  /** The viewer's relation to this user; NONE when signed out. */
+  viewerFollowState: FollowState;
   /** False when nobody is signed in. */
   viewerHasBlocked: Scalars['Boolean']['output'];
   /** False when nobody is signed in. */
@@ -873,6 +1038,7 @@ export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = 
     | ( MediaRecord )
     | ( NotificationRecord )
     | ( PostRecord )
+    | ( ReportRecord )
     | ( UserRecord )
   ;
 };
@@ -882,6 +1048,7 @@ export type ResolversTypes = {
   AuthPayload: ResolverTypeWrapper<Session>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  FollowState: FollowState;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   KeywordFilter: ResolverTypeWrapper<KeywordFilter>;
@@ -889,6 +1056,7 @@ export type ResolversTypes = {
   MarkNotificationsReadPayload: ResolverTypeWrapper<Omit<MarkNotificationsReadPayload, 'notifications'> & { notifications: Array<ResolversTypes['Notification']> }>;
   Media: ResolverTypeWrapper<MediaRecord>;
   MediaKind: MediaKind;
+  ModerationAction: ModerationAction;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   Notification: ResolverTypeWrapper<NotificationRecord>;
@@ -900,6 +1068,11 @@ export type ResolversTypes = {
   PostConnection: ResolverTypeWrapper<Omit<PostConnection, 'edges'> & { edges: Array<ResolversTypes['PostEdge']> }>;
   PostEdge: ResolverTypeWrapper<PostEdgeRecord>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Report: ResolverTypeWrapper<ReportRecord>;
+  ReportConnection: ResolverTypeWrapper<Omit<ReportConnection, 'edges'> & { edges: Array<ResolversTypes['ReportEdge']> }>;
+  ReportEdge: ResolverTypeWrapper<Omit<ReportEdge, 'node'> & { node: ResolversTypes['Report'] }>;
+  ReportReason: ReportReason;
+  ReportState: ReportState;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Suggestion: ResolverTypeWrapper<SuggestionRecord>;
@@ -931,6 +1104,9 @@ export type ResolversParentTypes = {
   PostConnection: Omit<PostConnection, 'edges'> & { edges: Array<ResolversParentTypes['PostEdge']> };
   PostEdge: PostEdgeRecord;
   Query: Record<PropertyKey, never>;
+  Report: ReportRecord;
+  ReportConnection: Omit<ReportConnection, 'edges'> & { edges: Array<ResolversParentTypes['ReportEdge']> };
+  ReportEdge: Omit<ReportEdge, 'node'> & { node: ResolversParentTypes['Report'] };
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   Suggestion: SuggestionRecord;
@@ -984,6 +1160,7 @@ export type MediaResolvers<ContextType = RequestContext, ParentType extends Reso
 export type MutationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   addKeywordFilter?: Resolver<ResolversTypes['KeywordFilter'], ParentType, ContextType, RequireFields<MutationAddKeywordFilterArgs, 'phrase'>>;
   addToList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationAddToListArgs, 'handle' | 'id'>>;
+  approveFollowRequest?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationApproveFollowRequestArgs, 'handle'>>;
   block?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationBlockArgs, 'handle'>>;
   bookmark?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationBookmarkArgs, 'id'>>;
   changePassword?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'current' | 'next'>>;
@@ -999,10 +1176,13 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   markNotificationsRead?: Resolver<ResolversTypes['MarkNotificationsReadPayload'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
+  rejectFollowRequest?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationRejectFollowRequestArgs, 'handle'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
   removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
   renameList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRenameListArgs, 'id' | 'name'>>;
+  report?: Resolver<ResolversTypes['Report'], ParentType, ContextType, RequireFields<MutationReportArgs, 'handle' | 'reason'>>;
   repost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationRepostArgs, 'id'>>;
+  resolveReport?: Resolver<ResolversTypes['Report'], ParentType, ContextType, RequireFields<MutationResolveReportArgs, 'action' | 'id'>>;
   signUp?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationSignUpArgs, 'handle' | 'password'>>;
   unblock?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnblockArgs, 'handle'>>;
   unbookmark?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnbookmarkArgs, 'id'>>;
@@ -1010,12 +1190,13 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
+  unsuspendAccount?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnsuspendAccountArgs, 'handle'>>;
   updateMedia?: Resolver<ResolversTypes['Media'], ParentType, ContextType, RequireFields<MutationUpdateMediaArgs, 'id'>>;
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, Partial<MutationUpdateProfileArgs>>;
 };
 
 export type NodeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
-  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Media' | 'Notification' | 'Post' | 'User', ParentType, ContextType>;
+  __resolveType: TypeResolveFn<'KeywordFilter' | 'List' | 'Media' | 'Notification' | 'Post' | 'Report' | 'User', ParentType, ContextType>;
 };
 
 export type NotificationResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
@@ -1025,6 +1206,7 @@ export type NotificationResolvers<ContextType = RequestContext, ParentType exten
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['NotificationKind'], ParentType, ContextType>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  removalReason?: Resolver<Maybe<ResolversTypes['ReportReason']>, ParentType, ContextType>;
   unread?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
@@ -1078,18 +1260,43 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  followRequests?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<QueryFollowRequestsArgs>>;
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
   node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
   nodes?: Resolver<Array<Maybe<ResolversTypes['Node']>>, ParentType, ContextType, RequireFields<QueryNodesArgs, 'ids'>>;
   notifications?: Resolver<ResolversTypes['NotificationConnection'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
+  reports?: Resolver<ResolversTypes['ReportConnection'], ParentType, ContextType, Partial<QueryReportsArgs>>;
   searchUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QuerySearchUsersArgs, 'query'>>;
   suggestedFollows?: Resolver<Array<ResolversTypes['Suggestion']>, ParentType, ContextType, Partial<QuerySuggestedFollowsArgs>>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryTimelineArgs>>;
   timelineMarker?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'handle'>>;
   viewer?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+};
+
+export type ReportResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Report'] = ResolversParentTypes['Report']> = {
+  account?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  comment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  reason?: Resolver<ResolversTypes['ReportReason'], ParentType, ContextType>;
+  reporter?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  resolution?: Resolver<Maybe<ResolversTypes['ModerationAction']>, ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['ReportState'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ReportConnectionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ReportConnection'] = ResolversParentTypes['ReportConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['ReportEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type ReportEdgeResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['ReportEdge'] = ResolversParentTypes['ReportEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['Report'], ParentType, ContextType>;
 };
 
 export type SubscriptionResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
@@ -1123,7 +1330,9 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   handle?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   keywordFilters?: Resolver<Array<ResolversTypes['KeywordFilter']>, ParentType, ContextType>;
+  locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   posts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<UserPostsArgs>>;
+  viewerFollowState?: Resolver<ResolversTypes['FollowState'], ParentType, ContextType>;
   viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasMuted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerIsFollowing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1158,6 +1367,9 @@ export type Resolvers<ContextType = RequestContext> = {
   PostConnection?: PostConnectionResolvers<ContextType>;
   PostEdge?: PostEdgeResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Report?: ReportResolvers<ContextType>;
+  ReportConnection?: ReportConnectionResolvers<ContextType>;
+  ReportEdge?: ReportEdgeResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Suggestion?: SuggestionResolvers<ContextType>;
   TimelineMarker?: TimelineMarkerResolvers<ContextType>;

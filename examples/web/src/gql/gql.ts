@@ -14,6 +14,14 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n": typeof types.ViewerLockedDocument,
+    "\n  mutation SetLocked($locked: Boolean!) {\n    updateProfile(locked: $locked) { id locked }\n  }\n": typeof types.SetLockedDocument,
+    "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor node { ...AuthorFields bio } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.FollowRequestsDocument,
+    "\n  mutation ApproveFollowRequest($handle: String!) {\n    approveFollowRequest(handle: $handle) { id handle }\n  }\n": typeof types.ApproveFollowRequestDocument,
+    "\n  mutation RejectFollowRequest($handle: String!) {\n    rejectFollowRequest(handle: $handle) { id handle }\n  }\n": typeof types.RejectFollowRequestDocument,
+    "\n  mutation Report($handle: String!, $postId: ID, $reason: ReportReason!, $comment: String) {\n    report(handle: $handle, postId: $postId, reason: $reason, comment: $comment) { id state }\n  }\n": typeof types.ReportDocument,
+    "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n": typeof types.OpenReportsDocument,
+    "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n": typeof types.ResolveReportDocument,
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": typeof types.AuthorFieldsFragmentDoc,
     "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": typeof types.PostFieldsFragmentDoc,
     "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": typeof types.MediaFieldsFragmentDoc,
@@ -22,7 +30,7 @@ type Documents = {
     "\n  fragment PersonFields on User {\n    ...AuthorFields\n    bio\n    followerCount\n    viewerIsFollowing\n  }\n": typeof types.PersonFieldsFragmentDoc,
     "\n  query Viewer {\n    viewer { ...AuthorFields }\n  }\n": typeof types.ViewerDocument,
     "\n  query Timeline($first: Int, $after: String, $last: Int, $before: String) {\n    timeline(first: $first, after: $after, last: $last, before: $before) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n": typeof types.TimelineDocument,
-    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ProfileDocument,
+    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ProfileDocument,
     "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      replyTo { ...PostFields }\n      replies(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ThreadDocument,
     "\n  query Filters {\n    viewer { id keywordFilters { id phrase } }\n  }\n": typeof types.FiltersDocument,
     "\n  query MyProfile {\n    viewer { id handle displayName bio }\n  }\n": typeof types.MyProfileDocument,
@@ -60,7 +68,7 @@ type Documents = {
     "\n  mutation UndoRepost($id: ID!) {\n    undoRepost(id: $id) { ...CountFields }\n  }\n": typeof types.UndoRepostDocument,
     "\n  mutation Bookmark($id: ID!) {\n    bookmark(id: $id) { id viewerHasBookmarked }\n  }\n": typeof types.BookmarkDocument,
     "\n  mutation Unbookmark($id: ID!) {\n    unbookmark(id: $id) { id viewerHasBookmarked }\n  }\n": typeof types.UnbookmarkDocument,
-    "\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n  }\n": typeof types.RelationFieldsFragmentDoc,
+    "\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n    viewerFollowState\n  }\n": typeof types.RelationFieldsFragmentDoc,
     "\n    mutation Follow($handle: String!) {\n      follow(handle: $handle) { ...RelationFields }\n    }\n  ": typeof types.FollowDocument,
     "\n    mutation Unfollow($handle: String!) {\n      unfollow(handle: $handle) { ...RelationFields }\n    }\n  ": typeof types.UnfollowDocument,
     "\n    mutation Mute($handle: String!) {\n      mute(handle: $handle) { ...RelationFields }\n    }\n  ": typeof types.MuteDocument,
@@ -74,6 +82,14 @@ type Documents = {
     "\n  mutation LogOutEverywhere {\n    logOutEverywhere\n  }\n": typeof types.LogOutEverywhereDocument,
 };
 const documents: Documents = {
+    "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n": types.ViewerLockedDocument,
+    "\n  mutation SetLocked($locked: Boolean!) {\n    updateProfile(locked: $locked) { id locked }\n  }\n": types.SetLockedDocument,
+    "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor node { ...AuthorFields bio } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.FollowRequestsDocument,
+    "\n  mutation ApproveFollowRequest($handle: String!) {\n    approveFollowRequest(handle: $handle) { id handle }\n  }\n": types.ApproveFollowRequestDocument,
+    "\n  mutation RejectFollowRequest($handle: String!) {\n    rejectFollowRequest(handle: $handle) { id handle }\n  }\n": types.RejectFollowRequestDocument,
+    "\n  mutation Report($handle: String!, $postId: ID, $reason: ReportReason!, $comment: String) {\n    report(handle: $handle, postId: $postId, reason: $reason, comment: $comment) { id state }\n  }\n": types.ReportDocument,
+    "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n": types.OpenReportsDocument,
+    "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n": types.ResolveReportDocument,
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": types.AuthorFieldsFragmentDoc,
     "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": types.PostFieldsFragmentDoc,
     "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": types.MediaFieldsFragmentDoc,
@@ -82,7 +98,7 @@ const documents: Documents = {
     "\n  fragment PersonFields on User {\n    ...AuthorFields\n    bio\n    followerCount\n    viewerIsFollowing\n  }\n": types.PersonFieldsFragmentDoc,
     "\n  query Viewer {\n    viewer { ...AuthorFields }\n  }\n": types.ViewerDocument,
     "\n  query Timeline($first: Int, $after: String, $last: Int, $before: String) {\n    timeline(first: $first, after: $after, last: $last, before: $before) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n": types.TimelineDocument,
-    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ProfileDocument,
+    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ProfileDocument,
     "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      replyTo { ...PostFields }\n      replies(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ThreadDocument,
     "\n  query Filters {\n    viewer { id keywordFilters { id phrase } }\n  }\n": types.FiltersDocument,
     "\n  query MyProfile {\n    viewer { id handle displayName bio }\n  }\n": types.MyProfileDocument,
@@ -120,7 +136,7 @@ const documents: Documents = {
     "\n  mutation UndoRepost($id: ID!) {\n    undoRepost(id: $id) { ...CountFields }\n  }\n": types.UndoRepostDocument,
     "\n  mutation Bookmark($id: ID!) {\n    bookmark(id: $id) { id viewerHasBookmarked }\n  }\n": types.BookmarkDocument,
     "\n  mutation Unbookmark($id: ID!) {\n    unbookmark(id: $id) { id viewerHasBookmarked }\n  }\n": types.UnbookmarkDocument,
-    "\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n  }\n": types.RelationFieldsFragmentDoc,
+    "\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n    viewerFollowState\n  }\n": types.RelationFieldsFragmentDoc,
     "\n    mutation Follow($handle: String!) {\n      follow(handle: $handle) { ...RelationFields }\n    }\n  ": types.FollowDocument,
     "\n    mutation Unfollow($handle: String!) {\n      unfollow(handle: $handle) { ...RelationFields }\n    }\n  ": types.UnfollowDocument,
     "\n    mutation Mute($handle: String!) {\n      mute(handle: $handle) { ...RelationFields }\n    }\n  ": types.MuteDocument,
@@ -148,6 +164,38 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n"): (typeof documents)["\n  query ViewerLocked {\n    viewer { id locked }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SetLocked($locked: Boolean!) {\n    updateProfile(locked: $locked) { id locked }\n  }\n"): (typeof documents)["\n  mutation SetLocked($locked: Boolean!) {\n    updateProfile(locked: $locked) { id locked }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor node { ...AuthorFields bio } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"): (typeof documents)["\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor node { ...AuthorFields bio } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ApproveFollowRequest($handle: String!) {\n    approveFollowRequest(handle: $handle) { id handle }\n  }\n"): (typeof documents)["\n  mutation ApproveFollowRequest($handle: String!) {\n    approveFollowRequest(handle: $handle) { id handle }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation RejectFollowRequest($handle: String!) {\n    rejectFollowRequest(handle: $handle) { id handle }\n  }\n"): (typeof documents)["\n  mutation RejectFollowRequest($handle: String!) {\n    rejectFollowRequest(handle: $handle) { id handle }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation Report($handle: String!, $postId: ID, $reason: ReportReason!, $comment: String) {\n    report(handle: $handle, postId: $postId, reason: $reason, comment: $comment) { id state }\n  }\n"): (typeof documents)["\n  mutation Report($handle: String!, $postId: ID, $reason: ReportReason!, $comment: String) {\n    report(handle: $handle, postId: $postId, reason: $reason, comment: $comment) { id state }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n"): (typeof documents)["\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -183,7 +231,7 @@ export function graphql(source: "\n  query Timeline($first: Int, $after: String,
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -335,7 +383,7 @@ export function graphql(source: "\n  mutation Unbookmark($id: ID!) {\n    unbook
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n  }\n"): (typeof documents)["\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n  }\n"];
+export function graphql(source: "\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n    viewerFollowState\n  }\n"): (typeof documents)["\n  fragment RelationFields on User {\n    id\n    handle\n    followerCount\n    followingCount\n    viewerIsFollowing\n    viewerHasMuted\n    viewerHasBlocked\n    viewerFollowState\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

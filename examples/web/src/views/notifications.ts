@@ -14,6 +14,8 @@ const kinds = {
   REPOST: { icon: icons.repost, did: 'reposted your post' },
   REPLY: { icon: icons.reply, did: 'replied to your post' },
   MENTION: { icon: icons.at, did: 'mentioned you' },
+  FOLLOW_REQUEST: { icon: icons.follow, did: 'asked to follow you. <a href="#/requests" data-testid="review-requests">Review requests</a>' },
+  POST_REMOVED: { icon: icons.settings, did: 'removed one of your posts for breaking the rules' },
 } as const;
 
 /** "Bea", "Bea and Cy", "Bea and 4 others": the newest actor first, as the API lists them. */
@@ -34,7 +36,7 @@ export function notificationHtml(notification: Notification, isNew = notificatio
     <span class="kind ${notification.kind.toLowerCase()}">${icon(kind.icon, notification.kind === 'LIKE')}</span>
     <div class="body">
       <div class="avatars">${notification.actors.slice(0, 3).map((actor) => profileLink(actor, avatar(actor), 'avatar-link" tabindex="-1')).join('')}</div>
-      <p><span data-testid="notification-text">${who(notification)} ${kind.did}</span>
+      <p><span data-testid="notification-text">${notification.kind === 'POST_REMOVED' ? 'Staff' : who(notification)} ${kind.did}</span>
         <time class="when" datetime="${escape(notification.createdAt)}" data-at>${relativeTime(notification.createdAt)}</time>
         ${isNew ? '<span class="new-tag" data-testid="unread">New</span>' : ''}</p>
       ${post ? `<a class="snippet" href="#/p/${encodeURIComponent(post.id)}" data-testid="notification-post">${escape(post.text)}</a>` : ''}

@@ -4,11 +4,13 @@ import { ADD_TO_LIST, LISTS, PROFILE, RELATIONS, type ListSummary, type Profile 
 import { itemsOf, wirePostActions } from '../posts.js';
 import { announce, app, busy, confirmedTwice, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { avatar, escape, nameOf, renderKeyed, stateBox } from '../ui.js';
+import { reportFormHtml, wireReportForm } from './moderation.js';
 
 export function showProfile(state: App, handle: string): () => void {
   document.title = `@${handle} · Feed`;
   app.innerHTML = `<section class="card profile" data-testid="profile"><div>${stateBox('loading', 'Loading profile…')}</div><div></div></section>
     <p class="form-error" role="alert" data-testid="error"></p>
+    ${handle === state.me.handle ? '' : `<div class="card" data-testid="report-box">${reportFormHtml(`@${handle}`)}</div>`}
     <ol class="timeline" data-testid="timeline"></ol>
     <div class="sentinel"></div>`;
   const [header, listBox] = [...app.querySelector<HTMLElement>('.profile')!.children] as [HTMLElement, HTMLElement];
@@ -29,7 +31,14 @@ export function showProfile(state: App, handle: string): () => void {
     const buttons = mine
       ? '<span class="hint">This is you. <a href="#/settings">Edit your profile</a></span>'
       : [
-          user.viewerHasBlocked ? '' : user.viewerIsFollowing ? relation('unfollow', 'Unfollow') : relation('follow', 'Follow', ''),
+          // A locked account's follow waits as a request: "Requested" takes it back.
+          user.viewerHasBlocked
+            ? ''
+            : user.viewerIsFollowing
+              ? relation('unfollow', 'Unfollow')
+              : user.viewerFollowState === 'REQUESTED'
+                ? `<button class="quiet" data-relation="unfollow" data-testid="requested" title="Waiting for @${escape(user.handle)} to approve; click to take it back">Requested</button>`
+                : relation('follow', user.locked ? 'Request to follow' : 'Follow', ''),
           user.viewerHasMuted ? relation('unmute', 'Unmute') : relation('mute', 'Mute'),
           user.viewerHasBlocked ? relation('unblock', 'Unblock') : relation('block', 'Block', 'quiet danger-text'),
         ].join('');
@@ -116,6 +125,8 @@ export function showProfile(state: App, handle: string): () => void {
     });
   });
   wirePostActions(state, list, { rerender: render, onError: report });
+  const reportBox = app.querySelector<HTMLElement>('[data-testid="report-box"]');
+  if (reportBox) wireReportForm(state, reportBox, () => ({ handle, postId: null }));
   wireOlder(more, query, () => user?.posts.pageInfo.endCursor, report);
   return () => watching.unsubscribe();
 }

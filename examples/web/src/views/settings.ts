@@ -3,6 +3,7 @@ import { errorCode, errorMessage } from '../api.js';
 import { ADD_FILTER, CHANGE_PASSWORD, FILTERS, LOG_OUT_EVERYWHERE, MY_PROFILE, REMOVE_FILTER, UPDATE_PROFILE, type Author } from '../operations.js';
 import { announce, app, busy, confirmedTwice, showFieldError, watchView, type App } from '../shell.js';
 import { escape, plural, stateBox } from '../ui.js';
+import { lockSectionHtml, wireLockSwitch } from './moderation.js';
 
 const maxBioLength = 300;
 
@@ -57,7 +58,9 @@ export function showSettings(state: App): () => void {
       <p class="hint">Lost a phone? This signs you out on every device, this one included.</p>
       <p class="form-error" role="alert" data-testid="sessions-error"></p>
       <div class="form-bar"><button class="quiet danger-text" data-testid="log-out-everywhere">Log out everywhere</button></div>
-    </section>`;
+    </section>
+    ${lockSectionHtml}`;
+  wireLockSwitch(state, app);
   state.flash = '';
   const stops = [profileSection(state), filtersSection(state)];
   passwordSection(state);

@@ -3,6 +3,7 @@ import { THREAD, type ThreadPost } from '../operations.js';
 import { composer, itemsOf, wireComposer, wirePostActions } from '../posts.js';
 import { app, pageSize, watchView, wireOlder, type App } from '../shell.js';
 import { escape, plural, postHtml, renderKeyed, stateBox } from '../ui.js';
+import { reportFormHtml, wireReportForm } from './moderation.js';
 
 export function showThread(state: App, id: string, replying: boolean): () => void {
   document.title = 'Post · Feed';
@@ -19,12 +20,14 @@ export function showThread(state: App, id: string, replying: boolean): () => voi
       <ol class="timeline main-post" data-testid="main-post"></ol>
       ${composer('reply-form', 'Write your reply', 'Reply', post?.visibility)}
       <p class="form-error" role="alert" data-testid="error"></p>
+      ${post && post.author.handle !== state.me.handle ? `<div class="card" data-testid="report-box">${reportFormHtml('this post')}</div>` : ''}
       <h3 class="replies-title" data-testid="replies-title"></h3>
       <ol class="timeline replies" data-testid="replies"></ol>
       <div class="sentinel"></div>`;
     const report = (message: string) => (root.querySelector('[data-testid="error"]')!.textContent = message);
     wireComposer(state, root.querySelector<HTMLFormElement>('#reply-form')!, id, () => void query.refetch().catch(() => {}));
     wirePostActions(state, root, { rerender: render, onError: report });
+    wireReportForm(state, root, () => (post ? { handle: post.author.handle, postId: post.id } : null));
     wireOlder(root.querySelector('.sentinel')!, query, () => post?.replies.pageInfo.endCursor, report);
     if (replying) root.querySelector<HTMLTextAreaElement>('textarea')!.focus();
     built = true;
