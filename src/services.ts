@@ -16,6 +16,9 @@ import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
 import { forgetStale } from './changes/staleness.js';
 import { Bookmarks } from './content/bookmarks.js';
+import { TagTrends } from './content/tagTrends.js';
+import { Discovery } from './feed/discovery.js';
+import { FollowedTags } from './graph/followedTags.js';
 import { ContentService } from './content/contentService.js';
 import { Interactions, type InteractionEffects } from './content/interactions.js';
 import { AccountRemoval } from './feed/accountRemoval.js';
@@ -109,6 +112,9 @@ export interface Services {
   media: MediaService;
   /** Changes to published posts that every copy must take: an image's alt text. */
   postEdits: PostEdits;
+  /** Tag timelines, post search, trending tags and followed tags. */
+  discovery: Discovery;
+  trends: TagTrends;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -161,13 +167,15 @@ export function createServices(db: Db, config: Config): Services {
   const media = new MediaService(db, config.media, config.jwtSecret, content);
   const postEdits = new PostEdits({ media, content, fanout, changes });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
+  const trends = new TagTrends(db);
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media, trends });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
-  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
+  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility, tagPosts: content.discovery });
+  const discovery = new Discovery({ content, trends, followedTags: new FollowedTags(users), visibility, readerFilters, changes });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const live = liveCore(changes, graph, timelines, lists, config);
+  const live = liveCore(changes, graph, timelines, lists, config, discovery);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
@@ -208,6 +216,8 @@ export function createServices(db: Db, config: Config): Services {
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,
     postEdits,
+    discovery,
+    trends,
   };
 }
 
@@ -221,11 +231,12 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, config: Config): LiveService {
+function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, config: Config, discovery: Discovery): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
+      followedTags: (viewerId) => discovery.followedTags(viewerId),
       visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
       lists: { assertListOf: (viewerId, listId) => lists.assertListOf(viewerId, listId), added: (viewerId, listId, post) => lists.showsLive(viewerId, listId, post) },
     },
@@ -276,6 +287,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.profiles.ensureIndexes(),
     services.bookmarks.ensureIndexes(),
     services.media.ensureIndexes(),
+    services.trends.ensureIndexes(),
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());

@@ -47,6 +47,8 @@ export interface LiveListVisibility {
 /** What the live core needs besides the bus: whom a viewer follows, and what each viewer may see. */
 export interface LiveDependencies {
   followingIds(viewerId: string): Promise<string[]>;
+  /** The tags a viewer follows, whose public posts their timeline subscriptions receive too. */
+  followedTags?(viewerId: string): Promise<readonly string[]>;
   visibility: LiveVisibility;
   lists: LiveListVisibility;
 }
@@ -71,7 +73,10 @@ export class LiveService {
     private readonly options: LiveOptions,
   ) {
     this.connections = new LiveConnections(options.maxConnectionsPerUser);
-    this.timelines = new TimelineSubscriptions((viewerId) => dependencies.followingIds(viewerId));
+    this.timelines = new TimelineSubscriptions(
+      (viewerId) => dependencies.followingIds(viewerId),
+      (viewerId) => dependencies.followedTags?.(viewerId) ?? Promise.resolve([]),
+    );
     this.visibility = dependencies.visibility;
     this.lists = dependencies.lists;
   }

@@ -68,6 +68,8 @@ export interface UserDocument {
   followersOnly?: true;
   /** Set once a mentioned-only post was addressed to or written by the user: only then is their inbox asked for those. */
   inbox?: true;
+  /** The tags the user follows, in the order they followed them (at most 100): their public posts join the home timeline at read time. */
+  followedTags?: string[];
 }
 
 /**

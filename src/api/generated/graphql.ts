@@ -154,6 +154,11 @@ export type Mutation = {
   deletePost: Scalars['Boolean']['output'];
   /** Follows a user and returns them. Following someone already followed changes nothing. */
   follow: User;
+  /**
+   * Public posts with a followed tag join the viewer's home timeline and live updates. At most 100
+   * tags. Returns the followed tags; following one again changes nothing.
+   */
+  followTag: Array<Scalars['String']['output']>;
   /** Likes a post and returns it. Liking a post already liked changes nothing. */
   likePost: Post;
   logIn: AuthPayload;
@@ -192,6 +197,8 @@ export type Mutation = {
   undoRepost: Post;
   /** Stops following a user and returns them. Unfollowing someone not followed changes nothing. */
   unfollow: User;
+  /** Stops following a tag; its posts leave the home timeline at once. Returns the followed tags. */
+  unfollowTag: Array<Scalars['String']['output']>;
   /** Takes the viewer's like back and returns the post. Idempotent. */
   unlikePost: Post;
   unmute: User;
@@ -282,6 +289,12 @@ export type MutationFollowArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationFollowTagArgs = {
+  tag: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationLikePostArgs = {
   id: Scalars['ID']['input'];
 };
@@ -367,6 +380,12 @@ export type MutationUndoRepostArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnfollowArgs = {
   handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationUnfollowTagArgs = {
+  tag: Scalars['String']['input'];
 };
 
 
@@ -484,6 +503,8 @@ export type Post = Node & {
   /** The post this one replies to; null for a top-level post or when the parent was deleted. */
   replyTo?: Maybe<Post>;
   repostCount: Scalars['Int']['output'];
+  /** Normalised (NFKC, lower case), in order of first appearance, at most 10. */
+  tags: Array<Scalars['String']['output']>;
   text: Scalars['String']['output'];
   /** False when nobody is signed in. */
   viewerHasBookmarked: Scalars['Boolean']['output'];
@@ -522,6 +543,8 @@ export type PostEdge = {
 /** What can be read: over HTTP, GET or POST. */
 export type Query = {
   __typename?: 'Query';
+  /** The tags the viewer follows, in the order they followed them. */
+  followedTags: Array<Scalars['String']['output']>;
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
   list?: Maybe<List>;
   /** The viewer's lists, oldest first. */
@@ -547,6 +570,12 @@ export type Query = {
   /** A post by id, or null when unknown or when the viewer may not see it. */
   post?: Maybe<Post>;
   /**
+   * Posts the viewer may see that contain every word of `query`, newest first: case- and
+   * accent-insensitive words; Chinese, Japanese and Korean by any run of two or more characters.
+   * A blank query or one over 200 characters is BAD_USER_INPUT. `first`: 1 to 50, default 20.
+   */
+  searchPosts: PostConnection;
+  /**
    * Existing users whose handle or display name starts with `query` (case-insensitive; a leading `@`
    * is ignored): handle matches by handle, then display-name matches by name. `first` defaults to 20;
    * outside 1–50 is BAD_USER_INPUT, as is a blank query.
@@ -558,6 +587,12 @@ export type Query = {
    */
   suggestedFollows: Array<Suggestion>;
   /**
+   * Public posts with this tag, newest first, paged like `timeline`; the viewer's mutes, blocks and
+   * filters apply. The tag is normalised like a post's (a leading `#` is fine); cursors are this
+   * tag's own (another connection's is BAD_USER_INPUT).
+   */
+  tagTimeline: PostConnection;
+  /**
    * The viewer's home timeline: their own posts and those of everyone they follow, newest first.
    * `first`/`after` pages back in time; `last`/`before` returns the posts just newer than a cursor
    * (pull-to-refresh). Page size defaults to 20, at most 100.
@@ -565,6 +600,8 @@ export type Query = {
   timeline: PostConnection;
   /** Where the viewer last read their timeline, kept per account (the same on every device). */
   timelineMarker: TimelineMarker;
+  /** Tags by distinct accounts over the last 24 h, most first. `first`: 1 to 50, default 10. */
+  trendingTags: Array<TagTrend>;
   /** A user by handle, or null when unknown. */
   user?: Maybe<User>;
   /** The signed-in user, or null without a valid token. */
@@ -607,6 +644,14 @@ export type QueryPostArgs = {
 
 
 /** What can be read: over HTTP, GET or POST. */
+export type QuerySearchPostsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  query: Scalars['String']['input'];
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySearchUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
@@ -620,11 +665,27 @@ export type QuerySuggestedFollowsArgs = {
 
 
 /** What can be read: over HTTP, GET or POST. */
+export type QueryTagTimelineArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  tag: Scalars['String']['input'];
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
 export type QueryTimelineArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
+export type QueryTrendingTagsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -683,6 +744,16 @@ export type Suggestion = {
 /** An account to follow. */
 export type SuggestionFollowedByArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A tag's use over the last 24 hours. */
+export type TagTrend = {
+  __typename?: 'TagTrend';
+  /** Distinct accounts that used it in the last 24 h. */
+  accounts: Scalars['Int']['output'];
+  /** Public posts that used it in the last 24 h. */
+  posts: Scalars['Int']['output'];
+  tag: Scalars['String']['output'];
 };
 
 /** Where the viewer last read their timeline. */
@@ -903,6 +974,7 @@ export type ResolversTypes = {
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Suggestion: ResolverTypeWrapper<SuggestionRecord>;
+  TagTrend: ResolverTypeWrapper<TagTrend>;
   TimelineMarker: ResolverTypeWrapper<TimelineMarkerRecord>;
   User: ResolverTypeWrapper<UserRecord>;
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges'> & { edges: Array<ResolversTypes['UserEdge']> }>;
@@ -934,6 +1006,7 @@ export type ResolversParentTypes = {
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   Suggestion: SuggestionRecord;
+  TagTrend: TagTrend;
   TimelineMarker: TimelineMarkerRecord;
   User: UserRecord;
   UserConnection: Omit<UserConnection, 'edges'> & { edges: Array<ResolversParentTypes['UserEdge']> };
@@ -993,6 +1066,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   deleteList?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
+  followTag?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<MutationFollowTagArgs, 'tag'>>;
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
   logOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1008,6 +1082,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unbookmark?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnbookmarkArgs, 'id'>>;
   undoRepost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUndoRepostArgs, 'id'>>;
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
+  unfollowTag?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<MutationUnfollowTagArgs, 'tag'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
   updateMedia?: Resolver<ResolversTypes['Media'], ParentType, ContextType, RequireFields<MutationUpdateMediaArgs, 'id'>>;
@@ -1058,6 +1133,7 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   replyCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   replyTo?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
   repostCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  tags?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   viewerHasBookmarked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasLiked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1078,16 +1154,20 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  followedTags?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
   node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
   nodes?: Resolver<Array<Maybe<ResolversTypes['Node']>>, ParentType, ContextType, RequireFields<QueryNodesArgs, 'ids'>>;
   notifications?: Resolver<ResolversTypes['NotificationConnection'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
+  searchPosts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QuerySearchPostsArgs, 'query'>>;
   searchUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QuerySearchUsersArgs, 'query'>>;
   suggestedFollows?: Resolver<Array<ResolversTypes['Suggestion']>, ParentType, ContextType, Partial<QuerySuggestedFollowsArgs>>;
+  tagTimeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QueryTagTimelineArgs, 'tag'>>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryTimelineArgs>>;
   timelineMarker?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType>;
+  trendingTags?: Resolver<Array<ResolversTypes['TagTrend']>, ParentType, ContextType, Partial<QueryTrendingTagsArgs>>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'handle'>>;
   viewer?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
 };
@@ -1103,6 +1183,12 @@ export type SuggestionResolvers<ContextType = RequestContext, ParentType extends
   followedBy?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<SuggestionFollowedByArgs>>;
   mutualCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+};
+
+export type TagTrendResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TagTrend'] = ResolversParentTypes['TagTrend']> = {
+  accounts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  posts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  tag?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type TimelineMarkerResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TimelineMarker'] = ResolversParentTypes['TimelineMarker']> = {
@@ -1160,6 +1246,7 @@ export type Resolvers<ContextType = RequestContext> = {
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Suggestion?: SuggestionResolvers<ContextType>;
+  TagTrend?: TagTrendResolvers<ContextType>;
   TimelineMarker?: TimelineMarkerResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserConnection?: UserConnectionResolvers<ContextType>;
