@@ -172,8 +172,8 @@ describe('discovery', () => {
     // SORT stage, no collection scan). The embedded database has no `explain` (its index narrows the
     // same top-level equality without a planner: docs/discovery.md), so there the shapes above are the proof.
     const plans = [
-      content.find({ _w: '#walk', ...publicOnly }, { hint: discoveryIndex }).sort({ _d: -1, _id: -1 }).limit(21),
-      content.find(filter, { hint: discoveryIndex }).sort({ _d: -1, _id: -1 }).limit(21),
+      app.services.content.content.find({ _w: '#walk', ...publicOnly }, { hint: discoveryIndex }).sort({ _d: -1, _id: -1 }).limit(21),
+      app.services.content.content.find(filter, { hint: discoveryIndex }).sort({ _d: -1, _id: -1 }).limit(21),
     ];
     for (const cursor of plans) {
       const plan = await cursor.explain().catch((error) => {
