@@ -72,7 +72,12 @@ export const discoveryResolvers = {
     searchPosts: async (_parent, args, context, info) => {
       const search = context.services.discovery.parseSearch(args.query);
       const scope = scopeOf('search', search.query.tokens.join(' ') + '\u0000' + search.query.runs.join(' '));
-      const request = scopedRequest(scope, { first: count(args.first, defaultSearchPage, maxSearchPage, 'first'), after: args.after });
+      const backward = args.last != null || args.before != null;
+      const request = scopedRequest(scope, {
+        ...args,
+        first: backward ? args.first : count(args.first, defaultSearchPage, maxSearchPage, 'first'),
+        last: backward ? count(args.last, defaultSearchPage, maxSearchPage, 'last') : args.last,
+      });
       const page = await context.services.discovery.searchPosts(context.viewerId, search, request, pageLoads(context.loaders));
       return withEngagement(toScopedConnection(scope, page, request), context, info);
     },

@@ -59,7 +59,7 @@ export class Discovery {
 
   /**
    * Posts the viewer may see (records/posts.ts `visibleTo`, as a filter on the query) holding
-   * every word of the search, newest first. Older pages only: a search is read from its top.
+   * every word of the search, newest first, paged both ways like a timeline.
    */
   async searchPosts(viewerId: string | null, search: PostSearch, request: PageRequest, loads: PageLoads): Promise<Page<PostRecord>> {
     const [visible, view] = await Promise.all([this.deps.visibility.filterFor(viewerId), viewerId === null ? null : this.deps.readerFilters.of(viewerId)]);

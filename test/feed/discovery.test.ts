@@ -73,7 +73,12 @@ describe('discovery', () => {
     expect(await code(null, `{ searchPosts(query: "walk", after: "${walk}") { edges { cursor } } }`)).toBe('BAD_USER_INPUT');
     const searched = (await search(null, 'paged', 'first: 1')).pageInfo.endCursor;
     expect(await code(null, `{ searchPosts(query: "walk", after: "${searched}") { edges { cursor } } }`)).toBe('BAD_USER_INPUT');
-    expect((await search(null, 'paged', `first: 1, after: "${searched}"`)).edges).toHaveLength(1);
+    const next = await search(null, 'paged', `first: 1, after: "${searched}"`);
+    expect(next.edges).toHaveLength(1);
+    // Back towards the newest, like the timeline's `last`/`before`.
+    const newest = (await search(null, 'paged', 'first: 1')).edges[0].node.text;
+    expect(texts(await search(null, 'paged', `last: 5, before: "${next.pageInfo.endCursor}"`))).toEqual([newest]);
+    expect(await code(null, '{ searchPosts(query: "x", last: 51) { edges { cursor } } }')).toBe('BAD_USER_INPUT');
     for (const tag of ['', '#', 'two words', '12', '\u0000x', '#'.repeat(5000)]) {
       expect(await code(null, 'query($tag: String!) { tagTimeline(tag: $tag) { edges { cursor } } }', { tag })).toBe('BAD_USER_INPUT');
     }

@@ -572,7 +572,8 @@ export type Query = {
   /**
    * Posts the viewer may see that contain every word of `query`, newest first: case- and
    * accent-insensitive words; Chinese, Japanese and Korean by any run of two or more characters.
-   * A blank query or one over 200 characters is BAD_USER_INPUT. `first`: 1 to 50, default 20.
+   * A blank query or one over 200 characters is BAD_USER_INPUT. Paged like `timeline` (`last`/`before`:
+   * matching posts newer than a cursor), page size 1 to 50, default 20; cursors are this query's own.
    */
   searchPosts: PostConnection;
   /**
@@ -646,7 +647,9 @@ export type QueryPostArgs = {
 /** What can be read: over HTTP, GET or POST. */
 export type QuerySearchPostsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
 };
 
