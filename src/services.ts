@@ -14,6 +14,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
+import { LiveGroup } from './changes/partitions.js';
 import { forgetStale } from './changes/staleness.js';
 import { Bookmarks } from './content/bookmarks.js';
 import { TagTrends } from './content/tagTrends.js';
@@ -139,11 +140,13 @@ export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db, users);
   const userAccounts = new UserAccounts(users);
   const feedState = new UserFeedState(users);
-  const content = new ContentService(db);
+  // Which live events this instance reads, and so what it may hold of each person.
+  const liveGroup = new LiveGroup(config.live.group.index, config.live.group.count);
+  const content = new ContentService(db, liveGroup);
   const readerFilters = new ReaderFilters(db);
   const rateLimits = new RateLimits(db, config.rateLimits);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
-  const changes = new ChangeBus(createChangeSource(db, config.live));
+  const changes = new ChangeBus(createChangeSource(db, config.live, liveGroup));
   const backend = createFeedBackend(config.feedStrategy, {
     db,
     content,
@@ -158,12 +161,12 @@ export function createServices(db: Db, config: Config): Services {
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
   const interactions: InteractionStores = {
-    likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects),
-    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
+    likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects, liveGroup),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects), liveGroup),
   };
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
   const visibility = new PostVisibility({ graph, feedState });
-  const bookmarkStore = new Bookmarks(db);
+  const bookmarkStore = new Bookmarks(db, liveGroup);
   const media = new MediaService(db, config.media, config.jwtSecret, content);
   const postEdits = new PostEdits({ media, content, fanout, changes });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
@@ -175,7 +178,7 @@ export function createServices(db: Db, config: Config): Services {
   const discovery = new Discovery({ content, trends, followedTags: new FollowedTags(users), visibility, readerFilters, changes });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const live = liveCore(changes, graph, timelines, lists, config, discovery);
+  const live = liveCore(changes, graph, timelines, lists, liveGroup, config, discovery);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
@@ -231,12 +234,13 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, config: Config, discovery: Discovery): LiveService {
+function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, group: LiveGroup, config: Config, discovery: Discovery): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
       followedTags: (viewerId) => discovery.followedTags(viewerId),
+      group,
       visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
       lists: { assertListOf: (viewerId, listId) => lists.assertListOf(viewerId, listId), added: (viewerId, listId, post) => lists.showsLive(viewerId, listId, post) },
     },

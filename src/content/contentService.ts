@@ -33,6 +33,7 @@ import { DiscoveryScans } from './discoveryScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { everyEvent, type HeldScope } from '../changes/partitions.js';
 
 /**
  * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
@@ -62,10 +63,11 @@ export class ContentService {
   /** Whether some post sits in the place its id names rather than its author's (see `byAuthors`); known at start-up. */
   private spread = false;
 
-  constructor(db: Db) {
+  /** `scope`: the live events this instance reads, which decide what it may hold. */
+  constructor(db: Db, scope: HeldScope = everyEvent) {
     this.content = plannedCollection<ContentDocument>(db, 'content');
     this.outboxes = new Outboxes(this.content, (authorIds) => this.byAuthors(authorIds));
-    this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'));
+    this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), scope);
     this.counters = new PostCounters(this.content, this.lookups);
     this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
     this.discovery = new DiscoveryScans(this.content);
