@@ -234,6 +234,19 @@ export function bodyUpdate(body: PostBody, path: string): { $set: Record<string,
   return Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
 }
 
+/**
+ * The update that puts `body` into a post's own document in `content` (an edit of its text): every
+ * field of the body, and the search tokens, which only the post's own document carries (never a
+ * repost's copy of the body, never a timeline entry).
+ */
+export function storedPostUpdate(body: PostBody): { $set: Record<string, unknown>; $unset?: Record<string, ''> } {
+  const update = bodyUpdate(body, '');
+  const tokens = searchTokens(body.text, body.tags);
+  if (tokens.length > 0) update.$set._w = tokens;
+  else update.$unset = { ...update.$unset, _w: '' };
+  return update;
+}
+
 /** Whether two stored forms of one post's body say the same (the fields that can change once posted). */
 export const sameEditableBody = (a: Pick<StoredBody, '_md'>, b: Pick<StoredBody, '_md'>): boolean => JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
 

@@ -62,6 +62,14 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
 
   it('shows public posts with a followed tag in place, once, under the reader\'s mutes, blocks and filters', async () => {
     expect(texts(await page('first: 50'))).toEqual(expected);
+    // Pulled at read time: one indexed query for all the reader's tags, and the reader's timeline holds no stranger's tag post.
+    const commands = await app.commandsDuring(() => page('first: 3'));
+    expect(commands.filter((command) => command.commandName === 'find' && command.command.filter?._w !== undefined)).toHaveLength(1);
+    for (const collection of ['timed_buckets', 'sized_buckets', 'timeline_cache']) {
+      const readers = await app.database.db.collection<any>(collection).find({ $or: [{ '_id._u': 'rdr' }, { _u: 'rdr' }, { _id: 'rdr' }] }).toArray();
+      const stored = JSON.stringify(readers);
+      for (const text of ['far #news 1', 'far #news 2']) expect(stored).not.toContain(text);
+    }
   });
 
   it('pages both ways with full pages and exact page info', async () => {

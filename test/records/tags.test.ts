@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newBody } from '../../src/records/posts.js';
+import { newBody, storedPostUpdate } from '../../src/records/posts.js';
 import { maxTagsPerPost, postTags, requestedTag } from '../../src/records/tags.js';
 import { searchQuery, searchTokens, textMatches } from '../../src/records/searchTokens.js';
 
@@ -22,9 +22,13 @@ describe('tags in a post', () => {
     expect(performance.now() - started).toBeLessThan(200);
   });
 
-  it('are parsed once into the body', () => {
+  it('are parsed once into the body, and an edit of the text puts new tags and tokens into the post', () => {
     expect(newBody('#Hello world').tags).toEqual(['hello']);
     expect(newBody('no tags').tags).toEqual([]);
+    const edited = storedPostUpdate(newBody('now about #Tokyo'));
+    expect(edited.$set).toMatchObject({ _m: 'now about #Tokyo', _tg: ['tokyo'], _w: ['now', 'about', 'tokyo', '#tokyo'] });
+    expect(storedPostUpdate(newBody('plain')).$unset).toMatchObject({ _tg: '' });
+    expect(storedPostUpdate(newBody('!!!')).$unset).toMatchObject({ _w: '' });
   });
 
   it('as a client names them: a leading # is dropped, what no post could tag is refused', () => {
