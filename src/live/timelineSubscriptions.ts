@@ -53,7 +53,7 @@ class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
 
 /** The tags a post is routed by: a public post's own (reposts come through their reposter). */
 const tagsOf = (event: PostAddedEvent | PostRemovedEvent): readonly string[] =>
-  event.kind === 'postAdded' && event.post.body.visibility === 'PUBLIC' && !event.post.repostOf ? event.post.body.tags : [];
+  event.kind === 'postRemoved' ? (event.tags ?? []) : event.post.body.visibility === 'PUBLIC' && !event.post.repostOf ? event.post.body.tags : [];
 
 /** Whom a post is addressed to besides its author's followers. */
 const audienceOf = (post: { visibility: string; audience: readonly string[] }): readonly string[] =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
-import { LiveClients, postAddedQuery, Subscription, type PostEdge } from '../live/liveClient.js';
+import { LiveClients, postAddedQuery, postRemovedQuery, Subscription, type PostEdge } from '../live/liveClient.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
@@ -91,7 +91,9 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
 
   it('brings new tagged posts with a refresh and live, and takes them away when the tag is unfollowed', async () => {
     const top = (await page('first: 1')).pageInfo.startCursor;
-    const events = new Subscription<PostEdge>(live.connect('rdr'), postAddedQuery, 'timelinePostAdded');
+    const client = live.connect('rdr');
+    const events = new Subscription<PostEdge>(client, postAddedQuery, 'timelinePostAdded');
+    const removals = new Subscription<string>(client, postRemovedQuery, 'timelinePostRemoved');
     // Once the reader's followee's post arrives, the subscription is routing.
     let marker = 0;
     for (; events.results.length === 0 && marker < 50; marker++) {
@@ -108,6 +110,11 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
     expect(arrived).toEqual(['far #news live', 'fol after live']);
     const refreshed = texts(await page(`last: 20, before: "${top}"`));
     expect(refreshed.filter((text) => !text.startsWith('fol marker'))).toEqual(['fol after live', 'far #news live']);
+    // Its deletion reaches the reader live too, though they do not follow its author.
+    const doomed = await post('far', 'far #news doomed');
+    await events.waitFor(before + 3);
+    await ok('far', `mutation { deletePost(id: "${doomed}") }`);
+    expect(await removals.waitFor(1)).toEqual([doomed]);
 
     expect((await ok('rdr', 'mutation { unfollowTag(tag: "NEWS") }')).unfollowTag).toEqual([]);
     // What is left comes through followed authors: pop's own post, fol's post and fol's repost (shown now that the original is not).
