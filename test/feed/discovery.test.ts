@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoveryIndex } from '../../src/content/discoveryScans.js';
 import { searchQuery } from '../../src/records/searchTokens.js';
 import { publicOnly } from '../../src/records/posts.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { requestCommandNames, startTestApp, type TestApp } from '../support/testApp.js';
 
 /**
  * Finding posts through the public API: tag timelines, post search and trending tags, with who may
@@ -155,6 +155,17 @@ describe('discovery', () => {
     expect(trends.find((trend: any) => trend.tag === 'spam')).toEqual({ tag: 'spam', accounts: 1, posts: 5 });
     expect((await ok(null, '{ trendingTags(first: 1) { tag } }')).trendingTags).toEqual([{ tag: 'rising' }]);
     expect(await code(null, '{ trendingTags(first: 51) { tag } }')).toBe('BAD_USER_INPUT');
+  });
+
+  it('costs one query per tag page or search page on a warm process, two when filters leave the first batch short', async () => {
+    const held = ['users', 'reader_filters', 'following'];
+    const tagCommands = requestCommandNames(await app.warmCommandsDuring(() => tagPage('bob', 'walk', 'first: 2'), held));
+    expect(tagCommands).toEqual(['find content']);
+    // eve hides two posts in three of this tag: the page reads on once, with a larger batch.
+    const filteredCommands = requestCommandNames(await app.warmCommandsDuring(() => tagPage('eve', 'walk', 'first: 2'), held));
+    expect(filteredCommands).toEqual(['find content', 'find content']);
+    const searchCommands = requestCommandNames(await app.warmCommandsDuring(() => search('bob', 'secret zebra', 'first: 2'), held));
+    expect(searchCommands).toEqual(['find content']);
   });
 
   it('serves tag pages and searches from the discovery index', async () => {
