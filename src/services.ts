@@ -17,6 +17,9 @@ import { changed } from './changes/events.js';
 import { LiveGroup } from './changes/partitions.js';
 import { forgetStale } from './changes/staleness.js';
 import { Bookmarks } from './content/bookmarks.js';
+import { TagTrends } from './content/tagTrends.js';
+import { Discovery } from './feed/discovery.js';
+import { FollowedTags } from './graph/followedTags.js';
 import { ContentService } from './content/contentService.js';
 import { Interactions, type InteractionEffects } from './content/interactions.js';
 import { AccountRemoval } from './feed/accountRemoval.js';
@@ -125,6 +128,9 @@ export interface Services {
   reports: Reports;
   /** Suspending and unsuspending accounts. */
   suspensions: Suspensions;
+  /** Tag timelines, post search, trending tags and followed tags. */
+  discovery: Discovery;
+  trends: TagTrends;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -179,13 +185,15 @@ export function createServices(db: Db, config: Config): Services {
   const media = new MediaService(db, config.media, config.jwtSecret, content);
   const postEdits = new PostEdits({ media, content, fanout, changes });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
+  const trends = new TagTrends(db);
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media, trends });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
-  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
+  const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility, tagPosts: content.discovery });
+  const discovery = new Discovery({ content, trends, followedTags: new FollowedTags(users), visibility, readerFilters, changes });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const live = liveCore(changes, graph, timelines, lists, liveGroup, config);
+  const live = liveCore(changes, graph, timelines, lists, liveGroup, config, discovery);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const profiles = new UserProfiles(users);
@@ -248,6 +256,8 @@ export function createServices(db: Db, config: Config): Services {
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,
     postEdits,
+    discovery,
+    trends,
   };
 }
 
@@ -261,11 +271,12 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, group: LiveGroup, config: Config): LiveService {
+function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, group: LiveGroup, config: Config, discovery: Discovery): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
+      followedTags: (viewerId) => discovery.followedTags(viewerId),
       group,
       visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
       lists: { assertListOf: (viewerId, listId) => lists.assertListOf(viewerId, listId), added: (viewerId, listId, post) => lists.showsLive(viewerId, listId, post) },
@@ -320,6 +331,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
     services.audit.ensureIndexes(),
     services.reports.ensureIndexes(),
     services.suspensions.ensureIndexes(),
+    services.trends.ensureIndexes(),
   ]);
   // Follows made before pairs existed get theirs, so every request finds a pair for every edge.
   await migrateOnce(services.db, 'follow-pairs-for-every-edge', () => services.graph.pairs.pairEveryEdge());

@@ -30,6 +30,7 @@ import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
 import { followRequestResolvers, hiddenFollowList, showsFollowLists } from './followRequestResolvers.js';
 import { moderationResolvers } from './moderationResolvers.js';
+import { discoveryResolvers } from './discoveryResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -111,6 +112,7 @@ export const resolvers: Resolvers = {
     ...notificationResolvers.Query,
     ...followRequestResolvers.Query,
     ...moderationResolvers.Query,
+    ...discoveryResolvers.Query,
   },
 
   Mutation: {
@@ -167,6 +169,7 @@ export const resolvers: Resolvers = {
       return context.services.lists.removeMember(viewerId, listKey(id), handle);
     },
     ...notificationResolvers.Mutation,
+    ...discoveryResolvers.Mutation,
     markTimelineRead: (_parent, { upTo }, context) => context.services.markers.mark(requireViewer(context), upTo),
     bookmark: (_parent, { id }, context) =>
       context.services.bookmarks.bookmark(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerBookmarks, true)),
@@ -269,6 +272,7 @@ export const resolvers: Resolvers = {
     viewerHasBookmarked: (post, _args, context) => viewerState(post, context.known.bookmarks, context.loaders.viewerBookmarks),
     // Signed here, for a post the viewer may see: the only way a URL of its images is handed out.
     media: (post, _args, context) => post.body.media.map((image) => context.services.media.record(image, context.origin)),
+    ...discoveryResolvers.Post,
   },
 
   Media: {

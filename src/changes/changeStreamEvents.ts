@@ -26,7 +26,7 @@ export type LiveEventDocument = {
   ch?: number;
 } & (
   | { kind: 'postAdded'; post: ContentDocument }
-  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[] }
+  | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[]; _tg?: string[] }
   | { kind: 'postEdited'; post: PostRefDocument; reposts: PostRefDocument[] }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | {
@@ -56,6 +56,7 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
         ...(event.replyToId ? { replyToId: event.replyToId } : {}),
         // Stored as a post's are, absent for a public post.
         ...toStoredVisibility(event),
+        ...(event.tags ? { _tg: [...event.tags] } : {}),
       };
     case 'postEdited':
       return { at, kind: event.kind, post: fromRef(event.post), reposts: event.reposts.map(fromRef) };
@@ -99,6 +100,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
         originalAuthorId: doc.originalAuthorId ?? null,
         ...(doc.replyToId ? { replyToId: doc.replyToId } : {}),
         ...toVisibility(doc),
+        ...(doc._tg ? { tags: doc._tg } : {}),
       };
     case 'postEdited':
       return { kind: doc.kind, post: toRef(doc.post)!, reposts: doc.reposts.map((repost) => toRef(repost)!) };

@@ -28,6 +28,8 @@ export type ChangeEvent =
       /** A mentioned-only post's removal is news to its audience, who may not follow its author. */
       visibility: Visibility;
       audience: readonly string[];
+      /** A public post's tags: its removal is news to whoever follows one of them. Absent when none. */
+      tags?: readonly string[];
     }
   | PostEditedEvent
   | FollowEvent
@@ -140,6 +142,7 @@ export function postRemoved(post: PostRecord): PostRemovedEvent {
     visibility,
     audience,
     ...(replyTo && !repostOf ? { replyToId: replyTo.id } : {}),
+    ...(!repostOf && visibility === 'PUBLIC' && post.body.tags.length > 0 ? { tags: post.body.tags } : {}),
   };
 }
 

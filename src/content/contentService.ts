@@ -9,6 +9,7 @@ import type { OutboxChange } from '../changes/staleness.js';
 import { isDuplicateKeyError } from '../errors.js';
 import {
   toStoredPost,
+  tokensLeftOut,
   toPostRecord,
   byAuthors,
   byPostId,
@@ -28,6 +29,7 @@ import { Outboxes } from './outboxes.js';
 import { PostCounters } from './postCounters.js';
 import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
+import { DiscoveryScans } from './discoveryScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
@@ -51,6 +53,8 @@ export class ContentService {
   readonly lookups: PostLookups;
   /** Replies, reposts, an author's posts, every post (see PostScans). */
   readonly scans: PostScans;
+  /** Posts by tag and by search tokens (see DiscoveryScans). */
+  readonly discovery: DiscoveryScans;
   /** Reply counts and the tombstones of deleted posts (see ReplyCounts). */
   readonly replyCounts: ReplyCounts;
 
@@ -66,6 +70,7 @@ export class ContentService {
     this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), scope);
     this.counters = new PostCounters(this.content, this.lookups);
     this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
+    this.discovery = new DiscoveryScans(this.content);
     this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
   }
 
@@ -91,6 +96,7 @@ export class ContentService {
       { key: { sx: 1 }, name: 'away_from_author', partialFilterExpression: { sx: true } },
     ]);
     await this.replyCounts.ensureIndexes();
+    await this.discovery.ensureIndexes();
   }
 
   /**
@@ -291,7 +297,7 @@ export class ContentService {
   private async find(selection: Filter<ContentDocument>, request: PageRequest): Promise<Page<PostRecord>> {
     const beyond = beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id');
     const docs = await this.content
-      .find(beyond.$or && selection.$or ? { $and: [selection, beyond] } : { ...selection, ...beyond })
+      .find(beyond.$or && selection.$or ? { $and: [selection, beyond] } : { ...selection, ...beyond }, { projection: tokensLeftOut })
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();

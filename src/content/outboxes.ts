@@ -2,7 +2,7 @@ import type { Collection, Filter, ObjectId } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { compareNewestFirst, isBeyond, type Page, type PageRequest, type PostPosition } from './position.js';
-import { byAuthors as postsOfAuthors, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { byAuthors as postsOfAuthors, publicOnly, tokensLeftOut, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 import { heldCaches } from '../config.js';
 
 /**
@@ -98,7 +98,7 @@ export class Outboxes {
   private async load(authorIds: string[]): Promise<Map<string, Outbox>> {
     const limit = Math.min(outboxLength * authorIds.length, maxLoad);
     const docs = await this.content
-      .find({ ...publicOnly, ...this.byAuthors(authorIds) })
+      .find({ ...publicOnly, ...this.byAuthors(authorIds) }, { projection: tokensLeftOut })
       .sort({ _d: -1, _id: -1 })
       .limit(limit)
       .toArray();

@@ -3,7 +3,7 @@ import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
 import { everyEvent, type HeldScope } from '../changes/partitions.js';
-import { byPostId, byPostIds, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type StoredBody, type TombstoneDocument } from '../records/posts.js';
+import { byPostId, byPostIds, tokensLeftOut, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type StoredBody, type TombstoneDocument } from '../records/posts.js';
 
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
 export class PostLookups {
@@ -51,20 +51,20 @@ export class PostLookups {
 
   /** A post, not a repost: reposts have no id of their own in the API. */
   async getPost(id: ObjectId): Promise<PostRecord | null> {
-    const doc = await this.content.findOne({ ...byPostId(id), _o: { $exists: false } });
+    const doc = await this.content.findOne({ ...byPostId(id), _o: { $exists: false } }, { projection: tokensLeftOut });
     return doc && toPostRecord(doc);
   }
 
   /** A post or a repost. */
   async getEntry(id: ObjectId): Promise<PostRecord | null> {
-    const doc = await this.content.findOne(byPostId(id));
+    const doc = await this.content.findOne(byPostId(id), { projection: tokensLeftOut });
     return doc && toPostRecord(doc);
   }
 
   /** One query for any number of ids; missing posts are simply absent from the result. */
   async getPosts(ids: readonly ObjectId[]): Promise<PostRecord[]> {
     if (ids.length === 0) return [];
-    const docs = await this.content.find(byPostIds(ids)).toArray();
+    const docs = await this.content.find(byPostIds(ids), { projection: tokensLeftOut }).toArray();
     return docs.map(toPostRecord);
   }
 

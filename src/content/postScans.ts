@@ -1,7 +1,7 @@
 import type { Collection, Filter, ObjectId } from 'mongodb';
 import { beyondFilter, sortFor, type Page, type PostPosition } from './position.js';
 import type { ListPageRequest } from '../records/pages.js';
-import { bodyLeftOut, byAuthors as postsOfAuthors, byPostIds, placeOnly, publicOnly, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
+import { bodyLeftOut, byAuthors as postsOfAuthors, byPostIds, placeOnly, publicOnly, tokensLeftOut, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 
 /** Lists of posts other than timeline pages: replies, reposts, an author's posts, every post. */
 export class PostScans {
@@ -17,7 +17,7 @@ export class PostScans {
   async replies(parentId: ObjectId, request: ListPageRequest<PostPosition>, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
     const towards = request.direction === 'forward' ? 'newer' : 'older';
     const docs = await this.content
-      .find({ $and: [{ '_r._id': parentId }, visible, beyondFilter<ContentDocument>(towards, request.from, '_d', '_id')].filter((part) => Object.keys(part).length > 0) })
+      .find({ $and: [{ '_r._id': parentId }, visible, beyondFilter<ContentDocument>(towards, request.from, '_d', '_id')].filter((part) => Object.keys(part).length > 0) }, { projection: tokensLeftOut })
       .sort(sortFor(towards, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();
@@ -45,17 +45,17 @@ export class PostScans {
 
   /** Every repost of a post, for taking them back with it. */
   async allRepostsOf(originalId: ObjectId): Promise<PostRecord[]> {
-    return (await this.content.find({ '_o._id': originalId }).toArray()).map(toPostRecord);
+    return (await this.content.find({ '_o._id': originalId }, { projection: tokensLeftOut }).toArray()).map(toPostRecord);
   }
 
   /** Reposts by anyone of this author's posts, for deleting the account. */
   async repostsOfAuthor(authorId: string, limit: number): Promise<PostRecord[]> {
-    return (await this.content.find({ '_o._a': authorId }).limit(limit).toArray()).map(toPostRecord);
+    return (await this.content.find({ '_o._a': authorId }, { projection: tokensLeftOut }).limit(limit).toArray()).map(toPostRecord);
   }
 
   /** The author's newest posts and reposts, for deleting the account. */
   async postsBy(authorId: string, limit: number): Promise<PostRecord[]> {
-    return (await this.content.find(this.byAuthors([authorId])).limit(limit).toArray()).map(toPostRecord);
+    return (await this.content.find(this.byAuthors([authorId]), { projection: tokensLeftOut }).limit(limit).toArray()).map(toPostRecord);
   }
 
   /** The posts timelines hold (limited posts never enter one). */
@@ -65,13 +65,13 @@ export class PostScans {
 
   /** Every public post, oldest first, streamed: for rebuilding timelines, which hold no limited post. */
   async *allPostsOldestFirst(): AsyncGenerator<PostRecord> {
-    for await (const doc of this.content.find(publicOnly).sort({ _d: 1, _id: 1 })) yield toPostRecord(doc);
+    for await (const doc of this.content.find(publicOnly, { projection: tokensLeftOut }).sort({ _d: 1, _id: 1 })) yield toPostRecord(doc);
   }
 
   /** Posts of these authors from `from` on, oldest first, that fanout pushes: for refilling a timeline. */
   async *pushedPostsSince(authorIds: readonly string[], from: Date): AsyncGenerator<PostRecord> {
     if (authorIds.length === 0) return;
-    const cursor = this.content.find({ ...this.byAuthors(authorIds), _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }).sort({ _d: 1, _id: 1 });
+    const cursor = this.content.find({ ...this.byAuthors(authorIds), _d: { $gte: from }, _p: { $exists: false }, ...publicOnly }, { projection: tokensLeftOut }).sort({ _d: 1, _id: 1 });
     for await (const doc of cursor) yield toPostRecord(doc);
   }
 }

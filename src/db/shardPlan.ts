@@ -61,6 +61,9 @@ export const shardPlan = {
       { command: 'count', fields: ['_v'], why: 'rebuilding timelines counts and reads every public post: an operator command, never a request' },
       { command: 'find', fields: ['_v'], why: 'rebuilding timelines counts and reads every public post: an operator command, never a request' },
       { command: 'count', fields: ['sx'], why: 'once per start: whether posts stored before ids carried their place remain away from their authors' },
+      { command: 'find', fields: ['_w', '_v'], why: "a tag's public posts (a tag page, the followed tags of a home page) come from any author: one query per page on the `discovery_newest_first` index, at most a page (+1) from each shard, merged by mongos in index order" },
+      { command: 'find', fields: ['_w', '_v', '$and'], why: "the same, past a cursor" },
+      { command: 'find', fields: ['_w', '$and'], why: "a post search: one query per round of a page on the `discovery_newest_first` index (equality on the query's longest token), at most a page (+1) from each shard" },
       { command: 'find', fields: ['s'], why: "the migration giving posts stored before ids carried their place theirs: `s` absent, once per database" },
     ],
   },
@@ -113,6 +116,13 @@ export const shardPlan = {
     key: { ch: 1, _id: 1 },
     why: 'written once and read only by change streams: each event names its partition or one of 16 broadcast channels (changes/partitions.ts), so inserts spread over the shards by channel, and an instance group\'s stream filters on `ch` on every shard before anything is sent (docs/live.md, instance groups)',
   },
+  // Discovery (docs/discovery.md): trends counted per tag and hour, and each account's latest use of a tag.
+  tag_hours: {
+    key: { _id: 'hashed' },
+    why: "each post's counting names its (hour, tag) buckets: the writes of one busy hour spread over the shards instead of one hot chunk",
+    everyShard: [{ command: 'aggregate', fields: ['h'], why: 'the trending ranking: the last 24 hours of buckets, indexed by hour, read at most every 30 s per instance' }],
+  },
+  tag_uses: { key: { _id: 'hashed' }, why: "each post's counting names its (tag, account) pairs" },
   fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
   feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },
   migrations: { unsharded: 'one document per migration this code knows' },

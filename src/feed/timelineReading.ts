@@ -13,7 +13,7 @@ import { mergeFiltered, type EntrySource } from './pageMerge.js';
 import type { InteractionStores } from './publishing.js';
 import type { ReaderActivity } from './readerActivity.js';
 import type { PageLoads, TimelineEntry } from './timelineEntry.js';
-import { firstOccurrences, passesGraph, type Reader } from './visibility.js';
+import { firstOccurrences, passesGraph, passesTags, type Reader } from './visibility.js';
 
 /** What a removal event says of the post that went. */
 export interface LiveRemoval {
@@ -45,6 +45,8 @@ export interface TimelineReadingDependencies {
   readerFilters: Pick<ReaderFilters, 'of'>;
   interactions: InteractionStores;
   activity: ReaderActivity;
+  /** The followed tags' public posts (content/discoveryScans.ts). */
+  tagPosts: Pick<ContentService['discovery'], 'tagPage'>;
 }
 
 /**
@@ -87,7 +89,7 @@ export class TimelineReading implements TimelineReader {
     const [followees, view] = await Promise.all([this.graph.followingIds(userId), this.readerFilters.of(userId)]);
     const authorIds = this.authorsOf(userId, followees);
     const sources: EntrySource[] = [];
-    const { pulling, inbox, followingVersion } = await this.deps.feedState.readerSources(userId, followees);
+    const { pulling, inbox, followingVersion, followedTags } = await this.deps.feedState.readerSources(userId, followees);
     if (!this.backend.materialized || (await this.activity.hasTimelineGap(userId))) {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
     } else {
@@ -97,7 +99,9 @@ export class TimelineReading implements TimelineReader {
     // Limited posts never enter timelines or outboxes: whoever may see one finds it here, so its
     // followers-only audience is whoever follows its author at this read.
     if (inbox.addressed || inbox.followersOnlyAuthors.length > 0) sources.push((page) => this.content.inboxPage(inbox, page));
-    const reader: Reader = { id: userId, follows: new Set(authorIds), view };
+    // Followed tags are pulled like high-follower authors: one query for all of them, never a write per follower.
+    if (followedTags.length > 0) sources.push((page) => this.deps.tagPosts.tagPage(followedTags, page));
+    const reader: Reader = { id: userId, follows: new Set(authorIds), view, tags: new Set(followedTags) };
     return mergeFiltered(sources, request, (candidates) => this.visibleTo(reader, candidates, loads));
   }
 
@@ -140,7 +144,7 @@ export class TimelineReading implements TimelineReader {
 
   /** The candidates this reader sees, in order (see visibility.ts). */
   private async visibleTo(reader: Reader, candidates: TimelineEntry[], loads: PageLoads): Promise<PostRecord[]> {
-    const current = candidates.filter((entry) => passesGraph(entry, reader));
+    const current = candidates.filter((entry) => passesGraph(entry, reader) || passesTags(entry, reader));
     const authorIds = new Set<string>();
     for (const entry of current) {
       authorIds.add(entry.authorId);
@@ -160,18 +164,21 @@ export class TimelineReading implements TimelineReader {
    * post. Events come routed by author, so the follow of the author is already known.
    */
   async showsLive(viewerId: string, post: PostRecord): Promise<boolean> {
-    const needsFollows = post.replyTo !== null || post.repostOf !== null;
-    const [view, followees] = await Promise.all([
+    // A tagged post may come routed by a followed tag rather than by its author.
+    const tagged = post.body.tags.length > 0;
+    const needsFollows = post.replyTo !== null || post.repostOf !== null || tagged;
+    const [view, followees, tags] = await Promise.all([
       this.readerFilters.of(viewerId),
       needsFollows ? this.graph.followingIds(viewerId) : Promise.resolve([post.authorId]),
+      tagged ? this.deps.feedState.readerSources(viewerId, []).then((sources) => sources.followedTags) : [],
     ]);
-    const reader: Reader = { id: viewerId, follows: new Set([viewerId, ...followees]), view };
+    const reader: Reader = { id: viewerId, follows: new Set([viewerId, ...followees]), view, tags: new Set(tags) };
     return this.showsOne(reader, post);
   }
 
   /** The page rules for one live post: what `visibleTo` decides for a candidate. */
   private async showsOne(reader: Reader, post: PostRecord): Promise<boolean> {
-    if (!passesGraph(post, reader)) return false;
+    if (!passesGraph(post, reader) && !passesTags(post, reader)) return false;
     const shown = await firstOccurrences([post], reader, (ids, reposters) => this.content.scans.originalsAndReposts(ids, reposters));
     return shown.length === 1;
   }

@@ -8,6 +8,20 @@ export interface Reader {
   id: string;
   follows: ReadonlySet<string>;
   view: ReaderView;
+  /** The tags the reader follows, whose public posts join their home timeline; absent or empty elsewhere. */
+  tags?: ReadonlySet<string>;
+}
+
+/**
+ * Whether a post shows through a tag the reader follows: a public post (not a repost) with one of
+ * their tags, whose author (and, for a reply, the author it answers) they do not hide. Tag posts
+ * come from `content`, so their body is always there; a linked timeline entry has none, and came
+ * through its author anyway.
+ */
+export function passesTags(entry: Pick<TimelineEntry, 'authorId' | 'replyTo' | 'repostOf' | 'body'>, reader: Reader): boolean {
+  if (!reader.tags || reader.tags.size === 0 || !entry.body || entry.repostOf || entry.body.visibility !== 'PUBLIC') return false;
+  if (!entry.body.tags.some((tag) => reader.tags!.has(tag))) return false;
+  return !reader.view.hides(entry.authorId) && !(entry.replyTo && reader.view.hides(entry.replyTo.authorId));
 }
 
 /**
@@ -54,7 +68,10 @@ function originalShows(original: RepostOf, reader: Reader): boolean {
  */
 export async function firstOccurrences(posts: PostRecord[], reader: Reader, lookup: RepostLookup): Promise<PostRecord[]> {
   const unfiltered = posts.filter((post) => !reader.view.matchesKeyword(post.body.text));
-  const reposts = unfiltered.filter((post) => post.repostOf && !originalShows(post.repostOf, reader));
+  // A repost carries its original's body: an original shown through a followed tag is not shown twice.
+  const reposts = unfiltered.filter(
+    (post) => post.repostOf && !originalShows(post.repostOf, reader) && !passesTags({ ...post, repostOf: null, authorId: post.repostOf.authorId, replyTo: post.repostOf.replyTo }, reader),
+  );
   if (reposts.length === 0) return unfiltered.filter((post) => !post.repostOf);
 
   const reposters = [...reader.follows].filter((handle) => !reader.view.hides(handle));

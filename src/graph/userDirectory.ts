@@ -4,6 +4,8 @@ import { heldCaches } from '../config.js';
 import { toUserRecord, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { plannedCollection } from '../db/shardPlan.js';
 
+const noTags: readonly string[] = Object.freeze([]);
+
 /** Users that still exist: an account being deleted is gone for every read from the start. */
 export const existingUsers = { deletedAt: { $exists: false } } as const;
 
@@ -16,6 +18,8 @@ export interface CachedUser {
   pulls: boolean;
   followersOnly: boolean;
   inbox: boolean;
+  /** The tags the user follows (UserDocument.followedTags). */
+  followedTags: readonly string[];
   /** The version of `record`'s counts (UserDocument.countVersion). */
   countVersion: number;
   /** How many times whom the user follows changed (UserDocument.followingVersion). */
@@ -62,6 +66,7 @@ export class UserDirectory {
             pulls: doc.pulls === true,
             followersOnly: doc.followersOnly === true,
             inbox: doc.inbox === true,
+            followedTags: doc.followedTags ?? noTags,
             countVersion: doc.countVersion ?? 0,
             followingVersion: doc.followingVersion ?? 0,
           },

@@ -33,7 +33,10 @@ export class UserFeedState {
    * pass: the authors whose posts are pulled (the reader among them: a cache built after their
    * pulled post holds only pushed ones), and the reader's inbox sources.
    */
-  async readerSources(readerId: string, followees: readonly string[]): Promise<{ pulling: string[]; inbox: InboxSources; followingVersion: number }> {
+  async readerSources(
+    readerId: string,
+    followees: readonly string[],
+  ): Promise<{ pulling: string[]; inbox: InboxSources; followingVersion: number; followedTags: readonly string[] }> {
     const users = await this.directory.cached([readerId, ...followees]);
     const pulling: string[] = [];
     const followersOnlyAuthors: string[] = [];
@@ -42,7 +45,12 @@ export class UserFeedState {
       if (user.followersOnly) followersOnlyAuthors.push(user.record.handle);
     }
     const reader = users.get(readerId);
-    return { pulling, inbox: { readerId, addressed: reader?.inbox === true, followersOnlyAuthors }, followingVersion: reader?.followingVersion ?? 0 };
+    return {
+      pulling,
+      inbox: { readerId, addressed: reader?.inbox === true, followersOnlyAuthors },
+      followingVersion: reader?.followingVersion ?? 0,
+      followedTags: reader?.followedTags ?? [],
+    };
   }
 
   /** Whether these users have the marks of limited posts (see `markLimited`), from the users this process holds. */

@@ -49,6 +49,8 @@ export interface LiveListVisibility {
 /** What the live core needs besides the bus: whom a viewer follows, what each viewer may see, and whose notifications this instance hears. */
 export interface LiveDependencies {
   followingIds(viewerId: string): Promise<string[]>;
+  /** The tags a viewer follows, whose public posts their timeline subscriptions receive too. */
+  followedTags?(viewerId: string): Promise<readonly string[]>;
   group: LiveGroup;
   visibility: LiveVisibility;
   lists: LiveListVisibility;
@@ -75,7 +77,10 @@ export class LiveService {
     private readonly options: LiveOptions,
   ) {
     this.connections = new LiveConnections(options.maxConnectionsPerUser);
-    this.timelines = new TimelineSubscriptions((viewerId) => dependencies.followingIds(viewerId));
+    this.timelines = new TimelineSubscriptions(
+      (viewerId) => dependencies.followingIds(viewerId),
+      (viewerId) => dependencies.followedTags?.(viewerId) ?? Promise.resolve([]),
+    );
     this.visibility = dependencies.visibility;
     this.lists = dependencies.lists;
     this.group = dependencies.group;

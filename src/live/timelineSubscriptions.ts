@@ -18,6 +18,8 @@ export interface TimelineSubscriptionOptions {
 class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
   /** The authors whose posts this viewer's timeline shows: themselves and whom they follow. Null while loading. */
   visible: Set<string> | null = null;
+  /** The tags the viewer follows: public posts with one of them show too. */
+  tags: ReadonlySet<string> = new Set();
   /** Events that arrived while `visible` was loading, replayed in order once it is known. */
   pending: ChangeEvent[] | null = [];
   readonly queue: EventQueue<TimelineEvent<K>>;
@@ -49,6 +51,10 @@ class Subscriber<K extends TimelineEventKind = TimelineEventKind> {
   }
 }
 
+/** The tags a post is routed by: a public post's own (reposts come through their reposter). */
+const tagsOf = (event: PostAddedEvent | PostRemovedEvent): readonly string[] =>
+  event.kind === 'postRemoved' ? (event.tags ?? []) : event.post.body.visibility === 'PUBLIC' && !event.post.repostOf ? event.post.body.tags : [];
+
 /** Whom a post is addressed to besides its author's followers. */
 const audienceOf = (post: { visibility: string; audience: readonly string[] }): readonly string[] =>
   post.visibility === 'MENTIONED' ? post.audience : [];
@@ -73,9 +79,14 @@ function removeFrom<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
 export class TimelineSubscriptions {
   private readonly byViewer = new Map<string, Set<Subscriber>>();
   private readonly byAuthor = new Map<string, Set<Subscriber>>();
+  /** Subscribers by the tags they follow: a tagged post reaches them whoever wrote it. */
+  private readonly byTag = new Map<string, Set<Subscriber>>();
   private readonly loading = new Set<Subscriber>();
 
-  constructor(private readonly followingIds: (viewerId: string) => Promise<string[]>) {}
+  constructor(
+    private readonly followingIds: (viewerId: string) => Promise<string[]>,
+    private readonly followedTags: (viewerId: string) => Promise<readonly string[]> = async () => [],
+  ) {}
 
   /**
    * Opens a subscription at once, so no event published from now on is missed; `ready` settles
@@ -103,7 +114,13 @@ export class TimelineSubscriptions {
         for (const subscriber of this.byViewer.get(event.followerId) ?? []) this.apply(subscriber, event);
         return;
       case 'changed':
-        // Filters and users are read again for every event (the visibility rules): nothing to route.
+        // Filters and users are read again for every event (the visibility rules); a viewer's
+        // followed tags route events, so a changed viewer's are read again, once every listener
+        // has forgotten what it held of them.
+        for (const userId of event.users) {
+          const subscribers = this.byViewer.get(userId);
+          if (subscribers) setImmediate(() => void this.reloadTags(userId, subscribers));
+        }
         return;
       case 'postEdited':
         // No subscription sends edits: a page loaded after it shows the post as it is now.
@@ -136,8 +153,9 @@ export class TimelineSubscriptions {
 
   private async load(subscriber: Subscriber): Promise<void> {
     let following: string[];
+    let tags: readonly string[];
     try {
-      following = await this.followingIds(subscriber.viewerId);
+      [following, tags] = await Promise.all([this.followingIds(subscriber.viewerId), this.followedTags(subscriber.viewerId)]);
     } catch (error) {
       subscriber.queue.end();
       throw error;
@@ -147,6 +165,7 @@ export class TimelineSubscriptions {
     if (subscriber.queue.isEnded) return;
     subscriber.visible = new Set([subscriber.viewerId, ...following]);
     for (const authorId of subscriber.visible) addTo(this.byAuthor, authorId, subscriber);
+    this.indexTags(subscriber, tags);
     const pending = subscriber.pending ?? [];
     subscriber.pending = null;
     for (const event of pending) this.apply(subscriber, event);
@@ -156,8 +175,10 @@ export class TimelineSubscriptions {
   private toFollowersOf(authorId: string, event: PostAddedEvent | PostRemovedEvent, audience: readonly string[]): void {
     for (const subscriber of this.loading) if (subscriber.kind === event.kind) subscriber.hold(event);
     const followers = this.byAuthor.get(authorId) ?? new Set<Subscriber>();
-    // Most posts are public: no set of recipients to build.
-    const reached = audience.length === 0 ? followers : new Set(followers);
+    const tags = tagsOf(event).filter((tag) => this.byTag.has(tag));
+    // Most posts are public and untagged: no set of recipients to build.
+    const reached = audience.length === 0 && tags.length === 0 ? followers : new Set(followers);
+    for (const tag of tags) for (const subscriber of this.byTag.get(tag)!) reached.add(subscriber);
     for (const viewerId of audience) for (const subscriber of this.byViewer.get(viewerId) ?? []) if (subscriber.visible) reached.add(subscriber);
     for (const subscriber of reached) {
       if (subscriber.kind === event.kind) subscriber.queue.push(event);
@@ -172,7 +193,8 @@ export class TimelineSubscriptions {
       case 'postRemoved': {
         const authorId = event.kind === 'postAdded' ? event.post.authorId : event.authorId;
         const audience = audienceOf(event.kind === 'postAdded' ? event.post.body : event);
-        if (subscriber.kind === event.kind && (subscriber.visible.has(authorId) || audience.includes(subscriber.viewerId))) subscriber.queue.push(event);
+        const tagged = tagsOf(event).some((tag) => subscriber.tags.has(tag));
+        if (subscriber.kind === event.kind && (subscriber.visible.has(authorId) || audience.includes(subscriber.viewerId) || tagged)) subscriber.queue.push(event);
         return;
       }
       case 'followed':
@@ -200,7 +222,23 @@ export class TimelineSubscriptions {
     removeFrom(this.byViewer, subscriber.viewerId, subscriber);
     this.loading.delete(subscriber);
     for (const authorId of subscriber.visible ?? []) removeFrom(this.byAuthor, authorId, subscriber);
+    for (const tag of subscriber.tags) removeFrom(this.byTag, tag, subscriber);
     subscriber.visible = null;
     subscriber.pending = null;
+  }
+
+  /** Indexes the subscriber under `tags` instead of the tags it had. */
+  private indexTags(subscriber: Subscriber, tags: readonly string[]): void {
+    for (const tag of subscriber.tags) removeFrom(this.byTag, tag, subscriber);
+    subscriber.tags = new Set(tags);
+    if (subscriber.queue.isEnded) return;
+    for (const tag of subscriber.tags) addTo(this.byTag, tag, subscriber);
+  }
+
+  /** A viewer followed or unfollowed a tag (or changed otherwise): their open subscriptions route by their tags as they are now. */
+  private async reloadTags(viewerId: string, subscribers: ReadonlySet<Subscriber>): Promise<void> {
+    const tags = await this.followedTags(viewerId).catch(() => null);
+    if (tags === null) return;
+    for (const subscriber of subscribers) if (subscriber.visible) this.indexTags(subscriber, tags);
   }
 }

@@ -12,6 +12,8 @@ import { ObjectId, type Filter } from 'mongodb';
 import type { TimelineContentMode } from '../config.js';
 import { fromStoredMedia, toStoredMedia, type MediaDescriptor, type StoredMedia } from './media.js';
 import { mentionedHandles } from './mentions.js';
+import { searchTokens } from './searchTokens.js';
+import { postTags } from './tags.js';
 
 export const maxPostLength = 500;
 
@@ -73,6 +75,11 @@ export interface ContentDocument extends StoredBody {
   sh?: string[];
   /** A reply not yet counted on its parent; cleared once it is. */
   _cq?: true;
+  /**
+   * What the post is found by: its search tokens and `#tag`s (records/searchTokens.ts), on posts
+   * only, never reposts or timeline entries. Left out of every read but discovery's (`tokensLeftOut`).
+   */
+  _w?: string[];
 }
 
 /**
@@ -97,6 +104,8 @@ export interface StoredBody {
   _to?: string[];
   /** The images, in the order the author gave them; absent when there are none. */
   _md?: StoredMedia[];
+  /** The tags, as parsed once when it was posted: present whenever the text holds a `#` (as `_mn` for `@`). */
+  _tg?: string[];
 }
 
 /** Public posts only: what outboxes, author pages and timelines hold. */
@@ -134,6 +143,8 @@ export interface PostBody {
   audience: readonly string[];
   /** The images, never their bytes: what a page needs to show them (see records/media.ts). */
   media: readonly MediaDescriptor[];
+  /** The tags the text holds, normalised, each once, at most 10 (see records/tags.ts). */
+  tags: readonly string[];
 }
 
 /** Who may see a post, as a body says it. */
@@ -190,6 +201,7 @@ export function newBody(
     visibility: shownTo.visibility,
     audience: shownTo.visibility === 'MENTIONED' ? [...(shownTo.audience ?? [])] : noMentions,
     media: media.length === 0 ? noMedia : [...media],
+    tags: text.includes('#') ? postTags(text) : noMentions,
   };
 }
 
@@ -199,11 +211,12 @@ export function toStoredBody(body: PostBody): StoredBody {
   if (body.text.includes('@')) stored._mn = [...body.mentions];
   Object.assign(stored, toStoredVisibility(body));
   if (body.media.length > 0) stored._md = body.media.map(toStoredMedia);
+  if (body.text.includes('#')) stored._tg = [...body.tags];
   return stored;
 }
 
 /** Every field of a stored body: a field added to StoredBody and not here fails to compile. */
-const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md'] as const satisfies readonly (keyof StoredBody)[];
+const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md', '_tg'] as const satisfies readonly (keyof StoredBody)[];
 type Unlisted = Exclude<keyof StoredBody, (typeof storedBodyFields)[number]>;
 const everyFieldListed: Unlisted extends never ? true : Unlisted = true;
 void everyFieldListed;
@@ -223,11 +236,27 @@ export function bodyUpdate(body: PostBody, path: string): { $set: Record<string,
   return Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
 }
 
+/**
+ * The update that puts `body` into a post's own document in `content` (an edit of its text): every
+ * field of the body, and the search tokens, which only the post's own document carries (never a
+ * repost's copy of the body, never a timeline entry).
+ */
+export function storedPostUpdate(body: PostBody): { $set: Record<string, unknown>; $unset?: Record<string, ''> } {
+  const update = bodyUpdate(body, '');
+  const tokens = searchTokens(body.text, body.tags);
+  if (tokens.length > 0) update.$set._w = tokens;
+  else update.$unset = { ...update.$unset, _w: '' };
+  return update;
+}
+
 /** Whether two stored forms of one post's body say the same (the fields that can change once posted). */
 export const sameEditableBody = (a: Pick<StoredBody, '_md'>, b: Pick<StoredBody, '_md'>): boolean => JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
 
 /** A projection of posts without their bodies, for reads that need only where posts are (see `placeOnly`). */
-export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0 } as const;
+export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0, _tg: 0, _w: 0 } as const;
+
+/** The projection every read of whole posts uses: a post's search tokens are for the index, not for pages. */
+export const tokensLeftOut = { _w: 0 } as const;
 
 /** A post read with `bodyLeftOut`: its place and references, an empty body. */
 export const placeOnly = (doc: Omit<ContentDocument, keyof StoredBody>): PostRecord => toPostRecord({ ...doc, _m: '' });
@@ -240,6 +269,8 @@ export function fromStoredBody(doc: StoredBody): PostBody {
     mentions: doc._mn ?? (doc._m.includes('@') ? mentionedHandles(doc._m) : noMentions),
     ...toVisibility(doc),
     media: doc._md ? doc._md.map(fromStoredMedia) : noMedia,
+    // As for mentions: documents written before tags were kept are parsed when read.
+    tags: doc._tg ?? (doc._m.includes('#') ? postTags(doc._m) : noMentions),
   };
 }
 
@@ -465,7 +496,15 @@ export function newPostId(authorId: string): ObjectId {
 }
 
 /** A post as `content` stores it: its shape everywhere, plus its place. */
-export const toStoredPost = (post: Omit<PostRecord, 'counts'>): ContentDocument => ({ ...toContentDocument(post), s: postPlace(post.id) });
+export function toStoredPost(post: Omit<PostRecord, 'counts'>): ContentDocument {
+  const doc: ContentDocument = { ...toContentDocument(post), s: postPlace(post.id) };
+  // A repost carries its original's body but is found through the original, never twice.
+  if (!post.repostOf) {
+    const tokens = searchTokens(post.body.text, post.body.tags);
+    if (tokens.length > 0) doc._w = tokens;
+  }
+  return doc;
+}
 
 /** The filter for one post by id: its place and its id. */
 export const byPostId = (id: ObjectId): { s: number; _id: ObjectId } => ({ s: postPlace(id), _id: id });

@@ -79,6 +79,8 @@ export interface UserDocument {
   suspended?: { e: string; at: Date };
   /** Tokens of suspended accounts whose follow these counts leave out until they are unsuspended. */
   hidden?: string[];
+  /** The tags the user follows, in the order they followed them (at most 100): their public posts join the home timeline at read time. */
+  followedTags?: string[];
 }
 
 /**

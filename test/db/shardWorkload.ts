@@ -30,7 +30,7 @@ export const workloadAccounts = ['ada', 'bea', 'cal', 'dan', 'eve', 'pop'] as co
 
 const user = 'id handle displayName bio createdAt followerCount followingCount viewerIsFollowing viewerHasMuted viewerHasBlocked';
 const post = `id text createdAt visibility likeCount repostCount replyCount viewerHasLiked viewerHasReposted viewerHasBookmarked
-  author { handle } mentions { handle } replyTo { id text } media { id kind alt width height url previewUrl blurhash }`;
+  author { handle } mentions { handle } tags replyTo { id text } media { id kind alt width height url previewUrl blurhash }`;
 const pageInfo = 'pageInfo { hasNextPage hasPreviousPage startCursor endCursor }';
 const posts = `edges { cursor repostedBy { handle } node { ${post} } } ${pageInfo}`;
 const users = `edges { cursor node { handle } } ${pageInfo} totalCount`;
@@ -62,6 +62,14 @@ export const workload: WorkloadStep[] = [
   createPost('ada', 'followersOnly', 'for followers', ', visibility: FOLLOWERS'),
   createPost('ada', 'mentionedOnly', 'only for @cal', ', visibility: MENTIONED'),
   createPost('bea', 'reply', 'an answer'),
+  // Discovery: a followed tag, a tag page both ways, a search, trends.
+  { label: 'followTag', as: 'cal', query: 'mutation { followTag(tag: "#News") }' },
+  createPost('eve', 'taggedPost', 'tagged #news and #日本語'),
+  { label: 'tagTimeline', as: 'cal', query: `{ tagTimeline(tag: "news", first: 5) { ${posts} } }`, keep: (data, ids) => void (ids.tagCursor = data.tagTimeline.pageInfo.endCursor) },
+  { label: 'tagTimeline', as: 'cal', query: `query($c: String) { tagTimeline(tag: "news", last: 5, before: $c) { ${posts} } }`, variables: (ids) => ({ c: ids.tagCursor }) },
+  { label: 'searchPosts', as: 'bea', query: `{ searchPosts(query: "tagged 日本語", first: 5) { ${posts} } }` },
+  { label: 'trendingTags', as: 'bea', query: '{ trendingTags(first: 5) { tag accounts posts } }' },
+  { label: 'followedTags', as: 'cal', query: '{ followedTags }' },
   {
     label: 'createPost',
     as: 'ada',
@@ -145,6 +153,7 @@ export const workload: WorkloadStep[] = [
   { label: 'updateProfile', as: 'eve', query: 'mutation { updateProfile(locked: false) { locked } }' },
   { label: 'changePassword', as: 'dan', query: `mutation { changePassword(current: "correct horse battery", next: "another horse battery") { token user { handle } } }`, keep: (data, ids) => void (ids.danToken = data.changePassword.token) },
   { label: 'unfollow', as: 'dan', query: 'mutation { unfollow(handle: "ada") { followerCount } }' },
+  { label: 'unfollowTag', as: 'cal', query: 'mutation { unfollowTag(tag: "news") }' },
   {
     label: 'updateMedia',
     as: 'ada',

@@ -187,7 +187,14 @@ export function createSession(apiUrl: string, token: string, onSignedOut: () => 
   );
   const cache = new InMemoryCache({
     typePolicies: {
-      Query: { fields: { timeline: relayStylePagination(), notifications: relayStylePagination(['kinds']) } },
+      Query: {
+        fields: {
+          timeline: relayStylePagination(),
+          notifications: relayStylePagination(['kinds']),
+          tagTimeline: relayStylePagination(['tag']),
+          searchPosts: relayStylePagination(['query']),
+        },
+      },
       User: { fields: { posts: relayStylePagination(), bookmarks: relayStylePagination() } },
       Post: { fields: { replies: relayStylePagination() } },
       List: { fields: { timeline: relayStylePagination(), members: relayStylePagination() } },

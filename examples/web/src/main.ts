@@ -6,7 +6,7 @@
  *
  * Plain DOM and Apollo Client on purpose: the point is how a client talks to this API, not a UI
  * framework. Views are hash routes, one module each under views/: #/ (home), #/notifications,
- * #/search[/<query>], #/bookmarks, #/lists[/<id>], #/u/<handle>, #/p/<id>, #/settings.
+ * #/search[/<query>], #/tag/<tag>, #/bookmarks, #/lists[/<id>], #/u/<handle>, #/p/<id>, #/settings.
  */
 import { createSession, errorCode, errorMessage } from './api.js';
 import { NOTIFICATION_ADDED, POST_ADDED, POST_REMOVED, TIMELINE, UNREAD_NOTIFICATIONS, VIEWER, type Author, type Edge, type NotificationEdge, type TimelineData } from './operations.js';
@@ -21,6 +21,7 @@ import { showProfile } from './views/profile.js';
 import { showSearch } from './views/search.js';
 import { showSettings } from './views/settings.js';
 import { handleKey, showSignIn, tokenKey, type SignInOptions } from './views/signIn.js';
+import { showTag } from './views/tag.js';
 import { showThread } from './views/thread.js';
 
 setInterval(() => refreshTimes(), 30_000);
@@ -227,6 +228,7 @@ function route(): void {
     if (view === 'p' && argument) return showThread(state, argument, extra === 'reply');
     if (view === 'settings') return showSettings(state);
     if (view === 'search') return showSearch(state, argument);
+    if (view === 'tag' && argument) return showTag(state, argument);
     if (view === 'notifications') return showNotifications(state);
     if (view === 'bookmarks') return showBookmarks(state);
     if (view === 'lists') return argument ? showList(state, argument) : showLists(state);

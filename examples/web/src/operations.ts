@@ -62,6 +62,7 @@ graphql(`
     viewerHasBookmarked
     author { ...AuthorFields }
     mentions { id handle }
+    tags
     replyTo { id author { ...AuthorFields } }
     media { ...MediaFields }
   }
@@ -445,5 +446,39 @@ export const CHANGE_PASSWORD = graphql(`
 export const LOG_OUT_EVERYWHERE = graphql(`
   mutation LogOutEverywhere {
     logOutEverywhere
+  }
+`);
+
+// Discovery: tag pages, post search, trending and followed tags.
+export const TAG_TIMELINE = graphql(`
+  query TagTimeline($tag: String!, $first: Int, $after: String) {
+    tagTimeline(tag: $tag, first: $first, after: $after) {
+      edges { ...PostEdgeFields }
+      pageInfo { ...PageInfoFields }
+    }
+    followedTags
+  }
+`);
+export const SEARCH_POSTS = graphql(`
+  query SearchPosts($query: String!, $first: Int, $after: String) {
+    searchPosts(query: $query, first: $first, after: $after) {
+      edges { ...PostEdgeFields }
+      pageInfo { ...PageInfoFields }
+    }
+  }
+`);
+export const TRENDING_TAGS = graphql(`
+  query TrendingTags($first: Int) {
+    trendingTags(first: $first) { tag accounts posts }
+  }
+`);
+export const FOLLOW_TAG = graphql(`
+  mutation FollowTag($tag: String!) {
+    followTag(tag: $tag)
+  }
+`);
+export const UNFOLLOW_TAG = graphql(`
+  mutation UnfollowTag($tag: String!) {
+    unfollowTag(tag: $tag)
   }
 `);

@@ -88,18 +88,31 @@ export const visibilityLabels: Record<Exclude<Visibility, 'PUBLIC'>, { label: st
   MENTIONED: { label: 'Mentioned only', title: 'Only the accounts this post mentions can see it' },
 };
 
-// The server's mention rule (src/records/mentions.ts): `@` not inside a word or an e-mail address.
-const mentionPattern = /(?<![a-z0-9_@])@([a-z0-9_]+)(?![a-z0-9_@])/gi;
+// The server's mention rule (src/records/mentions.ts): `@` not inside a word or an e-mail address;
+// and its tag rule (src/records/tags.ts): `#` not after a letter, digit, `#`, `&` or `/`.
+const linkPattern = /(?<![a-z0-9_@])@([a-z0-9_]+)(?![a-z0-9_@])|(?<![\p{L}\p{M}\p{N}_#&/])#([\p{L}\p{M}\p{N}_]+)/giu;
 
-/** A post's text, its `@handle`s of existing accounts (the API's `mentions`) as profile links. */
-export function textHtml(text: string, mentions: readonly Pick<Author, 'handle'>[]): string {
+/**
+ * A post's text, its `@handle`s of existing accounts (the API's `mentions`) as profile links and
+ * its tags (the API's `tags`, normalised as the server does) as links to their tag pages.
+ */
+export function textHtml(text: string, mentions: readonly Pick<Author, 'handle'>[], tags: readonly string[] = []): string {
   const known = new Set(mentions.map((user) => user.handle));
+  const tagged = new Set(tags);
   let html = '';
   let from = 0;
-  for (const match of text.matchAll(mentionPattern)) {
-    const handle = match[1]!.toLowerCase();
-    if (!known.has(handle)) continue;
-    html += `${escape(text.slice(from, match.index))}<a href="#/u/${encodeURIComponent(handle)}" class="mention" data-testid="mention">@${escape(match[1]!)}</a>`;
+  for (const match of text.matchAll(linkPattern)) {
+    let link: string;
+    if (match[1] !== undefined) {
+      const handle = match[1].toLowerCase();
+      if (!known.has(handle)) continue;
+      link = `<a href="#/u/${encodeURIComponent(handle)}" class="mention" data-testid="mention">@${escape(match[1])}</a>`;
+    } else {
+      const tag = match[2]!.normalize('NFKC').toLowerCase();
+      if (!tagged.has(tag)) continue;
+      link = `<a href="#/tag/${encodeURIComponent(tag)}" class="tag" data-testid="tag-link">#${escape(match[2]!)}</a>`;
+    }
+    html += `${escape(text.slice(from, match.index))}${link}`;
     from = match.index + match[0].length;
   }
   return html + escape(text.slice(from));
@@ -155,7 +168,7 @@ export function postHtml(edge: { node: Post; repostedBy?: Edge['repostedBy'] }, 
           ${limited ? `<span class="visibility" data-testid="visibility" title="${limited.title}">${icon(post.visibility === 'MENTIONED' ? icons.at : icons.lock)}${limited.label}</span>` : ''}
         </div>
         ${post.replyTo ? `<div class="replying" data-testid="replying-to">replying to <a href="#/p/${encodeURIComponent(post.replyTo.id)}">@${escape(post.replyTo.author.handle)}</a></div>` : ''}
-        ${post.text ? `<p class="text" data-testid="text">${textHtml(post.text, post.mentions)}</p>` : ''}
+        ${post.text ? `<p class="text" data-testid="text">${textHtml(post.text, post.mentions, post.tags)}</p>` : ''}
         ${mediaHtml(post.media ?? [])}
         ${actions}
       </div>

@@ -183,6 +183,11 @@ export type Mutation = {
    * locked account asks it instead (`viewerFollowState: REQUESTED`); unfollowing takes the request back.
    */
   follow: User;
+  /**
+   * Public posts with a followed tag join the viewer's home timeline and live updates. At most 100
+   * tags. Returns the followed tags; following one again changes nothing.
+   */
+  followTag: Array<Scalars['String']['output']>;
   /** Likes a post and returns it. Liking a post already liked changes nothing. */
   likePost: Post;
   logIn: AuthPayload;
@@ -232,6 +237,8 @@ export type Mutation = {
   undoRepost: Post;
   /** Stops following a user and returns them. Unfollowing someone not followed changes nothing. */
   unfollow: User;
+  /** Stops following a tag; its posts leave the home timeline at once. Returns the followed tags. */
+  unfollowTag: Array<Scalars['String']['output']>;
   /** Takes the viewer's like back and returns the post. Idempotent. */
   unlikePost: Post;
   unmute: User;
@@ -327,6 +334,12 @@ export type MutationDeletePostArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationFollowArgs = {
   handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationFollowTagArgs = {
+  tag: Scalars['String']['input'];
 };
 
 
@@ -438,6 +451,12 @@ export type MutationUndoRepostArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnfollowArgs = {
   handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationUnfollowTagArgs = {
+  tag: Scalars['String']['input'];
 };
 
 
@@ -568,6 +587,8 @@ export type Post = Node & {
   /** The post this one replies to; null for a top-level post or when the parent was deleted. */
   replyTo?: Maybe<Post>;
   repostCount: Scalars['Int']['output'];
+  /** Normalised (NFKC, lower case), in order of first appearance, at most 10. */
+  tags: Array<Scalars['String']['output']>;
   text: Scalars['String']['output'];
   /** False when nobody is signed in. */
   viewerHasBookmarked: Scalars['Boolean']['output'];
@@ -611,6 +632,8 @@ export type Query = {
    * Page size defaults to 20, at most 100.
    */
   followRequests: UserConnection;
+  /** The tags the viewer follows, in the order they followed them. */
+  followedTags: Array<Scalars['String']['output']>;
   /** One of the viewer's lists; null when unknown or another account's (lists are private). */
   list?: Maybe<List>;
   /** The viewer's lists, oldest first. */
@@ -641,6 +664,13 @@ export type Query = {
    */
   reports: ReportConnection;
   /**
+   * Posts the viewer may see that contain every word of `query`, newest first: case- and
+   * accent-insensitive words; Chinese, Japanese and Korean by any run of two or more characters.
+   * A blank query or one over 200 characters is BAD_USER_INPUT. Paged like `timeline` (`last`/`before`:
+   * matching posts newer than a cursor), page size 1 to 50, default 20; cursors are this query's own.
+   */
+  searchPosts: PostConnection;
+  /**
    * Existing users whose handle or display name starts with `query` (case-insensitive; a leading `@`
    * is ignored): handle matches by handle, then display-name matches by name. `first` defaults to 20;
    * outside 1–50 is BAD_USER_INPUT, as is a blank query.
@@ -652,6 +682,12 @@ export type Query = {
    */
   suggestedFollows: Array<Suggestion>;
   /**
+   * Public posts with this tag, newest first, paged like `timeline`; the viewer's mutes, blocks and
+   * filters apply. The tag is normalised like a post's (a leading `#` is fine); cursors are this
+   * tag's own (another connection's is BAD_USER_INPUT).
+   */
+  tagTimeline: PostConnection;
+  /**
    * The viewer's home timeline: their own posts and those of everyone they follow, newest first.
    * `first`/`after` pages back in time; `last`/`before` returns the posts just newer than a cursor
    * (pull-to-refresh). Page size defaults to 20, at most 100.
@@ -659,6 +695,8 @@ export type Query = {
   timeline: PostConnection;
   /** Where the viewer last read their timeline, kept per account (the same on every device). */
   timelineMarker: TimelineMarker;
+  /** Tags by distinct accounts over the last 24 h, most first. `first`: 1 to 50, default 10. */
+  trendingTags: Array<TagTrend>;
   /** A user by handle, or null when unknown. */
   user?: Maybe<User>;
   /** The signed-in user, or null without a valid token. */
@@ -720,6 +758,16 @@ export type QueryReportsArgs = {
 
 
 /** What can be read: over HTTP, GET or POST. */
+export type QuerySearchPostsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  query: Scalars['String']['input'];
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
 export type QuerySearchUsersArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
   query: Scalars['String']['input'];
@@ -733,11 +781,27 @@ export type QuerySuggestedFollowsArgs = {
 
 
 /** What can be read: over HTTP, GET or POST. */
+export type QueryTagTimelineArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  tag: Scalars['String']['input'];
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
 export type QueryTimelineArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** What can be read: over HTTP, GET or POST. */
+export type QueryTrendingTagsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -841,6 +905,16 @@ export type Suggestion = {
 /** An account to follow. */
 export type SuggestionFollowedByArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A tag's use over the last 24 hours. */
+export type TagTrend = {
+  __typename?: 'TagTrend';
+  /** Distinct accounts that used it in the last 24 h. */
+  accounts: Scalars['Int']['output'];
+  /** Public posts that used it in the last 24 h. */
+  posts: Scalars['Int']['output'];
+  tag: Scalars['String']['output'];
 };
 
 /** Where the viewer last read their timeline. */
@@ -1076,6 +1150,7 @@ export type ResolversTypes = {
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Suggestion: ResolverTypeWrapper<SuggestionRecord>;
+  TagTrend: ResolverTypeWrapper<TagTrend>;
   TimelineMarker: ResolverTypeWrapper<TimelineMarkerRecord>;
   User: ResolverTypeWrapper<UserRecord>;
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges'> & { edges: Array<ResolversTypes['UserEdge']> }>;
@@ -1110,6 +1185,7 @@ export type ResolversParentTypes = {
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
   Suggestion: SuggestionRecord;
+  TagTrend: TagTrend;
   TimelineMarker: TimelineMarkerRecord;
   User: UserRecord;
   UserConnection: Omit<UserConnection, 'edges'> & { edges: Array<ResolversParentTypes['UserEdge']> };
@@ -1170,6 +1246,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   deleteList?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
+  followTag?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<MutationFollowTagArgs, 'tag'>>;
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
   logOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1188,6 +1265,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unbookmark?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnbookmarkArgs, 'id'>>;
   undoRepost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUndoRepostArgs, 'id'>>;
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
+  unfollowTag?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<MutationUnfollowTagArgs, 'tag'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
   unsuspendAccount?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnsuspendAccountArgs, 'handle'>>;
@@ -1240,6 +1318,7 @@ export type PostResolvers<ContextType = RequestContext, ParentType extends Resol
   replyCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   replyTo?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
   repostCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  tags?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   viewerHasBookmarked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasLiked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1261,6 +1340,7 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   followRequests?: Resolver<ResolversTypes['UserConnection'], ParentType, ContextType, Partial<QueryFollowRequestsArgs>>;
+  followedTags?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
   node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
@@ -1268,10 +1348,13 @@ export type QueryResolvers<ContextType = RequestContext, ParentType extends Reso
   notifications?: Resolver<ResolversTypes['NotificationConnection'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   reports?: Resolver<ResolversTypes['ReportConnection'], ParentType, ContextType, Partial<QueryReportsArgs>>;
+  searchPosts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QuerySearchPostsArgs, 'query'>>;
   searchUsers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QuerySearchUsersArgs, 'query'>>;
   suggestedFollows?: Resolver<Array<ResolversTypes['Suggestion']>, ParentType, ContextType, Partial<QuerySuggestedFollowsArgs>>;
+  tagTimeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QueryTagTimelineArgs, 'tag'>>;
   timeline?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<QueryTimelineArgs>>;
   timelineMarker?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType>;
+  trendingTags?: Resolver<Array<ResolversTypes['TagTrend']>, ParentType, ContextType, Partial<QueryTrendingTagsArgs>>;
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'handle'>>;
   viewer?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
 };
@@ -1310,6 +1393,12 @@ export type SuggestionResolvers<ContextType = RequestContext, ParentType extends
   followedBy?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType, Partial<SuggestionFollowedByArgs>>;
   mutualCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   user?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+};
+
+export type TagTrendResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TagTrend'] = ResolversParentTypes['TagTrend']> = {
+  accounts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  posts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  tag?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type TimelineMarkerResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['TimelineMarker'] = ResolversParentTypes['TimelineMarker']> = {
@@ -1372,6 +1461,7 @@ export type Resolvers<ContextType = RequestContext> = {
   ReportEdge?: ReportEdgeResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Suggestion?: SuggestionResolvers<ContextType>;
+  TagTrend?: TagTrendResolvers<ContextType>;
   TimelineMarker?: TimelineMarkerResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserConnection?: UserConnectionResolvers<ContextType>;

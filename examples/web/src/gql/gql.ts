@@ -23,7 +23,7 @@ type Documents = {
     "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n": typeof types.OpenReportsDocument,
     "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n": typeof types.ResolveReportDocument,
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": typeof types.AuthorFieldsFragmentDoc,
-    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": typeof types.PostFieldsFragmentDoc,
+    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": typeof types.PostFieldsFragmentDoc,
     "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": typeof types.MediaFieldsFragmentDoc,
     "\n  fragment PageInfoFields on PageInfo {\n    hasNextPage\n    hasPreviousPage\n    startCursor\n    endCursor\n  }\n": typeof types.PageInfoFieldsFragmentDoc,
     "\n  fragment PostEdgeFields on PostEdge {\n    cursor\n    repostedBy { ...AuthorFields }\n    node { ...PostFields }\n  }\n": typeof types.PostEdgeFieldsFragmentDoc,
@@ -80,6 +80,11 @@ type Documents = {
     "\n  mutation UpdateProfile($displayName: String, $bio: String) {\n    updateProfile(displayName: $displayName, bio: $bio) { id handle displayName bio }\n  }\n": typeof types.UpdateProfileDocument,
     "\n  mutation ChangePassword($current: String!, $next: String!) {\n    changePassword(current: $current, next: $next) { token user { ...AuthorFields } }\n  }\n": typeof types.ChangePasswordDocument,
     "\n  mutation LogOutEverywhere {\n    logOutEverywhere\n  }\n": typeof types.LogOutEverywhereDocument,
+    "\n  query TagTimeline($tag: String!, $first: Int, $after: String) {\n    tagTimeline(tag: $tag, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n    followedTags\n  }\n": typeof types.TagTimelineDocument,
+    "\n  query SearchPosts($query: String!, $first: Int, $after: String) {\n    searchPosts(query: $query, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n": typeof types.SearchPostsDocument,
+    "\n  query TrendingTags($first: Int) {\n    trendingTags(first: $first) { tag accounts posts }\n  }\n": typeof types.TrendingTagsDocument,
+    "\n  mutation FollowTag($tag: String!) {\n    followTag(tag: $tag)\n  }\n": typeof types.FollowTagDocument,
+    "\n  mutation UnfollowTag($tag: String!) {\n    unfollowTag(tag: $tag)\n  }\n": typeof types.UnfollowTagDocument,
 };
 const documents: Documents = {
     "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n": types.ViewerLockedDocument,
@@ -91,7 +96,7 @@ const documents: Documents = {
     "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n": types.OpenReportsDocument,
     "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n": types.ResolveReportDocument,
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": types.AuthorFieldsFragmentDoc,
-    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": types.PostFieldsFragmentDoc,
+    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": types.PostFieldsFragmentDoc,
     "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": types.MediaFieldsFragmentDoc,
     "\n  fragment PageInfoFields on PageInfo {\n    hasNextPage\n    hasPreviousPage\n    startCursor\n    endCursor\n  }\n": types.PageInfoFieldsFragmentDoc,
     "\n  fragment PostEdgeFields on PostEdge {\n    cursor\n    repostedBy { ...AuthorFields }\n    node { ...PostFields }\n  }\n": types.PostEdgeFieldsFragmentDoc,
@@ -148,6 +153,11 @@ const documents: Documents = {
     "\n  mutation UpdateProfile($displayName: String, $bio: String) {\n    updateProfile(displayName: $displayName, bio: $bio) { id handle displayName bio }\n  }\n": types.UpdateProfileDocument,
     "\n  mutation ChangePassword($current: String!, $next: String!) {\n    changePassword(current: $current, next: $next) { token user { ...AuthorFields } }\n  }\n": types.ChangePasswordDocument,
     "\n  mutation LogOutEverywhere {\n    logOutEverywhere\n  }\n": types.LogOutEverywhereDocument,
+    "\n  query TagTimeline($tag: String!, $first: Int, $after: String) {\n    tagTimeline(tag: $tag, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n    followedTags\n  }\n": types.TagTimelineDocument,
+    "\n  query SearchPosts($query: String!, $first: Int, $after: String) {\n    searchPosts(query: $query, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n": types.SearchPostsDocument,
+    "\n  query TrendingTags($first: Int) {\n    trendingTags(first: $first) { tag accounts posts }\n  }\n": types.TrendingTagsDocument,
+    "\n  mutation FollowTag($tag: String!) {\n    followTag(tag: $tag)\n  }\n": types.FollowTagDocument,
+    "\n  mutation UnfollowTag($tag: String!) {\n    unfollowTag(tag: $tag)\n  }\n": types.UnfollowTagDocument,
 };
 
 /**
@@ -203,7 +213,7 @@ export function graphql(source: "\n  fragment AuthorFields on User {\n    id\n  
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"): (typeof documents)["\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"];
+export function graphql(source: "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"): (typeof documents)["\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -428,6 +438,26 @@ export function graphql(source: "\n  mutation ChangePassword($current: String!, 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation LogOutEverywhere {\n    logOutEverywhere\n  }\n"): (typeof documents)["\n  mutation LogOutEverywhere {\n    logOutEverywhere\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query TagTimeline($tag: String!, $first: Int, $after: String) {\n    tagTimeline(tag: $tag, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n    followedTags\n  }\n"): (typeof documents)["\n  query TagTimeline($tag: String!, $first: Int, $after: String) {\n    tagTimeline(tag: $tag, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n    followedTags\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SearchPosts($query: String!, $first: Int, $after: String) {\n    searchPosts(query: $query, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n"): (typeof documents)["\n  query SearchPosts($query: String!, $first: Int, $after: String) {\n    searchPosts(query: $query, first: $first, after: $after) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query TrendingTags($first: Int) {\n    trendingTags(first: $first) { tag accounts posts }\n  }\n"): (typeof documents)["\n  query TrendingTags($first: Int) {\n    trendingTags(first: $first) { tag accounts posts }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation FollowTag($tag: String!) {\n    followTag(tag: $tag)\n  }\n"): (typeof documents)["\n  mutation FollowTag($tag: String!) {\n    followTag(tag: $tag)\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UnfollowTag($tag: String!) {\n    unfollowTag(tag: $tag)\n  }\n"): (typeof documents)["\n  mutation UnfollowTag($tag: String!) {\n    unfollowTag(tag: $tag)\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -8,13 +8,17 @@ import { composer, itemsOf, wireComposer, wirePostActions } from '../posts.js';
 import { announce, app, busy, pagedParts, pageSize, showOnTop, type App } from '../shell.js';
 import { escape, plural, renderKeyed, stateBox } from '../ui.js';
 import { mountSuggestions } from './suggestions.js';
+import { mountTrending } from './trending.js';
 
 export function showHome(state: App): () => void {
   document.title = 'Home · Feed';
   app.classList.add('with-sidebar');
   app.innerHTML = `
     <div class="compose-area">${composer('new-post', 'What is happening?', 'Post')}</div>
-    <aside class="sidebar card" data-testid="suggestions" aria-label="Who to follow" hidden></aside>
+    <div class="sidebar">
+      <aside class="card" data-testid="suggestions" aria-label="Who to follow" hidden></aside>
+      <aside class="card" data-testid="trending" aria-label="Trending tags" hidden></aside>
+    </div>
     <div class="feed">
       <div class="toolbar">
         <span aria-live="polite"><span data-testid="count"></span><span data-testid="unread-count"></span></span>
@@ -107,6 +111,7 @@ export function showHome(state: App): () => void {
   wirePostActions(state, list, { rerender: render, onError: report });
   // A follow backfills the followed account's recent posts, which no live event brings.
   const stopSuggestions = mountSuggestions(state, app.querySelector<HTMLElement>('[data-testid="suggestions"]')!, 3, reread);
+  const stopTrending = mountTrending(state, app.querySelector<HTMLElement>('[data-testid="trending"]')!, 5);
 
   // The pill: the live posts on top, and the reader taken there.
   pill.addEventListener('click', () => {
@@ -160,5 +165,6 @@ export function showHome(state: App): () => void {
     watching.unsubscribe();
     observer.disconnect();
     stopSuggestions();
+    stopTrending();
   };
 }
