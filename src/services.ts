@@ -33,6 +33,8 @@ import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
+import { Conversations } from './feed/conversations.js';
+import { Pins } from './content/pins.js';
 import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
@@ -107,8 +109,10 @@ export interface Services {
   markers: TimelineMarkers;
   /** Uploaded images: storing, serving and deleting them. */
   media: MediaService;
-  /** Changes to published posts that every copy must take: an image's alt text. */
+  /** Changes to published posts that every copy must take: their text, an image's alt text. */
   postEdits: PostEdits;
+  /** Threads, quotes and pinned posts as a reader sees them. */
+  conversations: Conversations;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -156,10 +160,10 @@ export function createServices(db: Db, config: Config): Services {
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
   };
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
-  const visibility = new PostVisibility({ graph, feedState });
   const bookmarkStore = new Bookmarks(db);
   const media = new MediaService(db, config.media, config.jwtSecret, content);
-  const postEdits = new PostEdits({ media, content, fanout, changes });
+  const visibility = new PostVisibility({ graph, feedState });
+  const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work });
@@ -170,7 +174,7 @@ export function createServices(db: Db, config: Config): Services {
   const live = liveCore(changes, graph, timelines, lists, config);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers };
+  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...postEdits.handlers };
   const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   const profiles = new UserProfiles(users);
   return {
@@ -208,6 +212,7 @@ export function createServices(db: Db, config: Config): Services {
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,
     postEdits,
+    conversations: new Conversations({ content, visibility, readerFilters, pins: new Pins(db) }),
   };
 }
 

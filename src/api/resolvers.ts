@@ -28,6 +28,7 @@ import { keywordFilterGlobalId, listGlobalId, listKey, lookupId, mediaGlobalId, 
 import { nodeResolvers } from './nodeResolvers.js';
 import type { ListPageRequest } from '../records/pages.js';
 import { notificationResolvers } from './notificationResolvers.js';
+import { conversationMutationResolvers, conversationPostResolvers, conversationUserResolvers } from './conversationResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -114,9 +115,16 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo, visibility, media }, context) => {
+    createPost: (_parent, { text, replyTo, visibility, media, quoteOf }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC', (media ?? []).map(mediaKey));
+      return context.services.publishing.post(
+        viewerId,
+        text,
+        replyTo == null ? null : postKey(replyTo),
+        visibility ?? 'PUBLIC',
+        (media ?? []).map(mediaKey),
+        quoteOf == null ? null : postKey(quoteOf),
+      );
     },
     updateMedia: async (_parent, { id, alt }, context) => {
       const viewerId = requireViewer(context);
@@ -173,6 +181,7 @@ export const resolvers: Resolvers = {
     changePassword: (_parent, { current, next }, context) =>
       context.services.settings.changePassword(requireViewer(context), current, next, context.clientAddress),
     logOutEverywhere: (_parent, _args, context) => context.services.settings.logOutEverywhere(requireViewer(context)),
+    ...conversationMutationResolvers,
   },
 
   TimelineMarker: {
@@ -211,6 +220,7 @@ export const resolvers: Resolvers = {
       userConnection(context, args, (page) => context.services.graph.listFollowers(user.handle, page), user.followerCount),
     following: (user, args, context) =>
       userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount),
+    ...conversationUserResolvers,
   },
 
   KeywordFilter: {
@@ -260,6 +270,7 @@ export const resolvers: Resolvers = {
     viewerHasBookmarked: (post, _args, context) => viewerState(post, context.known.bookmarks, context.loaders.viewerBookmarks),
     // Signed here, for a post the viewer may see: the only way a URL of its images is handed out.
     media: (post, _args, context) => post.body.media.map((image) => context.services.media.record(image, context.origin)),
+    ...conversationPostResolvers,
   },
 
   Media: {

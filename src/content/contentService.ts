@@ -18,6 +18,7 @@ import {
   postPlace,
   publicOnly,
   repostRecord,
+  threadPlace,
   type PostBody,
   type ContentDocument,
   type PostRecord,
@@ -30,6 +31,9 @@ import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
+import { QuoteCounts } from './quoteCounts.js';
+import { TextEdits } from './textEdits.js';
+import { Threads } from './threads.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
@@ -52,6 +56,12 @@ export class ContentService {
   readonly scans: PostScans;
   /** Reply counts and the tombstones of deleted posts (see ReplyCounts). */
   readonly replyCounts: ReplyCounts;
+  /** Quote counts (see QuoteCounts). */
+  readonly quoteCounts: QuoteCounts;
+  /** Text edits and their history (see TextEdits). */
+  readonly textEdits: TextEdits;
+  /** Threads, quotes and pins as lists (see Threads). */
+  readonly threads: Threads;
 
   /** Authors' newest posts, for pages of one or many authors (see Outboxes). */
   private readonly outboxes: Outboxes;
@@ -65,6 +75,9 @@ export class ContentService {
     this.counters = new PostCounters(this.content, this.lookups);
     this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
     this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
+    this.quoteCounts = new QuoteCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
+    this.textEdits = new TextEdits(this.content);
+    this.threads = new Threads(this.content);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -89,6 +102,8 @@ export class ContentService {
       { key: { sx: 1 }, name: 'away_from_author', partialFilterExpression: { sx: true } },
     ]);
     await this.replyCounts.ensureIndexes();
+    await this.quoteCounts.ensureIndexes();
+    await this.threads.ensureIndexes();
   }
 
   /**
@@ -98,7 +113,11 @@ export class ContentService {
    */
   preparePost(authorId: string, body: PostBody, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
-    return { id: newPostId(authorId), authorId, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
+    const id = newPostId(authorId);
+    const createdAt = new Date();
+    const post: PostRecord = { id, authorId, createdAt, pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
+    // A reply's place in its thread, from its parent's as read: no read more.
+    return options.replyTo ? { ...post, thread: threadPlace(options.replyTo, id, createdAt) } : post;
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
@@ -117,6 +136,8 @@ export class ContentService {
     const doc = toStoredPost(post);
     const counted = post.replyTo !== null && post.body.visibility === 'PUBLIC';
     if (counted) doc._cq = true;
+    const quoteCounted = post.body.quoteOf !== null && post.body.visibility === 'PUBLIC' && !post.repostOf;
+    if (quoteCounted) doc._qc = true;
     let stored = true;
     try {
       await this.content.insertOne(doc);
@@ -128,6 +149,8 @@ export class ContentService {
     // A replay counts only a reply that is still marked as not yet counted.
     const uncounted = stored || (await this.content.countDocuments({ ...byPostId(post.id), _cq: true }, { limit: 1 })) > 0;
     if (counted && uncounted) await this.replyCounts.count(post.id, post.replyTo!.id);
+    const quoteUncounted = quoteCounted && (stored || (await this.content.countDocuments({ ...byPostId(post.id), _qc: true }, { limit: 1 })) > 0);
+    if (quoteUncounted) await this.quoteCounts.count(post.id, post.body.quoteOf!.id);
   }
 
   /**
@@ -135,12 +158,13 @@ export class ContentService {
    * so background work can tell a deleted post from one whose request has not stored it yet.
    */
   async deletePost({ id, authorId }: PostRef): Promise<boolean> {
-    await this.replyCounts.recordDeletion(id);
+    const { quoted } = await this.replyCounts.recordDeletion(id);
     const deleted = (await this.content.deleteOne(byPostId(id))).deletedCount === 1;
     this.lookups.forgetPosts([id]);
     // Also when another caller deleted it first: this process may hold it all the same.
     this.outboxes.drop(authorId, id);
     await this.replyCounts.uncountDeleted(id);
+    if (quoted) await this.quoteCounts.uncountDeleted(id);
     return deleted;
   }
 

@@ -6,7 +6,7 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
 
-export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION';
+export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION' | 'QUOTE';
 
 /**
  * Every kind, what its documents' ids start with, and whether people are grouped in it. A new
@@ -18,6 +18,7 @@ export const notificationKindTable = {
   REPOST: { prefix: 'r', grouped: true },
   REPLY: { prefix: 'y', grouped: false },
   MENTION: { prefix: 'm', grouped: false },
+  QUOTE: { prefix: 'q', grouped: false },
 } as const satisfies Record<NotificationKind, { prefix: string; grouped: boolean }>;
 
 export const notificationKinds = Object.keys(notificationKindTable) as NotificationKind[];
@@ -30,7 +31,8 @@ export type NotificationSubject =
   | { kind: 'LIKE' | 'REPOST'; postId: ObjectId; period: number }
   | { kind: 'FOLLOW'; recipient: string; day: string }
   | { kind: 'REPLY'; replyId: ObjectId }
-  | { kind: 'MENTION'; postId: ObjectId; recipient: string };
+  | { kind: 'MENTION'; postId: ObjectId; recipient: string }
+  | { kind: 'QUOTE'; quoteId: ObjectId };
 
 export function notificationId(subject: NotificationSubject): string {
   const prefix = notificationKindTable[subject.kind].prefix;
@@ -44,6 +46,8 @@ export function notificationId(subject: NotificationSubject): string {
       return `${prefix}:${subject.replyId.toHexString()}`;
     case 'MENTION':
       return `${prefix}:${subject.postId.toHexString()}:${subject.recipient}`;
+    case 'QUOTE':
+      return `${prefix}:${subject.quoteId.toHexString()}`;
     default:
       throw new UnreachableCaseError(subject);
   }
@@ -93,7 +97,7 @@ export interface NotificationDocument {
   n: number;
   /** The newest actors, in `actorOrder`, at most `maxActorsShown`. */
   a: GroupActor[];
-  /** LIKE/REPOST: the recipient's post; REPLY/MENTION: the reply or mentioning post. */
+  /** LIKE/REPOST: the recipient's post; REPLY/MENTION/QUOTE: the reply, mentioning post or quote. */
   p?: ObjectId;
   /** Bumped by every write of the group: of two states of one group, the higher is the newer. */
   v: number;

@@ -66,12 +66,59 @@ export interface ContentDocument extends StoredBody {
   /** Repost of this post. */
   _o?: RepostOfDocument;
   /** Counts kept on the post (the counter service): likes, reposts, replies, and `v`, bumped by every change. Absent means 0. */
-  n?: { l?: number; r?: number; y?: number; v?: number };
+  n?: { l?: number; r?: number; y?: number; q?: number; v?: number };
   /** Tokens of count changes under way (see PostCounters); empty or absent at rest. */
   pc?: string[];
   /** A reply not yet counted on its parent; cleared once it is. */
   _cq?: true;
+  /** A public quote not yet counted on the post it quotes; cleared once it is. */
+  _qc?: true;
+  /** Earlier texts, newest first, at most `maxEditsKept`: each with the time of the edit that replaced it. */
+  eh?: StoredEdit[];
+  /** How many times the text was edited: the guard under which concurrent edits take turns. */
+  ev?: number;
+  /** On a reply: the root of its thread. */
+  _rt?: ObjectId;
+  /** On a reply: its nearest ancestors, root side first, the parent last; at most `maxAncestors`. */
+  _an?: ObjectId[];
+  /** On a reply: its place in the thread's reading order (see `threadPlace`). */
+  _tk?: string;
 }
+
+/** An earlier text of a post: `m` the text, `e` when the edit that replaced it was made. */
+export interface StoredEdit {
+  m: string;
+  e: Date;
+}
+
+/** Earlier texts kept per post. */
+export const maxEditsKept = 50;
+/** Ancestors a reply keeps, and `Post.ancestors` shows. */
+export const maxAncestors = 50;
+
+/**
+ * Where a reply sits in its thread: the root, its nearest ancestors (root side first), and a key
+ * that sorts the whole thread in reading order (depth first, each level oldest first): its
+ * parent's key followed by its own segment, so a post's descendants are one range of keys.
+ */
+export interface ThreadPlace {
+  root: ObjectId;
+  ancestors: readonly ObjectId[];
+  key: string;
+}
+
+/** A reply's segment of a thread key: its time (ms, 11 hex digits) then its id, so siblings sort oldest first. */
+const threadSegment = (id: ObjectId, createdAt: Date): string => createdAt.getTime().toString(16).padStart(11, '0') + id.toHexString();
+
+/** The place of a new reply to `parent` (a top-level post, or a reply stored before replies kept their place, starts a thread). */
+export function threadPlace(parent: Pick<PostRecord, 'id' | 'thread'>, id: ObjectId, createdAt: Date): ThreadPlace {
+  const segment = threadSegment(id, createdAt);
+  if (!parent.thread) return { root: parent.id, ancestors: [parent.id], key: segment };
+  return { root: parent.thread.root, ancestors: [...parent.thread.ancestors, parent.id].slice(-maxAncestors), key: parent.thread.key + segment };
+}
+
+/** Sorts after every key that starts with `key`: the end of a post's descendants' range. */
+export const afterDescendants = (key: string): string => `${key}~`;
 
 /**
  * A post's body as stored: in `content`, in embedded timeline entries (the same fields, so an
@@ -95,6 +142,10 @@ export interface StoredBody {
   _to?: string[];
   /** The images, in the order the author gave them; absent when there are none. */
   _md?: StoredMedia[];
+  /** The post this one quotes; absent on a post that quotes none. Never changes once posted. */
+  _q?: PostRefDocument;
+  /** When the text was last edited; absent until it first is. */
+  _e?: Date;
 }
 
 /** Public posts only: what outboxes, author pages and timelines hold. */
@@ -114,6 +165,8 @@ export interface PostCounts {
   likes: number;
   reposts: number;
   replies: number;
+  /** Public quotes. */
+  quotes: number;
   /** Grows with every change of the counts: of two copies, the higher is the newer. */
   version: number;
 }
@@ -132,6 +185,10 @@ export interface PostBody {
   audience: readonly string[];
   /** The images, never their bytes: what a page needs to show them (see records/media.ts). */
   media: readonly MediaDescriptor[];
+  /** The post this one quotes, by id and author: a quote shows it as it is now, never a copy. */
+  quoteOf: PostRef | null;
+  /** When the text was last edited (see `editedBody`); null until it first is. */
+  editedAt: Date | null;
 }
 
 /** Who may see a post, as a body says it. */
@@ -150,6 +207,8 @@ export interface PostRecord {
   counts: PostCounts | null;
   /** For a repost, the original's. */
   body: PostBody;
+  /** A reply's place in its thread, as stored; absent elsewhere (timeline entries, tasks, events). */
+  thread?: ThreadPlace;
 }
 
 export const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
@@ -168,6 +227,7 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   repostOf: toRepostOf(doc._o),
   counts: toPostCounts(doc),
   body: fromStoredBody(doc),
+  ...(doc._rt && doc._tk !== undefined ? { thread: { root: doc._rt, ancestors: doc._an ?? [], key: doc._tk } } : {}),
 });
 
 const noMentions: readonly string[] = Object.freeze([]);
@@ -181,6 +241,7 @@ export function newBody(
   text: string,
   shownTo: { visibility: Visibility; audience?: readonly string[] } = publicVisibility,
   media: readonly MediaDescriptor[] = noMedia,
+  quoteOf: PostRef | null = null,
 ): PostBody {
   return {
     text,
@@ -188,8 +249,22 @@ export function newBody(
     visibility: shownTo.visibility,
     audience: shownTo.visibility === 'MENTIONED' ? [...(shownTo.audience ?? [])] : noMentions,
     media: media.length === 0 ? noMedia : [...media],
+    quoteOf,
+    editedAt: null,
   };
 }
+
+/**
+ * The body after an edit of its text at `at`: only the text and what is parsed from it change.
+ * Whom it is for (a MENTIONED post's audience, fixed when it was posted), its images and what it
+ * quotes stay as they were.
+ */
+export const editedBody = (body: PostBody, text: string, at: Date): PostBody => ({
+  ...body,
+  text,
+  mentions: text.includes('@') ? mentionedHandles(text) : noMentions,
+  editedAt: at,
+});
 
 /** A body as `content`, embedded entries and live events store it. */
 export function toStoredBody(body: PostBody): StoredBody {
@@ -197,11 +272,13 @@ export function toStoredBody(body: PostBody): StoredBody {
   if (body.text.includes('@')) stored._mn = [...body.mentions];
   Object.assign(stored, toStoredVisibility(body));
   if (body.media.length > 0) stored._md = body.media.map(toStoredMedia);
+  if (body.quoteOf) stored._q = fromRef(body.quoteOf);
+  if (body.editedAt) stored._e = body.editedAt;
   return stored;
 }
 
 /** Every field of a stored body: a field added to StoredBody and not here fails to compile. */
-const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md'] as const satisfies readonly (keyof StoredBody)[];
+const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md', '_q', '_e'] as const satisfies readonly (keyof StoredBody)[];
 type Unlisted = Exclude<keyof StoredBody, (typeof storedBodyFields)[number]>;
 const everyFieldListed: Unlisted extends never ? true : Unlisted = true;
 void everyFieldListed;
@@ -221,11 +298,16 @@ export function bodyUpdate(body: PostBody, path: string): { $set: Record<string,
   return Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
 }
 
+/** The fields of a stored body that can change once posted: the images' alt text, the text and what is parsed from it. */
+export type EditableBody = Pick<StoredBody, '_md' | '_m' | '_e'>;
+export const editableBodyFields = { _md: 1, _m: 1, _e: 1 } as const;
+
 /** Whether two stored forms of one post's body say the same (the fields that can change once posted). */
-export const sameEditableBody = (a: Pick<StoredBody, '_md'>, b: Pick<StoredBody, '_md'>): boolean => JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
+export const sameEditableBody = (a: EditableBody, b: EditableBody): boolean =>
+  a._m === b._m && (a._e?.getTime() ?? 0) === (b._e?.getTime() ?? 0) && JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
 
 /** A projection of posts without their bodies, for reads that need only where posts are (see `placeOnly`). */
-export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0 } as const;
+export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0, _q: 0, _e: 0 } as const;
 
 /** A post read with `bodyLeftOut`: its place and references, an empty body. */
 export const placeOnly = (doc: Omit<ContentDocument, keyof StoredBody>): PostRecord => toPostRecord({ ...doc, _m: '' });
@@ -238,6 +320,8 @@ export function fromStoredBody(doc: StoredBody): PostBody {
     mentions: doc._mn ?? (doc._m.includes('@') ? mentionedHandles(doc._m) : noMentions),
     ...toVisibility(doc),
     media: doc._md ? doc._md.map(fromStoredMedia) : noMedia,
+    quoteOf: toRef(doc._q),
+    editedAt: doc._e ?? null,
   };
 }
 
@@ -256,6 +340,7 @@ export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
   likes: Math.max(0, doc.n?.l ?? 0),
   reposts: Math.max(0, doc.n?.r ?? 0),
   replies: Math.max(0, doc.n?.y ?? 0),
+  quotes: Math.max(0, doc.n?.q ?? 0),
   version: doc.n?.v ?? 0,
 });
 
@@ -265,6 +350,7 @@ export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocu
   if (post.pulled) doc._p = true;
   if (post.replyTo) doc._r = fromRef(post.replyTo);
   if (post.repostOf) doc._o = toRepostOfDocument(post.repostOf);
+  if (post.thread) Object.assign(doc, { _rt: post.thread.root, _an: [...post.thread.ancestors], _tk: post.thread.key });
   return doc;
 }
 
@@ -508,6 +594,8 @@ export interface TombstoneDocument {
   _id: ObjectId;
   at: Date;
   uncount?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
+  /** The same for a deleted public quote: the intent to take it off its quoted post's count. */
+  unquote?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
 }
 
 /** Where a reader last read their timeline; `position` and `updatedAt` are null until they first mark it. */

@@ -137,7 +137,9 @@ export type Mutation = {
    * the viewer may not see it). A reply is never more visible than its parent: a wider `visibility`
    * is narrowed to the parent's. `media`: up to 4 of the viewer's own uploads (POST /media) not
    * attached yet, shown in this order; with media, `text` may be empty. Another account's upload is
-   * FORBIDDEN, one already attached BAD_USER_INPUT, an unknown one NOT_FOUND.
+   * FORBIDDEN, one already attached BAD_USER_INPUT, an unknown one NOT_FOUND. `quoteOf`: a public
+   * post to quote (see `Post.quoted`); a limited one, or one whose author blocked the viewer or was
+   * blocked by them, is FORBIDDEN; one the viewer may not see NOT_FOUND.
    */
   createPost: Post;
   /**
@@ -152,6 +154,13 @@ export type Mutation = {
    * deletes of one post racing each other, one answers true and the others NOT_FOUND.
    */
   deletePost: Scalars['Boolean']['output'];
+  /**
+   * Replaces the text of one of the viewer's posts (FORBIDDEN for another's; the text rules of
+   * `createPost`). Only the text changes: visibility, media, reply and quote stay, and a
+   * mentioned-only post's audience stays as it was posted. The earlier text goes into `edits`; every
+   * copy of the post shows the new text within a second. Concurrent edits end in the last answered.
+   */
+  editPost: Post;
   /** Follows a user and returns them. Following someone already followed changes nothing. */
   follow: User;
   /** Likes a post and returns it. Liking a post already liked changes nothing. */
@@ -173,6 +182,8 @@ export type Mutation = {
   markTimelineRead: TimelineMarker;
   /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
   mute: User;
+  /** Pins one of the viewer's posts (FORBIDDEN for another's) to their profile; at most 5 (BAD_USER_INPUT beyond). Idempotent. */
+  pinPost: User;
   /** Removes a member. Idempotent. Unfollowing or blocking someone also removes them from every list. */
   removeFromList: List;
   /** True when the filter existed and is removed. */
@@ -195,6 +206,8 @@ export type Mutation = {
   /** Takes the viewer's like back and returns the post. Idempotent. */
   unlikePost: Post;
   unmute: User;
+  /** Unpins one of the viewer's posts. Idempotent. */
+  unpinPost: User;
   /**
    * Sets the alt text of one of the viewer's uploads (FORBIDDEN for another account's), also after
    * its post is published: every copy of the post shows the new text within a second. Null or blank
@@ -251,6 +264,7 @@ export type MutationCreateListArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreatePostArgs = {
   media?: InputMaybe<Array<Scalars['ID']['input']>>;
+  quoteOf?: InputMaybe<Scalars['ID']['input']>;
   replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
   visibility?: InputMaybe<Visibility>;
@@ -272,6 +286,13 @@ export type MutationDeleteListArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeletePostArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationEditPostArgs = {
+  id: Scalars['ID']['input'];
+  text: Scalars['String']['input'];
 };
 
 
@@ -309,6 +330,12 @@ export type MutationMarkTimelineReadArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMuteArgs = {
   handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationPinPostArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -383,6 +410,12 @@ export type MutationUnmuteArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationUnpinPostArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUpdateMediaArgs = {
   alt?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['ID']['input'];
@@ -451,6 +484,8 @@ export type NotificationKind =
   | 'LIKE'
   /** Someone's post names the viewer as @handle; never grouped. */
   | 'MENTION'
+  /** Someone quoted the viewer's post; never grouped. */
+  | 'QUOTE'
   /** Someone replied to the viewer's post; never grouped. */
   | 'REPLY'
   /** Someone reposted the viewer's post; grouped per post. */
@@ -468,8 +503,22 @@ export type PageInfo = {
 /** A post, a reply or the original of a repost. */
 export type Post = Node & {
   __typename?: 'Post';
+  /**
+   * Root first: the chain of posts this one answers, those the viewer may see; a hidden or deleted
+   * one ends it (the posts above it are left out). At most 50.
+   */
+  ancestors: Array<Post>;
   author: User;
   createdAt: Scalars['DateTime']['output'];
+  /**
+   * The whole reply tree below this post in reading order (depth first, each level oldest first),
+   * paged with `first`/`after`; only what the viewer may see, and no page is short for what it hides.
+   */
+  descendants: PostConnection;
+  /** Null until first edited. */
+  editedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Earlier versions, newest first: the text each had until its editedAt. At most 50 kept. */
+  edits: Array<PostEdit>;
   id: Scalars['ID']['output'];
   /** Kept on the post and exact; never counted at read time. */
   likeCount: Scalars['Int']['output'];
@@ -477,6 +526,14 @@ export type Post = Node & {
   media: Array<Media>;
   /** The existing accounts whose `@handle` the text mentions, in order of first mention. */
   mentions: Array<User>;
+  /** Whether its author pinned it to their profile. */
+  pinned: Scalars['Boolean']['output'];
+  /** Exact count of public quotes. */
+  quoteCount: Scalars['Int']['output'];
+  /** The post this one quotes; null when it was deleted or the viewer may not see it. */
+  quoted?: Maybe<Post>;
+  /** Public quotes of this post the viewer may see, newest first. */
+  quotes: PostConnection;
   /** Replies to this post that the viewer may see, oldest first; `last`/`before` pages towards the first reply. */
   replies: PostConnection;
   /** Public replies only: a count everyone who sees the post is shown tells of no limited reply. */
@@ -492,6 +549,20 @@ export type Post = Node & {
   /** False when nobody is signed in. */
   viewerHasReposted: Scalars['Boolean']['output'];
   visibility: Visibility;
+};
+
+
+/** A post, a reply or the original of a repost. */
+export type PostDescendantsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** A post, a reply or the original of a repost. */
+export type PostQuotesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -517,6 +588,15 @@ export type PostEdge = {
   node: Post;
   /** Who brought this post into the timeline by reposting it; null when it is there directly. */
   repostedBy?: Maybe<User>;
+};
+
+/** An earlier text of a post. */
+export type PostEdit = {
+  __typename?: 'PostEdit';
+  /** When an edit replaced it. */
+  editedAt: Scalars['DateTime']['output'];
+  /** The text the post had until `editedAt`. */
+  text: Scalars['String']['output'];
 };
 
 /** What can be read: over HTTP, GET or POST. */
@@ -655,6 +735,8 @@ export type Subscription = {
    * the cursor the `timeline` query gives the same post: prepend the edge and keep paging from it.
    */
   timelinePostAdded: PostEdge;
+  /** A post in the viewer's timeline changed (edited, or its media's alt text), once per change. */
+  timelinePostEdited: Post;
   /** The id of a post in the viewer's timeline that its author deleted. */
   timelinePostRemoved: Scalars['ID']['output'];
 };
@@ -722,6 +804,8 @@ export type User = Node & {
   id: Scalars['ID']['output'];
   /** The viewer's keyword filters; asking for another user's is FORBIDDEN. */
   keywordFilters: Array<KeywordFilter>;
+  /** At most 5, most recently pinned first; only posts the viewer may see. */
+  pinnedPosts: Array<Post>;
   /** This user's own posts that the viewer may see, newest first, paged like the timeline. */
   posts: PostConnection;
   /** False when nobody is signed in. */
@@ -899,6 +983,7 @@ export type ResolversTypes = {
   Post: ResolverTypeWrapper<PostRecord>;
   PostConnection: ResolverTypeWrapper<Omit<PostConnection, 'edges'> & { edges: Array<ResolversTypes['PostEdge']> }>;
   PostEdge: ResolverTypeWrapper<PostEdgeRecord>;
+  PostEdit: ResolverTypeWrapper<PostEdit>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -930,6 +1015,7 @@ export type ResolversParentTypes = {
   Post: PostRecord;
   PostConnection: Omit<PostConnection, 'edges'> & { edges: Array<ResolversParentTypes['PostEdge']> };
   PostEdge: PostEdgeRecord;
+  PostEdit: PostEdit;
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   Subscription: Record<PropertyKey, never>;
@@ -992,6 +1078,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   deleteAccount?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountArgs, 'password'>>;
   deleteList?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
+  editPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationEditPostArgs, 'id' | 'text'>>;
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
   logIn?: Resolver<ResolversTypes['AuthPayload'], ParentType, ContextType, RequireFields<MutationLogInArgs, 'handle' | 'password'>>;
@@ -999,6 +1086,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   markNotificationsRead?: Resolver<ResolversTypes['MarkNotificationsReadPayload'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
+  pinPost?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationPinPostArgs, 'id'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
   removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
   renameList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRenameListArgs, 'id' | 'name'>>;
@@ -1010,6 +1098,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unfollow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnfollowArgs, 'handle'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
+  unpinPost?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnpinPostArgs, 'id'>>;
   updateMedia?: Resolver<ResolversTypes['Media'], ParentType, ContextType, RequireFields<MutationUpdateMediaArgs, 'id'>>;
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, Partial<MutationUpdateProfileArgs>>;
 };
@@ -1048,12 +1137,20 @@ export type PageInfoResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type PostResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Post'] = ResolversParentTypes['Post']> = {
+  ancestors?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   author?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  descendants?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostDescendantsArgs>>;
+  editedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  edits?: Resolver<Array<ResolversTypes['PostEdit']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   likeCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   media?: Resolver<Array<ResolversTypes['Media']>, ParentType, ContextType>;
   mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
+  pinned?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  quoteCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  quoted?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  quotes?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostQuotesArgs>>;
   replies?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostRepliesArgs>>;
   replyCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   replyTo?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
@@ -1077,6 +1174,11 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
   repostedBy?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
 };
 
+export type PostEditResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostEdit'] = ResolversParentTypes['PostEdit']> = {
+  editedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
   lists?: Resolver<Array<ResolversTypes['List']>, ParentType, ContextType>;
@@ -1096,6 +1198,7 @@ export type SubscriptionResolvers<ContextType = RequestContext, ParentType exten
   listPostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "listPostAdded", ParentType, ContextType, RequireFields<SubscriptionListPostAddedArgs, 'id'>>;
   notificationAdded?: SubscriptionResolver<ResolversTypes['NotificationEdge'], "notificationAdded", ParentType, ContextType>;
   timelinePostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "timelinePostAdded", ParentType, ContextType>;
+  timelinePostEdited?: SubscriptionResolver<ResolversTypes['Post'], "timelinePostEdited", ParentType, ContextType>;
   timelinePostRemoved?: SubscriptionResolver<ResolversTypes['ID'], "timelinePostRemoved", ParentType, ContextType>;
 };
 
@@ -1123,6 +1226,7 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   handle?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   keywordFilters?: Resolver<Array<ResolversTypes['KeywordFilter']>, ParentType, ContextType>;
+  pinnedPosts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   posts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<UserPostsArgs>>;
   viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   viewerHasMuted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1157,6 +1261,7 @@ export type Resolvers<ContextType = RequestContext> = {
   Post?: PostResolvers<ContextType>;
   PostConnection?: PostConnectionResolvers<ContextType>;
   PostEdge?: PostEdgeResolvers<ContextType>;
+  PostEdit?: PostEditResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   Suggestion?: SuggestionResolvers<ContextType>;

@@ -17,6 +17,8 @@ export type NotificationKind =
   | 'LIKE'
   /** Someone's post names the viewer as @handle; never grouped. */
   | 'MENTION'
+  /** Someone quoted the viewer's post; never grouped. */
+  | 'QUOTE'
   /** Someone replied to the viewer's post; never grouped. */
   | 'REPLY'
   /** Someone reposted the viewer's post; grouped per post. */

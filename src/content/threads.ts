@@ -1,0 +1,73 @@
+import type { Collection, Filter } from 'mongodb';
+import { plannedIndexes } from '../db/shardPlan.js';
+import { badInput } from '../errors.js';
+import {
+  afterDescendants,
+  byPostIds,
+  publicOnly,
+  toPostRecord,
+  type ContentDocument,
+  type PostRecord,
+} from '../records/posts.js';
+import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
+
+/**
+ * Conversations as lists: a post's ancestors, the reply tree below it in reading order, and the
+ * quotes of a post. Each reply carries its thread's root, its nearest ancestors and a key that
+ * sorts the whole thread depth first (records/posts.ts, `threadPlace`), so the ancestors are one
+ * read by id and any page of descendants is one range of one index, whatever the depth.
+ */
+export class Threads {
+  constructor(private readonly content: Collection<ContentDocument>) {}
+
+  async ensureIndexes(): Promise<void> {
+    await plannedIndexes(this.content, [
+      // A thread in reading order: a post's descendants are one range of keys under its root.
+      { key: { _rt: 1, _tk: 1 }, name: 'thread_order', partialFilterExpression: { _rt: { $exists: true } } },
+      // The quotes of a post, newest first.
+      { key: { '_q._id': 1, _d: -1, _id: -1 }, name: 'quotes_newest_first', partialFilterExpression: { '_q._id': { $exists: true } } },
+    ]);
+  }
+
+  /**
+   * The posts `post` answers, root first, as stored (one read by id): null where one was deleted.
+   * A reply stored before replies kept their place knows only its parent.
+   */
+  async ancestors(post: PostRecord): Promise<(PostRecord | null)[]> {
+    const ids = post.thread?.ancestors ?? (post.replyTo ? [post.replyTo.id] : []);
+    if (ids.length === 0) return [];
+    const docs = await this.content.find({ ...byPostIds(ids), _o: { $exists: false } }).toArray();
+    const found = new Map(docs.map((doc) => [doc._id.toHexString(), toPostRecord(doc)]));
+    return ids.map((id) => found.get(id.toHexString()) ?? null);
+  }
+
+  /**
+   * The replies below `post` that `visible` selects, in reading order after the key `after` (a
+   * cursor from this list), `limit` of them: one indexed range query, the filter applied by the
+   * database, so a hidden reply never shortens a page.
+   */
+  async descendants(post: PostRecord, after: string | null, limit: number, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+    const root = post.thread?.root ?? post.id;
+    const own = post.thread?.key ?? '';
+    if (after !== null && !after.startsWith(own)) throw badInput('Invalid cursor: pass a cursor of this post\'s descendants exactly as a previous page returned it');
+    const range = { $gt: after ?? own, ...(post.thread ? { $lt: afterDescendants(own) } : {}) };
+    const docs = await this.content
+      .find({ $and: [{ _rt: root, _tk: range }, visible] })
+      .sort({ _rt: 1, _tk: 1 })
+      .limit(limit + 1)
+      .toArray();
+    return { items: docs.slice(0, limit).map(toPostRecord), hasMore: docs.length > limit };
+  }
+
+  /** Public quotes of a post that `visible` selects, newest first around a point: one indexed query. */
+  async quotes(quotedId: PostRecord['id'], request: PageRequest, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+    const beyond = beyondFilter<ContentDocument>(request.direction, request.from, '_d', '_id');
+    const docs = await this.content
+      .find({ $and: [{ '_q._id': quotedId, _o: { $exists: false }, ...publicOnly }, visible, beyond].filter((part) => Object.keys(part).length > 0) })
+      .sort(sortFor(request.direction, '_d', '_id'))
+      .limit(request.limit + 1)
+      .toArray();
+    const nearestFirst = docs.slice(0, request.limit).map(toPostRecord);
+    return { items: request.direction === 'older' ? nearestFirst : nearestFirst.reverse(), hasMore: docs.length > request.limit };
+  }
+}
