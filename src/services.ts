@@ -171,7 +171,8 @@ export function createServices(db: Db, config: Config): Services {
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const live = liveCore(changes, graph, timelines, lists, config);
+  const conversations = new Conversations({ content, visibility, readerFilters, pins: new Pins(db) });
+  const live = liveCore(changes, graph, timelines, lists, conversations, config);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...postEdits.handlers };
@@ -212,7 +213,7 @@ export function createServices(db: Db, config: Config): Services {
     markers: new TimelineMarkers(users, graph, content, timelines),
     media,
     postEdits,
-    conversations: new Conversations({ content, visibility, readerFilters, pins: new Pins(db) }),
+    conversations,
   };
 }
 
@@ -226,12 +227,16 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, config: Config): LiveService {
+function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, conversations: Conversations, config: Config): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
-      visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
+      visibility: {
+        added: (viewerId, post) => timelines.showsLive(viewerId, post),
+        removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal),
+        edited: (viewerId, edit) => conversations.showsLiveEdit(viewerId, edit.post.id),
+      },
       lists: { assertListOf: (viewerId, listId) => lists.assertListOf(viewerId, listId), added: (viewerId, listId, post) => lists.showsLive(viewerId, listId, post) },
     },
     config.live,

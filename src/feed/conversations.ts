@@ -80,6 +80,14 @@ export class Conversations {
     return this.deps.pins.of(authorIds);
   }
 
+  /** Whether an edit of this post is news to the viewer live: they may see it and do not hide its author. */
+  async showsLiveEdit(viewerId: string, postId: ObjectId): Promise<boolean> {
+    const [post] = await this.deps.content.lookups.cachedPosts([postId]);
+    if (!post) return false;
+    const [[seen], view] = await Promise.all([this.deps.visibility.canSee(viewerId, [post]), this.deps.readerFilters.of(viewerId)]);
+    return seen === true && (post.authorId === viewerId || !view.hides(post.authorId));
+  }
+
   private async ownPost(viewerId: string, id: string): Promise<PostRecord> {
     const postId = parsePostId(id);
     const post = postId && (await this.deps.content.lookups.getPost(postId));

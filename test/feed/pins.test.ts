@@ -19,7 +19,7 @@ describe('pinned posts', () => {
     (await app.gql('{ user(handle: "ada") { pinnedPosts { id } } }', {}, viewer)).data.user.pinnedPosts.map((post: any) => post.id);
 
   it('keeps at most 5 of the author\'s own posts, most recently pinned first, idempotently', async () => {
-    const posts = [];
+    const posts: string[] = [];
     for (let index = 0; index < 6; index++) posts.push(await create(tokens.ada!, `post ${index}`));
     for (const id of posts.slice(0, 5)) expect((await pin(tokens.ada!, id)).errors).toBeUndefined();
     expect((await pin(tokens.ada!, posts[2]!)).errors).toBeUndefined();
@@ -57,7 +57,7 @@ describe('pinned posts', () => {
   });
 
   it('holds 5 under concurrent pins', async () => {
-    const posts = [];
+    const posts: string[] = [];
     for (let index = 0; index < 8; index++) posts.push(await create(tokens.bea!, `race ${index}`));
     await unpin(tokens.bea!, posts[0]!);
     const answers = await Promise.all(posts.map((id) => pin(tokens.bea!, id)));

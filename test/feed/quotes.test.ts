@@ -31,7 +31,7 @@ describe.each(combinations)('quotes in timelines: FEED_STRATEGY=$strategy TIMELI
 
   it('show the quoted post one level deep, as it is now, with its current text and counts', async () => {
     const original = await create(app, tokens.ada!, 'an original thought');
-    const quotes = [];
+    const quotes: string[] = [];
     for (let index = 0; index < 3; index++) quotes.push(await create(app, tokens.bea!, `quoting it ${index}`, { quoteOf: original }));
     await app.settled();
     await app.gql('mutation($id: ID!) { editPost(id: $id, text: "an edited thought") { id } }', { id: original }, tokens.ada);
