@@ -27,15 +27,16 @@ export class TextEdits {
   constructor(private readonly content: Collection<ContentDocument>) {}
 
   /**
-   * Replaces the text of a post (not a repost); null when there is no such post. `check` sees the
-   * post as read before each attempt and may refuse it by throwing (its author, the text rules).
+   * Replaces the text of a post (not a repost); null when there is no such post. `beforeWrite`
+   * sees the post as read before each attempt and may refuse it by throwing (its author, who may
+   * see it), or prepare what must exist before the write (`first`: on the first attempt only).
    */
-  async edit(id: ObjectId, text: string, check: (current: PostRecord) => void): Promise<TextEdited | null> {
-    for (;;) {
+  async edit(id: ObjectId, text: string, beforeWrite: (current: PostRecord, first: boolean) => Promise<void>): Promise<TextEdited | null> {
+    for (let attempt = 0; ; attempt++) {
       const doc = await this.content.findOne({ ...byPostId(id), _o: { $exists: false } }, { projection: { eh: 0 } });
       if (!doc) return null;
       const current = toPostRecord(doc);
-      check(current);
+      await beforeWrite(current, attempt === 0);
       const read = doc.ev ?? 0;
       // Never before the edit it follows, so the history reads newest first even across clocks.
       const at = new Date(Math.max(Date.now(), (doc._e?.getTime() ?? 0) + 1));

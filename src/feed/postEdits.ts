@@ -49,20 +49,31 @@ export class PostEdits {
   async editText(viewerId: string, id: string, text: string): Promise<PostRecord> {
     const { content, fanout, visibility } = this.deps;
     const postId = parsePostId(id);
-    const post = postId && (await content.lookups.getPost(postId));
-    if (!post || !(await visibility.canSee(viewerId, [post]))[0]) throw notFound(`No post with id "${id}"`);
-    if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can edit a post');
-    const message = postText(text, { mayBeEmpty: post.body.media.length > 0 });
-    const safetyNet: QueuedTask = { _id: `edit-copies:${id}:${new ObjectId().toHexString()}`, kind: 'edit-copies', payload: { postId: post.id }, runAt: new Date(Date.now() + safetyNetMs) };
-    await fanout.enqueueLater(safetyNet);
-    const edited = await content.textEdits.edit(post.id, message, () => {});
+    const missing = () => notFound(`No post with id "${id}"`);
+    if (!postId) throw missing();
+    // The text rules first, costing nothing; an empty text only passes beside images, seen below.
+    const message = postText(text, { mayBeEmpty: true });
+    const safetyNet: QueuedTask = { _id: `edit-copies:${id}:${new ObjectId().toHexString()}`, kind: 'edit-copies', payload: { postId }, runAt: new Date(Date.now() + safetyNetMs) };
+    let replaced = '';
+    let queued = false;
+    // Checked on the post as each attempt read it; the safety net is queued before the first write.
+    const edited = await content.textEdits.edit(postId, message, async (post, first) => {
+      if (first) {
+        if (!(await visibility.canSee(viewerId, [post]))[0]) throw missing();
+        if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can edit a post');
+        if (message === '' && post.body.media.length === 0) postText(message);
+        await fanout.enqueueLater(safetyNet);
+        queued = true;
+      }
+      replaced = post.body.text;
+    });
     if (!edited) {
-      await fanout.cancel(safetyNet._id);
-      throw notFound(`No post with id "${id}"`);
+      if (queued) await fanout.cancel(safetyNet._id);
+      throw missing();
     }
-    await this.carryText(edited.post, edited.version, post.body.text);
+    await this.carryText(edited.post, edited.version, replaced);
     await fanout.cancel(safetyNet._id);
-    return { ...edited.post, counts: post.counts };
+    return edited.post;
   }
 
   /** What a request that died after its edit left: carried again from the post as it is now. */
