@@ -72,7 +72,8 @@ export class TextEdits {
 
   /** A post (not a repost) as it is now, with its edit number and the text its last edit replaced; null when there is none. */
   async current(id: ObjectId): Promise<(TextEdited & { replaced: string | null }) | null> {
-    const doc = await this.content.findOne({ ...byPostId(id), _o: { $exists: false } }, { projection: { eh: { $slice: 1 } } });
+    // Read whole (the history is at most 50 texts): a `$slice` projection alone means different things to different servers.
+    const doc = await this.content.findOne({ ...byPostId(id), _o: { $exists: false } });
     return doc && { post: toPostRecord(doc), version: doc.ev ?? 0, replaced: doc.eh?.[0]?.m ?? null };
   }
 

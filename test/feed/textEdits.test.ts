@@ -129,3 +129,44 @@ describe('mentions changed by an edit', () => {
     expect(post.data.post.edits[49].text).toBe('edit 5');
   });
 });
+
+/** The request dies right after its guarded write: the safety net it queued first carries the edit. */
+describe.each(['time-buckets', 'cache'])('an edit whose request died after writing the post: %s', (strategy) => {
+  let app: TestApp;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    app = await startTestApp({ FEED_STRATEGY: strategy, FANOUT_WORKERS: '0' });
+    for (const handle of ['ada', 'bea', 'cal']) tokens[handle] = await app.signUp(handle);
+    await follow(app, tokens.bea!, 'ada');
+    await follow(app, tokens.cal!, 'bea');
+  });
+  afterAll(() => app?.stop());
+
+  it('is finished by the queue: the reposts and every embedded entry take the new text, each copy old or new', async () => {
+    const { runQueued } = await import('../support/queuedTasks.js');
+    const { internalId } = await import('../support/ids.js');
+    const id = await create(app, tokens.ada!, 'said first');
+    await runQueued(app);
+    await app.gql('mutation($id: ID!) { repost(id: $id) { id } }', { id }, tokens.bea);
+    await runQueued(app);
+    const texts = async () => {
+      const pages = await Promise.all(['ada', 'bea', 'cal'].map((handle) => app.gql('{ timeline { edges { node { id text } } } }', {}, tokens[handle])));
+      return pages.flatMap((page) => page.data.timeline.edges.filter((edge: any) => edge.node.id === id).map((edge: any) => edge.node.text));
+    };
+    expect(await texts()).toEqual(['said first', 'said first', 'said first']);
+
+    // What editPost does up to its guarded write, and no further: the safety net, then the post.
+    const postId = internalId(id);
+    await app.services.fanout.enqueueLater({ _id: `edit-copies:${id}:died`, kind: 'edit-copies', payload: { postId }, runAt: new Date() });
+    const written = await app.services.content.textEdits.edit(postId, 'said better', async () => {});
+    expect(written?.version).toBe(1);
+    // Every copy is the old text or the new, never a mix: each embedded entry is rewritten whole.
+    for (const text of await texts()) expect(['said first', 'said better']).toContain(text);
+
+    await runQueued(app);
+    expect(await texts()).toEqual(['said better', 'said better', 'said better']);
+    const shown = await app.gql('query($id: ID!) { post(id: $id) { text editedAt edits { text } } }', { id }, tokens.cal);
+    expect(shown.data.post).toMatchObject({ text: 'said better', edits: [{ text: 'said first' }] });
+  });
+});
