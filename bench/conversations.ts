@@ -143,7 +143,7 @@ async function main(): Promise<void> {
   const standIn = process.env.MONGODB_URI ? null : await startStandIn({ log: () => {} });
   const serverUri = process.env.MONGODB_URI ?? standIn!.uri;
   try {
-    console.log(`| strategy (embed) | edit answered | edit in all ${followers.toLocaleString('en')} timelines | timeline update commands | entries rewritten |`);
+    console.log(`| strategy (embed) | edit answered | edit in all ${followers.toLocaleString('en')} timelines | timeline update commands | update statements in them |`);
     console.log('|---|--:|--:|--:|--:|');
     for (const strategy of strategies) {
       const result = await editPropagation(serverUri, strategy, followers);

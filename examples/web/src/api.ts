@@ -189,7 +189,7 @@ export function createSession(apiUrl: string, token: string, onSignedOut: () => 
     typePolicies: {
       Query: { fields: { timeline: relayStylePagination(), notifications: relayStylePagination(['kinds']) } },
       User: { fields: { posts: relayStylePagination(), bookmarks: relayStylePagination() } },
-      Post: { fields: { replies: relayStylePagination() } },
+      Post: { fields: { replies: relayStylePagination(), descendants: relayStylePagination() } },
       List: { fields: { timeline: relayStylePagination(), members: relayStylePagination() } },
     },
   });

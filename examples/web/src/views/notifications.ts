@@ -14,6 +14,7 @@ const kinds = {
   REPOST: { icon: icons.repost, did: 'reposted your post' },
   REPLY: { icon: icons.reply, did: 'replied to your post' },
   MENTION: { icon: icons.at, did: 'mentioned you' },
+  QUOTE: { icon: icons.repost, did: 'quoted your post' },
 } as const;
 
 /** "Bea", "Bea and Cy", "Bea and 4 others": the newest actor first, as the API lists them. */
