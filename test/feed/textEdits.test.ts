@@ -170,3 +170,49 @@ describe.each(['time-buckets', 'cache'])('an edit whose request died after writi
     expect(shown.data.post).toMatchObject({ text: 'said better', edits: [{ text: 'said first' }] });
   });
 });
+
+/** Strategies whose copies live longest in a process: the cache's timelines, fanout on read's outboxes. */
+describe.each(['cache', 'fanout-on-read', 'time-buckets'])('an edit on two instances: %s', (strategy) => {
+  let a: TestApp;
+  let b: TestApp;
+  const tokens: Record<string, string> = {};
+
+  beforeAll(async () => {
+    a = await startTestApp({ FEED_STRATEGY: strategy });
+    b = await startTestApp({ FEED_STRATEGY: strategy, MONGODB_URI: a.mongodbUri });
+    for (const handle of ['ada', 'bea', 'cal']) tokens[handle] = await a.signUp(handle);
+    await follow(a, tokens.bea!, 'ada');
+    await follow(a, tokens.cal!, 'bea');
+  });
+  afterAll(async () => {
+    await b?.stop();
+    await a?.stop();
+  });
+
+  it('reaches every copy the other instance holds within a second: timelines, reposts, the post, the author\'s page', async () => {
+    const id = await create(a, tokens.ada!, 'before');
+    await a.settled();
+    await b.gql('mutation($id: ID!) { repost(id: $id) { id } }', { id }, tokens.bea);
+    await a.settled();
+    const read = async () => {
+      const pages = await Promise.all(['ada', 'bea', 'cal'].map((handle) => b.gql('{ timeline { edges { node { id text } } } }', {}, tokens[handle])));
+      const single = await b.gql('query($id: ID!) { post(id: $id) { text } user(handle: "ada") { posts { edges { node { id text } } } } }', { id }, tokens.cal);
+      const shown = pages.flatMap((page) => page.data.timeline.edges.filter((edge: any) => edge.node.id === id).map((edge: any) => edge.node.text));
+      const authored = single.data.user.posts.edges.filter((edge: any) => edge.node.id === id).map((edge: any) => edge.node.text);
+      return [...shown, single.data.post.text, ...authored];
+    };
+    // Instance B holds every copy now.
+    expect(await read()).toEqual(['before', 'before', 'before', 'before', 'before']);
+    expect(await read()).toEqual(['before', 'before', 'before', 'before', 'before']);
+
+    expect((await edit(a, tokens.ada!, id, 'after')).errors).toBeUndefined();
+    const sent = performance.now();
+    let seen: string[] = [];
+    while (performance.now() - sent < 1000) {
+      seen = await read();
+      if (seen.every((text) => text === 'after')) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(seen).toEqual(['after', 'after', 'after', 'after', 'after']);
+  });
+});
