@@ -18,7 +18,7 @@ export default [
         'error',
         {
           exceptions: {
-            types: ['PageInfo', 'AuthPayload', 'Suggestion', 'TimelineMarker', 'MarkNotificationsReadPayload'],
+            types: ['PageInfo', 'AuthPayload', 'Suggestion', 'TimelineMarker', 'MarkNotificationsReadPayload', 'PostEdit'],
             suffixes: ['Connection', 'Edge'],
           },
         },

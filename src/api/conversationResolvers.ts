@@ -4,7 +4,7 @@ import { ObjectId } from 'mongodb';
 import { badInput } from '../errors.js';
 import type { PostRecord } from '../records/posts.js';
 import type { UserRecord } from '../records/users.js';
-import { listPageInfo, maxPageSize, postPageRequest, toPostConnection, toPostEdge, type PostConnectionRecord } from './connections.js';
+import { listPageInfo, listPageRequest, postPageRequest, toPostConnection, toPostEdge, type PostConnectionRecord } from './connections.js';
 import { requireViewer, type RequestContext } from './context.js';
 import { loadEngagement } from './engagement.js';
 import type { MutationResolvers, PostResolvers, UserResolvers } from './generated/graphql.js';
@@ -72,19 +72,13 @@ function decodeThreadCursor(cursor: string): string {
   return key;
 }
 
-function firstOf(first: number | null | undefined): number {
-  if (first == null) return 20;
-  if (first < 1 || first > maxPageSize) throw badInput(`first must be between 1 and ${maxPageSize}`);
-  return first;
-}
-
 export const conversationPostResolvers: Pick<PostResolvers, 'ancestors' | 'descendants' | 'quoted' | 'quoteCount' | 'quotes' | 'editedAt' | 'edits' | 'pinned'> = {
   ancestors: async (post, _args, context) => context.services.conversations.ancestors(context.viewerId, await threaded(post, context)),
-  descendants: async (post, { first, after }, context, info) => {
-    const limit = firstOf(first);
-    const page = await context.services.conversations.descendants(context.viewerId, await threaded(post, context), after == null ? null : decodeThreadCursor(after), limit);
+  descendants: async (post, args, context, info) => {
+    const request = listPageRequest(args, decodeThreadCursor);
+    const page = await context.services.conversations.descendants(context.viewerId, await threaded(post, context), request);
     const edges = page.items.map((reply) => ({ ...toPostEdge(reply), cursor: encodeThreadCursor(reply.thread?.key ?? '') }));
-    return withEngagement({ edges, pageInfo: listPageInfo('forward', after != null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null) }, context, info);
+    return withEngagement({ edges, pageInfo: listPageInfo(request.direction, request.from !== null, page.hasMore, edges[0]?.cursor ?? null, edges.at(-1)?.cursor ?? null) }, context, info);
   },
   quoted: (post, _args, context) => (post.body.quoteOf ? visiblePost(post.body.quoteOf.id, context) : null),
   quoteCount: async (post, _args, context) => {
@@ -92,7 +86,7 @@ export const conversationPostResolvers: Pick<PostResolvers, 'ancestors' | 'desce
     return counts.quotes ?? 0;
   },
   quotes: async (post, args, context, info) => {
-    const request = postPageRequest({ first: args.first ?? null, after: args.after ?? null });
+    const request = postPageRequest(args);
     return withEngagement(toPostConnection(await context.services.conversations.quotes(context.viewerId, post.id, request), request), context, info);
   },
   editedAt: (post) => post.body.editedAt,

@@ -10,6 +10,7 @@ import {
   type PostRecord,
 } from '../records/posts.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
+import type { ListPageRequest } from '../records/pages.js';
 
 /**
  * Conversations as lists: a post's ancestors, the reply tree below it in reading order, and the
@@ -42,21 +43,25 @@ export class Threads {
   }
 
   /**
-   * The replies below `post` that `visible` selects, in reading order after the key `after` (a
-   * cursor from this list), `limit` of them: one indexed range query, the filter applied by the
-   * database, so a hidden reply never shortens a page.
+   * The replies below `post` that `visible` selects, in reading order after the key `from` (a
+   * cursor from this list; `backward`: just before it), `limit` of them, in reading order: one
+   * indexed range query, the filter applied by the database, so a hidden reply never shortens a page.
    */
-  async descendants(post: PostRecord, after: string | null, limit: number, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+  async descendants(post: PostRecord, request: ListPageRequest<string>, visible: Filter<ContentDocument>): Promise<Page<PostRecord>> {
+    const { from, limit, direction } = request;
     const root = post.thread?.root ?? post.id;
     const own = post.thread?.key ?? '';
-    if (after !== null && !after.startsWith(own)) throw badInput('Invalid cursor: pass a cursor of this post\'s descendants exactly as a previous page returned it');
-    const range = { $gt: after ?? own, ...(post.thread ? { $lt: afterDescendants(own) } : {}) };
+    if (from !== null && (!from.startsWith(own) || from === own)) throw badInput('Invalid cursor: pass a cursor of this post\'s descendants exactly as a previous page returned it');
+    const end = post.thread ? { $lt: afterDescendants(own) } : {};
+    const range = direction === 'forward' ? { $gt: from ?? own, ...end } : { $gt: own, ...(from === null ? end : { $lt: from }) };
+    const order = direction === 'forward' ? 1 : -1;
     const docs = await this.content
       .find({ $and: [{ _rt: root, _tk: range }, visible] })
-      .sort({ _rt: 1, _tk: 1 })
+      .sort({ _rt: order, _tk: order })
       .limit(limit + 1)
       .toArray();
-    return { items: docs.slice(0, limit).map(toPostRecord), hasMore: docs.length > limit };
+    const nearestFirst = docs.slice(0, limit).map(toPostRecord);
+    return { items: direction === 'forward' ? nearestFirst : nearestFirst.reverse(), hasMore: docs.length > limit };
   }
 
   /** Public quotes of a post that `visible` selects, newest first around a point: one indexed query. */

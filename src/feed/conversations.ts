@@ -4,6 +4,7 @@ import type { Pins } from '../content/pins.js';
 import type { Page, PageRequest } from '../content/position.js';
 import { AppError, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
+import type { ListPageRequest } from '../records/pages.js';
 import { maxAncestors, parsePostId, type ContentDocument, type PostRecord } from '../records/posts.js';
 import type { PostVisibility } from './postVisibility.js';
 
@@ -37,9 +38,9 @@ export class Conversations {
     return kept.slice(-maxAncestors);
   }
 
-  /** The reply tree below `post` in reading order, after a cursor's key: one query per page. */
-  async descendants(viewerId: string | null, post: PostRecord, after: string | null, limit: number): Promise<Page<PostRecord>> {
-    return this.deps.content.threads.descendants(post, after, limit, await this.shownTo(viewerId));
+  /** The reply tree below `post` in reading order, either way from a cursor's key: one query per page. */
+  async descendants(viewerId: string | null, post: PostRecord, request: ListPageRequest<string>): Promise<Page<PostRecord>> {
+    return this.deps.content.threads.descendants(post, request, await this.shownTo(viewerId));
   }
 
   /** Public quotes of a post the viewer may see, newest first: one query per page. */

@@ -142,6 +142,32 @@ describe('threads', () => {
     expect([...positions].sort()).toEqual(positions);
   }, 300_000);
 
+  it('pages descendants backwards too: last/before gives the replies just before a cursor, in reading order', async () => {
+    const root = (await app.gql(replyMutation, { text: 'a small thread', replyTo: null }, tokens.ada)).data.createPost.id;
+    const ids: string[] = [];
+    let parent = root;
+    for (let index = 0; index < 7; index++) {
+      const answer = await app.gql(replyMutation, { text: `step ${index}`, replyTo: index % 2 === 0 ? parent : root }, tokens.bea);
+      ids.push(answer.data.createPost.id);
+      if (index % 2 === 0) parent = answer.data.createPost.id;
+    }
+    const page = (variables: Record<string, unknown>) =>
+      app.gql('query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { post(id: $id) { descendants(first: $first, after: $after, last: $last, before: $before) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage } } } }', { id: root, ...variables }, tokens.ada);
+    const forward = (await page({ first: 50 })).data.post.descendants.edges;
+    expect(forward).toHaveLength(7);
+    const back: string[] = [];
+    let before: string | null = null;
+    for (;;) {
+      const current: any = (await page({ last: 3, before })).data.post.descendants;
+      back.unshift(...current.edges.map((edge: any) => edge.node.id));
+      if (!current.pageInfo.hasPreviousPage) break;
+      expect(current.edges).toHaveLength(3);
+      before = current.edges[0].cursor;
+    }
+    expect(back).toEqual(forward.map((edge: any) => edge.node.id));
+    expect((await page({ first: 2, last: 2 })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
   it('answers ancestors root first in one read, ended by a hidden or deleted one', async () => {
     const chain: string[] = [];
     let parent: string | null = null;

@@ -512,7 +512,8 @@ export type Post = Node & {
   createdAt: Scalars['DateTime']['output'];
   /**
    * The whole reply tree below this post in reading order (depth first, each level oldest first),
-   * paged with `first`/`after`; only what the viewer may see, and no page is short for what it hides.
+   * paged with `first`/`after` (`last`/`before`: the replies just before a cursor in that order);
+   * only what the viewer may see, and no page is short for what it hides.
    */
   descendants: PostConnection;
   /** Null until first edited. */
@@ -532,7 +533,7 @@ export type Post = Node & {
   quoteCount: Scalars['Int']['output'];
   /** The post this one quotes; null when it was deleted or the viewer may not see it. */
   quoted?: Maybe<Post>;
-  /** Public quotes of this post the viewer may see, newest first. */
+  /** Public quotes of this post the viewer may see, newest first; `last`/`before` returns newer ones. */
   quotes: PostConnection;
   /** Replies to this post that the viewer may see, oldest first; `last`/`before` pages towards the first reply. */
   replies: PostConnection;
@@ -555,14 +556,18 @@ export type Post = Node & {
 /** A post, a reply or the original of a repost. */
 export type PostDescendantsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
 /** A post, a reply or the original of a repost. */
 export type PostQuotesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -590,7 +595,7 @@ export type PostEdge = {
   repostedBy?: Maybe<User>;
 };
 
-/** An earlier text of a post. */
+/** An earlier text of a post: a value of the post, with no identity of its own. */
 export type PostEdit = {
   __typename?: 'PostEdit';
   /** When an edit replaced it. */
