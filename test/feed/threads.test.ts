@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { follow } from '../live/liveClient.js';
 import { internalHex } from '../support/ids.js';
 import { requestCommands, startTestApp, type TestApp } from '../support/testApp.js';
@@ -195,3 +196,60 @@ describe('threads', () => {
     expect(await ancestors('ada')).toEqual(chain.slice(2, 4));
   });
 });
+
+/** The same thread read in every strategy and content mode: threads read `content`, never a timeline, so all agree. */
+describe.each(feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content }))))(
+  'a thread: FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
+  ({ strategy, content }) => {
+    let app: TestApp;
+    const tokens: Record<string, string> = {};
+
+    beforeAll(async () => {
+      app = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content, RATE_LIMIT_POSTS_PER_MINUTE: '100000' });
+      for (const handle of ['ada', 'bea', 'eve']) tokens[handle] = await app.signUp(handle);
+      await app.gql('mutation { block(handle: "bea") { handle } }', {}, tokens.eve);
+    });
+    afterAll(() => app?.stop());
+
+    it('pages the reply tree in reading order, full pages, what the reader may see only', async () => {
+      const ids: { id: string; parent: number; author: string }[] = [];
+      const root = (await app.gql(replyMutation, { text: 'root', replyTo: null }, tokens.ada)).data.createPost.id;
+      const idOf = (index: number) => (index < 0 ? root : ids[index]!.id);
+      for (let index = 0; index < 30; index++) {
+        const parent = index < 3 ? index - 1 : (index * 7) % index;
+        const author = index % 4 === 3 ? 'bea' : 'ada';
+        const answer = await app.gql(replyMutation, { text: `reply ${index}`, replyTo: idOf(parent) }, tokens[author]);
+        ids.push({ id: answer.data.createPost.id, parent, author });
+      }
+      await app.settled();
+      // The oracle: depth first from the root, each level in the order replies were made.
+      const order: string[] = [];
+      const walk = (parent: number) => {
+        ids.forEach((reply, index) => {
+          if (reply.parent !== parent) return;
+          order.push(reply.id);
+          walk(index);
+        });
+      };
+      walk(-1);
+      const read = async (viewer: string) => {
+        const seen: string[] = [];
+        let after: string | null = null;
+        for (;;) {
+          const answer: any = await app.gql(pageQuery.replace('first: 50', 'first: 4'), { id: root, after }, tokens[viewer]);
+          const page = answer.data.post.descendants;
+          if (page.pageInfo.hasNextPage) expect(page.edges).toHaveLength(4);
+          seen.push(...page.edges.map((edge: any) => edge.node.id));
+          if (!page.pageInfo.hasNextPage) return seen;
+          after = page.pageInfo.endCursor;
+        }
+      };
+      expect(await read('ada')).toEqual(order);
+      const hidden = new Set(ids.filter((reply) => reply.author === 'bea').map((reply) => reply.id));
+      expect(await read('eve')).toEqual(order.filter((id) => !hidden.has(id)));
+      const deepest = ids.at(-1)!.id;
+      const chain = (await app.gql('query($id: ID!) { post(id: $id) { ancestors { id } } }', { id: deepest }, tokens.ada)).data.post.ancestors.map((post: any) => post.id);
+      expect(chain[0]).toBe(root);
+    });
+  },
+);
