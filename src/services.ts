@@ -34,7 +34,6 @@ import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
 import { Conversations } from './feed/conversations.js';
-import { Pins } from './content/pins.js';
 import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
@@ -171,7 +170,7 @@ export function createServices(db: Db, config: Config): Services {
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const conversations = new Conversations({ content, visibility, readerFilters, pins: new Pins(db) });
+  const conversations = new Conversations({ content, visibility, readerFilters, pins: content.pins });
   const live = liveCore(changes, graph, timelines, lists, conversations, config);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.

@@ -37,7 +37,7 @@ function loadersOf(context: RequestContext): ConversationLoaders {
         return handles.map((handle) => pins.get(handle) ?? []);
       }),
       edits: new DataLoader(async (ids) => {
-        const history = await content.textEdits.historyOf(ids.map((id) => postKeyOf(id)));
+        const history = await content.textEdits.historyOf(ids.map((id) => new ObjectId(id)));
         return ids.map((id) => history.get(id) ?? []);
       }),
     };
@@ -45,8 +45,6 @@ function loadersOf(context: RequestContext): ConversationLoaders {
   }
   return loaders;
 }
-
-const postKeyOf = (hex: string): ObjectId => new ObjectId(hex);
 
 /** A post as `content` holds it, with its place in its thread: a timeline's copy of a reply does not carry it. */
 async function threaded(post: PostRecord, context: RequestContext): Promise<PostRecord> {

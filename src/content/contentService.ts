@@ -34,6 +34,7 @@ import { ReplyCounts } from './replyCounts.js';
 import { QuoteCounts } from './quoteCounts.js';
 import { TextEdits } from './textEdits.js';
 import { Threads } from './threads.js';
+import { Pins } from './pins.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /**
@@ -60,8 +61,10 @@ export class ContentService {
   readonly quoteCounts: QuoteCounts;
   /** Text edits and their history (see TextEdits). */
   readonly textEdits: TextEdits;
-  /** Threads, quotes and pins as lists (see Threads). */
+  /** Threads and quotes as lists (see Threads). */
   readonly threads: Threads;
+  /** Authors' pinned posts (see Pins). */
+  readonly pins: Pins;
 
   /** Authors' newest posts, for pages of one or many authors (see Outboxes). */
   private readonly outboxes: Outboxes;
@@ -78,6 +81,7 @@ export class ContentService {
     this.quoteCounts = new QuoteCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
     this.textEdits = new TextEdits(this.content);
     this.threads = new Threads(this.content);
+    this.pins = new Pins(db);
   }
 
   async ensureIndexes(): Promise<void> {

@@ -476,7 +476,8 @@ export const fromPostTask = (task: PostTask): PostRecord => ({
   replyTo: task.replyTo ?? null,
   repostOf: task.repostOf ?? null,
   counts: null,
-  body: task.body ?? newBody(task.text ?? ''),
+  // Tasks queued before bodies had quotes and edits carry neither.
+  body: task.body ? { ...task.body, quoteOf: task.body.quoteOf ?? null, editedAt: task.body.editedAt ?? null } : newBody(task.text ?? ''),
 });
 
 /** A post as a live event carries it: its stored form, counts left out (they are read apart). */

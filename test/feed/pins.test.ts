@@ -67,4 +67,15 @@ describe('pinned posts', () => {
     const shown = (await app.gql('{ user(handle: "bea") { pinnedPosts { id } } }', {}, tokens.bea)).data.user.pinnedPosts;
     expect(shown).toHaveLength(5);
   });
+
+  it('go with a deleted account, before its handle is free again', async () => {
+    const token = await app.signUp('gus');
+    const id = await create(token, 'gus pins this');
+    expect((await pin(token, id)).errors).toBeUndefined();
+    expect(await app.database.db.collection('pins').countDocuments({ _id: 'gus' as never })).toBe(1);
+    expect((await app.gql('mutation { deleteAccount(password: "correct horse battery") }', {}, token)).errors).toBeUndefined();
+    await app.settled();
+    await expect.poll(() => app.database.db.collection('users').countDocuments({ _id: 'gus' as never }), { timeout: 15_000 }).toBe(0);
+    expect(await app.database.db.collection('pins').countDocuments({ _id: 'gus' as never })).toBe(0);
+  });
 });
