@@ -90,7 +90,7 @@ export class PostEdits {
     const { content, changes, fanout } = this.deps;
     const reposts = await content.scans.allRepostsOf(post.id);
     await content.textEdits.copyInto(post, version, reposts.map((repost) => repost.id));
-    await changes.publish(postEdited(ref(post), reposts.map(ref), post.body.visibility === 'MENTIONED' ? post.body.audience : []));
+    await changes.publish(postEdited(ref(post), reposts.map(ref), audienceOf(post)));
     const before = replaced === null || !replaced.includes('@') ? [] : mentionedHandles(replaced);
     const dropped = before.filter((handle) => !post.body.mentions.includes(handle));
     const added = post.body.mentions.some((handle) => !before.includes(handle));
@@ -120,7 +120,7 @@ export class PostEdits {
     if (post) {
       const reposts = await content.scans.allRepostsOf(postId);
       await content.setMediaAlt([postId, ...reposts.map((repost) => repost.id)], mediaId, alt);
-      await changes.publish(postEdited(ref(post), reposts.map(ref)));
+      await changes.publish(postEdited(ref(post), reposts.map(ref), audienceOf(post)));
       // Read again: the rewrite tasks carry the body as it is now, though each reads it again when it runs.
       const withAlt = (record: typeof post) => ({
         ...record,
@@ -133,3 +133,6 @@ export class PostEdits {
 }
 
 const ref = ({ id, authorId }: { id: ObjectId; authorId: string }) => ({ id, authorId });
+
+/** Whom a mentioned-only post is addressed to: their live subscriptions hear of its edits. */
+const audienceOf = (post: PostRecord): readonly string[] => (post.body.visibility === 'MENTIONED' ? post.body.audience : []);

@@ -480,8 +480,8 @@ export const fromPostTask = (task: PostTask): PostRecord => ({
   body: task.body ? { ...task.body, quoteOf: task.body.quoteOf ?? null, editedAt: task.body.editedAt ?? null } : newBody(task.text ?? ''),
 });
 
-/** A post as a live event carries it: its stored form, counts left out (they are read apart). */
-export const toAnnouncedPost = (post: PostRecord): ContentDocument => toContentDocument(post);
+/** A post as a live event carries it: its stored form, counts and its place in a thread left out (they are read apart). */
+export const toAnnouncedPost = ({ thread: _thread, ...post }: PostRecord): ContentDocument => toContentDocument(post);
 export const fromAnnouncedPost = (doc: ContentDocument): PostRecord => ({ ...toPostRecord(doc), counts: null });
 
 /**
