@@ -123,6 +123,15 @@ describe('quote rules', () => {
     expect(orphan.data.post).toEqual({ text: 'quote by cal', quoted: null });
   });
 
+  it('counts racing quotes exactly', async () => {
+    const post = await create(app, tokens.ada!, 'quoted by many at once');
+    const quoters = ['bea', 'cal', 'dan'];
+    await Promise.all(Array.from({ length: 12 }, (_, index) => create(app, tokens[quoters[index % 3]!]!, `quote ${index}`, { quoteOf: post })));
+    const counted = await app.gql('query($id: ID!) { post(id: $id) { quoteCount quotes(first: 50) { edges { node { id } } } } }', { id: post }, tokens.ada);
+    expect(counted.data.post.quoteCount).toBe(12);
+    expect(counted.data.post.quotes.edges).toHaveLength(12);
+  });
+
   it('shows quoted: null to a viewer who may not see the quoted post any more', async () => {
     const post = await create(app, tokens.ada!, 'seen by some');
     const quote = await create(app, tokens.bea!, 'look at this', { quoteOf: post });

@@ -117,6 +117,9 @@ describe('mentions changed by an edit', () => {
     await edit(app, tokens.ada!, id, 'hello again @cal');
     await app.settled();
     expect(await mentions('cal')).toBe(1);
+    // The notification shows the post as it is now.
+    const shown = await app.gql('{ notifications(kinds: [MENTION]) { edges { node { post { text editedAt } } } } }', {}, tokens.cal);
+    expect(shown.data.notifications.edges[0].node.post.text).toBe('hello again @cal');
   });
 
   it('keeps at most 50 earlier texts', async () => {
