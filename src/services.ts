@@ -296,5 +296,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
   await migrateOnce(services.db, 'recipient-on-every-interaction', () =>
     Promise.all([services.interactions.likes.nameEveryRecipient(authorsOf), services.interactions.reposts.nameEveryRecipient(authorsOf)]),
   );
+  // Replies stored before replies kept their thread place get it, so a thread shows them (after `post-places`: it writes by id).
+  await migrateOnce(services.db, 'thread-places', () => services.content.threads.placeEveryReply());
   await services.timelineState.checkAtStart();
 }

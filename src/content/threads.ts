@@ -3,7 +3,10 @@ import { plannedIndexes } from '../db/shardPlan.js';
 import { badInput } from '../errors.js';
 import {
   afterDescendants,
+  byPostId,
   byPostIds,
+  placeOnly,
+  threadPlace,
   publicOnly,
   toPostRecord,
   type ContentDocument,
@@ -62,6 +65,33 @@ export class Threads {
       .toArray();
     const nearestFirst = docs.slice(0, limit).map(toPostRecord);
     return { items: direction === 'forward' ? nearestFirst : nearestFirst.reverse(), hasMore: docs.length > limit };
+  }
+
+  /**
+   * Gives every reply stored before replies kept their thread place its place, oldest first so a
+   * parent is placed before its replies (a parent deleted since starts its replies' thread).
+   * Idempotent, in batches: a start killed half-way resumes. Returns how many replies it placed.
+   */
+  async placeEveryReply(): Promise<number> {
+    let placed = 0;
+    const unplaced = { '_r._id': { $exists: true }, _rt: { $exists: false }, _o: { $exists: false } };
+    for (;;) {
+      const replies = (await this.content.find(unplaced, { projection: { _r: 1, _d: 1, _a: 1 } }).sort({ _d: 1, _id: 1 }).limit(1000).toArray()).map(placeOnly);
+      if (replies.length === 0) return placed;
+      const parents = new Map(
+        (await this.content.find(byPostIds(replies.map((reply) => reply.replyTo!.id)), { projection: { _rt: 1, _an: 1, _tk: 1, _r: 1, _a: 1, _d: 1 } }).toArray()).map((doc) => [doc._id.toHexString(), placeOnly(doc)]),
+      );
+      const writes = replies.map((reply) => {
+        const parentId = reply.replyTo!.id;
+        const parent = parents.get(parentId.toHexString());
+        const thread = threadPlace(parent ?? { id: parentId }, reply.id, reply.createdAt);
+        // A reply of this batch answered by a later one of it: the later one finds its place here.
+        parents.set(reply.id.toHexString(), { ...reply, thread });
+        return { updateOne: { filter: { ...byPostId(reply.id), _rt: { $exists: false } }, update: { $set: { _rt: thread.root, _an: [...thread.ancestors], _tk: thread.key } } } };
+      });
+      await this.content.bulkWrite(writes, { ordered: false });
+      placed += replies.length;
+    }
   }
 
   /** Public quotes of a post that `visible` selects, newest first around a point: one indexed query. */

@@ -50,6 +50,7 @@ export const shardPlan = {
       { command: 'find', fields: ['_to'], why: 'a deleted account leaves the audiences of posts addressed to it: once per account deletion, indexed' },
       { command: 'find', fields: ['$or'], why: "a reader's inbox: the mentioned-only posts addressed to them come from any author; asked only by readers someone addressed (their feed state says so), one indexed query per page" },
       { command: 'find', fields: ['$and'], why: "a post's replies, its thread's descendants and its quotes come from any author: one indexed query per page, at most `first` (50) answers from each shard" },
+      { command: 'find', fields: ['_o', '_r._id', '_rt'], why: "the migration giving replies stored before replies kept their thread place theirs: `_rt` absent, once per database" },
       { command: 'find', fields: ['_qc', '_d'], why: 'the sweep counting quotes whose request died: once a second per worker process, indexed to uncounted quotes' },
       { command: 'find', fields: ['_o._id'], why: "a deleted post's reposts, by whoever made them: once per deleted post, indexed by original" },
       { command: 'find', fields: ['_o._a'], why: "reposts of a deleted account's posts: once per account deletion, indexed by original author" },

@@ -253,3 +253,39 @@ describe.each(feedStrategies.flatMap((strategy) => timelineContentModes.map((con
     });
   },
 );
+
+/** Replies written before replies kept their thread place: the next start places them, and the thread shows them. */
+describe('a database from before threads, started again', () => {
+  let old: TestApp;
+  let upgraded: TestApp;
+  const tokens: Record<string, string> = {};
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    old = await startTestApp({ FANOUT_WORKERS: '0' });
+    for (const handle of ['ada', 'bea']) tokens[handle] = await old.signUp(handle);
+    let parent: string | null = null;
+    for (let index = 0; index < 5; index++) {
+      const answer: any = await old.gql(replyMutation, { text: `old ${index}`, replyTo: index === 3 ? ids[0] : parent }, tokens[index % 2 ? 'bea' : 'ada']);
+      ids.push(answer.data.createPost.id);
+      if (index !== 3) parent = answer.data.createPost.id;
+    }
+    // As the old code stored them: no thread place, and the migration not yet run.
+    await old.database.db.collection('content').updateMany({}, { $unset: { _rt: '', _an: '', _tk: '' } });
+    await old.database.db.collection('migrations').deleteMany({ _id: 'thread-places' as never });
+    upgraded = await startTestApp({ MONGODB_URI: old.mongodbUri, FANOUT_WORKERS: '0' });
+  }, 60_000);
+  afterAll(async () => {
+    await upgraded?.stop();
+    await old?.stop();
+  });
+
+  it('places every reply: descendants in reading order, ancestors root first', async () => {
+    expect(await upgraded.database.db.collection('content').countDocuments({ '_r._id': { $exists: true }, _rt: { $exists: false } })).toBe(0);
+    const below = await upgraded.gql(pageQuery, { id: ids[0], after: null }, tokens.ada);
+    // ids: 0 ← 1 ← 2 ← 4, and 3 answers 0 later than 1: depth first, 1's subtree before 3.
+    expect(below.data.post.descendants.edges.map((edge: any) => edge.node.id)).toEqual([ids[1], ids[2], ids[4], ids[3]]);
+    const above = await upgraded.gql('query($id: ID!) { post(id: $id) { ancestors { id } } }', { id: ids[4] }, tokens.ada);
+    expect(above.data.post.ancestors.map((post: any) => post.id)).toEqual([ids[0], ids[1], ids[2]]);
+  });
+});
