@@ -71,6 +71,10 @@ const environmentSchema = z.object({
   LIVE_MAX_CONNECTIONS_PER_USER: integer(1, 10_000).default(10),
   LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: integer(1, 1000).default(10),
   LIVE_MAX_QUEUED_EVENTS: integer(1, 1_000_000).default(1000),
+  /** Instance groups that split the per-person live events between them (docs/live.md); 1 reads them all. */
+  LIVE_GROUPS: integer(1, 64).default(1),
+  /** This instance's group, 0 to LIVE_GROUPS - 1. */
+  LIVE_GROUP: integer(0, 63).default(0),
   MAX_BODY_BYTES: integer(1024, 10 * 1024 * 1024).default(100 * 1024),
   REQUEST_TIMEOUT_SECONDS: integer(1, 3600).default(30),
   RATE_LIMIT_LOGIN_FAILURES_PER_ADDRESS: integer(1, 1_000_000).default(100),
@@ -253,6 +257,8 @@ export interface LiveOptions {
   maxSubscriptionsPerConnection: number;
   /** Events waiting for one slow subscriber before its connection is closed (4413). */
   maxQueuedEvents: number;
+  /** Which share of the per-person live events this instance reads: group `index` of `count`. */
+  group: { index: number; count: number };
 }
 
 /** Per-operation limits of the GraphQL API, checked before an operation runs (api/requestLimits.ts). */
@@ -311,8 +317,11 @@ export const heldCaches = {
   following: { max: 20_000, ttlMs: announcedChangeTtlMs },
   readerFilters: { max: 20_000, ttlMs: announcedChangeTtlMs },
   posts: { max: 50_000, ttlMs: announcedChangeTtlMs },
-  /** Posts' counts, taken in place from every change's announcement. */
-  postCounts: { max: 100_000, ttlMs: announcedChangeTtlMs },
+  /**
+   * Posts' counts, taken in place from every change's announcement. With instance groups a count
+   * changes by events another group reads, so each group holds counts for `ttlMsInGroups` only.
+   */
+  postCounts: { max: 100_000, ttlMs: announcedChangeTtlMs, ttlMsInGroups: 2_000 },
   /** Each kind of a viewer's state (liked, reposted, bookmarked) of the posts their pages showed, per viewer. */
   /** `maxPosts` bounds the posts held of all viewers together, per kind: about 50 MB each. */
   viewerStates: { viewers: 50_000, postsPerViewer: 1_000, maxPosts: 500_000, ttlMs: announcedChangeTtlMs },
@@ -344,6 +353,12 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   ].filter((problem): problem is string => typeof problem === 'string');
   if (env.WEB_CONCURRENCY > 1 && env.LIVE_EVENTS === 'local') {
     throw new ConfigError('Invalid configuration:\n  WEB_CONCURRENCY: more than one process needs LIVE_EVENTS=change-stream (local events stay in one process)');
+  }
+  if (env.LIVE_GROUP >= env.LIVE_GROUPS) {
+    throw new ConfigError(`Invalid configuration:\n  LIVE_GROUP: must be below LIVE_GROUPS (${env.LIVE_GROUPS}); groups are numbered from 0`);
+  }
+  if (env.LIVE_GROUPS > 1 && env.LIVE_EVENTS === 'local') {
+    throw new ConfigError('Invalid configuration:\n  LIVE_GROUPS: instance groups need LIVE_EVENTS=change-stream (local events stay in one process)');
   }
   if (env.SHUTDOWN_DELAY_SECONDS >= env.SHUTDOWN_TIMEOUT_SECONDS) {
     throw new ConfigError('Invalid configuration:\n  SHUTDOWN_DELAY_SECONDS: must be shorter than SHUTDOWN_TIMEOUT_SECONDS (the delay is part of it)');
@@ -445,6 +460,7 @@ function liveOptions(env: Environment): LiveOptions {
     maxConnectionsPerUser: env.LIVE_MAX_CONNECTIONS_PER_USER,
     maxSubscriptionsPerConnection: env.LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
     maxQueuedEvents: env.LIVE_MAX_QUEUED_EVENTS,
+    group: { index: env.LIVE_GROUP, count: env.LIVE_GROUPS },
   };
 }
 

@@ -15,6 +15,11 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   /** An upload that is no JPEG, PNG, WebP or GIF, whatever it is called (HTTP 415). */
   | 'UNSUPPORTED_MEDIA_TYPE'
+  /**
+   * A live notification subscription sent to an instance group that does not read the viewer's
+   * events: `liveGroup` names the one that does (HTTP's 421 Misdirected Request).
+   */
+  | 'MISDIRECTED'
   /** MongoDB cannot be reached: nothing is wrong with the request, so retry it shortly (HTTP 503). */
   | 'SERVICE_UNAVAILABLE';
 

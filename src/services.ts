@@ -14,6 +14,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { ChangeBus, createChangeSource } from './changes/bus.js';
 import { changed } from './changes/events.js';
+import { LiveGroup } from './changes/partitions.js';
 import { forgetStale } from './changes/staleness.js';
 import { Bookmarks } from './content/bookmarks.js';
 import { ContentService } from './content/contentService.js';
@@ -136,11 +137,13 @@ export function createServices(db: Db, config: Config): Services {
   const graph = new UserGraphService(db, users);
   const userAccounts = new UserAccounts(users);
   const feedState = new UserFeedState(users);
-  const content = new ContentService(db);
+  // Which live events this instance reads, and so what it may hold of each person.
+  const liveGroup = new LiveGroup(config.live.group.index, config.live.group.count);
+  const content = new ContentService(db, liveGroup);
   const readerFilters = new ReaderFilters(db);
   const rateLimits = new RateLimits(db, config.rateLimits);
   const tokens = new TokenService(config.jwtSecret, config.jwtTtlSeconds, config.jwtIssuer ?? `feed-service/${db.databaseName}`);
-  const changes = new ChangeBus(createChangeSource(db, config.live));
+  const changes = new ChangeBus(createChangeSource(db, config.live, liveGroup));
   const backend = createFeedBackend(config.feedStrategy, {
     db,
     content,
@@ -155,11 +158,11 @@ export function createServices(db: Db, config: Config): Services {
 
   const delivery = new PostDelivery({ users, feedState, content, backend, fanout, changes, pullThreshold: config.fanout.pullThreshold });
   const interactions: InteractionStores = {
-    likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects),
-    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects)),
+    likes: new Interactions(db, 'likes', content.counters, 'likes', changes, memberships.likeEffects, liveGroup),
+    reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects), liveGroup),
   };
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
-  const bookmarkStore = new Bookmarks(db);
+  const bookmarkStore = new Bookmarks(db, liveGroup);
   const media = new MediaService(db, config.media, config.jwtSecret, content);
   const visibility = new PostVisibility({ graph, feedState });
   const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
@@ -171,7 +174,7 @@ export function createServices(db: Db, config: Config): Services {
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
   const conversations = new Conversations({ content, visibility, readerFilters, pins: content.pins });
-  const live = liveCore(changes, graph, timelines, lists, conversations, config);
+  const live = liveCore(changes, graph, timelines, lists, liveGroup, conversations, config);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...postEdits.handlers };
@@ -226,11 +229,20 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, conversations: Conversations, config: Config): LiveService {
+function liveCore(
+  changes: ChangeBus,
+  graph: UserGraphService,
+  timelines: TimelineReading,
+  lists: ReaderLists,
+  group: LiveGroup,
+  conversations: Conversations,
+  config: Config,
+): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
+      group,
       visibility: {
         added: (viewerId, post) => timelines.showsLive(viewerId, post),
         removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal),

@@ -63,6 +63,13 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SHUTDOWN_DELAY_SECONDS: '30', SHUTDOWN_TIMEOUT_SECONDS: '30' })).toThrow(/SHUTDOWN_DELAY_SECONDS: must be shorter than SHUTDOWN_TIMEOUT_SECONDS/);
   });
 
+  it('puts an instance in one live group of several, and refuses a group that does not exist', () => {
+    expect(loadConfig({}).live.group).toEqual({ index: 0, count: 1 });
+    expect(loadConfig({ LIVE_GROUPS: '4', LIVE_GROUP: '3' }).live.group).toEqual({ index: 3, count: 4 });
+    expect(() => loadConfig({ LIVE_GROUPS: '4', LIVE_GROUP: '4' })).toThrow(/LIVE_GROUP: must be below LIVE_GROUPS \(4\)/);
+    expect(() => loadConfig({ LIVE_GROUPS: '2', LIVE_EVENTS: 'local' })).toThrow(/LIVE_GROUPS: instance groups need LIVE_EVENTS=change-stream/);
+  });
+
   it('reads the limits and lifetimes of images, and refuses what cannot work', () => {
     expect(loadConfig({}).media).toEqual({ maxBytes: 10 * 1024 * 1024, maxPixels: 40_000_000, orphanAfterMs: 24 * 3_600_000, urlTtlSeconds: 3600, publicUrl: null });
     expect(loadConfig({}).rateLimits.uploadsPerAccountPerHour).toBe(60);

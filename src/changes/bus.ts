@@ -12,9 +12,11 @@ import { ChangeStreamEventSource } from './changeStreamEvents.js';
 import type { ChangeEvent, ChangeListener, ChangePublisher, ChangeSource } from './events.js';
 import { Listeners, StartedListener } from './listeners.js';
 import { LocalEventSource } from './localEvents.js';
+import type { LiveGroup } from './partitions.js';
 
-export function createChangeSource(db: Db, options: LiveOptions): ChangeSource {
-  return options.events === 'local' ? new LocalEventSource() : new ChangeStreamEventSource(db, options.eventTtlSeconds);
+/** `group`: the share of the events this instance reads (one process with local events reads them all). */
+export function createChangeSource(db: Db, options: LiveOptions, group: LiveGroup): ChangeSource {
+  return options.events === 'local' ? new LocalEventSource() : new ChangeStreamEventSource(db, options.eventTtlSeconds, group);
 }
 
 /**

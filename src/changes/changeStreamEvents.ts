@@ -10,6 +10,7 @@ import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
 import { plannedCollection, plannedExpiry } from '../db/shardPlan.js';
+import { channelOf, LiveGroup } from './partitions.js';
 
 export const liveEventsCollection = 'live_events';
 
@@ -17,7 +18,13 @@ export const liveEventsCollection = 'live_events';
  * One small document per change. Post events copy the post (author, text, creation time), so no
  * instance has to read it back, and a delete still names the author after the post is gone.
  */
-export type LiveEventDocument = { _id?: ObjectId; /** Publication time, for the TTL index. */ at: Date } & (
+export type LiveEventDocument = {
+  _id?: ObjectId;
+  /** Publication time, for the TTL index. */
+  at: Date;
+  /** The partition or broadcast channel (changes/partitions.ts); absent in an event an older version stored. */
+  ch?: number;
+} & (
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[] }
   | { kind: 'postEdited'; post: PostRefDocument; reposts: PostRefDocument[]; _to?: string[] }
@@ -155,6 +162,8 @@ export class ChangeStreamEventSource implements ChangeSource {
   constructor(
     private readonly db: Db,
     private readonly ttlSeconds: number,
+    /** The share of the events this instance reads. */
+    private readonly group: LiveGroup = new LiveGroup(0, 1),
   ) {
     this.collection = plannedCollection<LiveEventDocument>(db, liveEventsCollection);
   }
@@ -192,8 +201,9 @@ export class ChangeStreamEventSource implements ChangeSource {
   }
 
   async publish(events: readonly ChangeEvent[]): Promise<void> {
-    if (events.length === 1) await this.collection.insertOne(toDocument(events[0]!));
-    else await this.collection.insertMany(events.map((event) => toDocument(event)));
+    const stored = (event: ChangeEvent): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) });
+    if (events.length === 1) await this.collection.insertOne(stored(events[0]!));
+    else await this.collection.insertMany(events.map(stored));
   }
 
   listen(listener: ChangeListener): () => void {
@@ -210,7 +220,9 @@ export class ChangeStreamEventSource implements ChangeSource {
 
   private open(): ChangeStream<LiveEventDocument> {
     const resume = this.resumeToken === undefined ? {} : { startAfter: this.resumeToken };
-    return this.collection.watch<LiveEventDocument>([{ $match: { operationType: 'insert' } }], {
+    // An instance of one group of several reads its own partitions and the broadcast channels only.
+    const channels = this.group.streamFilter();
+    return this.collection.watch<LiveEventDocument>([{ $match: { operationType: 'insert', ...channels } }], {
       maxAwaitTimeMS: maxAwaitTimeMs,
       ...resume,
     });

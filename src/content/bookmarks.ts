@@ -3,6 +3,7 @@ import { badInput, isDuplicateKeyError } from '../errors.js';
 import type { ListPageRequest } from '../records/pages.js';
 import { HeldViewerStates } from './heldViewerStates.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { everyEvent, type HeldScope } from '../changes/partitions.js';
 
 /**
  * One user's bookmark of one post. The `_id` is the pair, so bookmarking twice stores one
@@ -38,13 +39,18 @@ const keyOf = (postId: ObjectId, userId: string) => `${postId.toHexString()}:${u
 export class Bookmarks {
   readonly edges: Collection<BookmarkDocument>;
   /** Which posts each viewer has bookmarked, held in this process. */
-  private readonly held = new HeldViewerStates('bookmarks', async (userId, postIds) => {
-    const docs = await this.edges.find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, u: userId }, { projection: { p: 1 } }).toArray();
-    return new Set(docs.map((doc) => doc.p.toHexString()));
-  });
+  private readonly held: HeldViewerStates;
 
-  constructor(db: Db) {
+  constructor(db: Db, scope: HeldScope = everyEvent) {
     this.edges = plannedCollection<BookmarkDocument>(db, 'bookmarks');
+    this.held = new HeldViewerStates(
+      'bookmarks',
+      async (userId, postIds) => {
+        const docs = await this.edges.find({ _id: { $in: postIds.map((id) => keyOf(id, userId)) }, u: userId }, { projection: { p: 1 } }).toArray();
+        return new Set(docs.map((doc) => doc.p.toHexString()));
+      },
+      scope,
+    );
   }
 
   async ensureIndexes(): Promise<void> {

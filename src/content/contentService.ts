@@ -36,6 +36,7 @@ import { TextEdits } from './textEdits.js';
 import { Threads } from './threads.js';
 import { Pins } from './pins.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { everyEvent, type HeldScope } from '../changes/partitions.js';
 
 /**
  * What a reader's inbox query covers: posts addressed to them (only asked when some ever were),
@@ -71,10 +72,11 @@ export class ContentService {
   /** Whether some post sits in the place its id names rather than its author's (see `byAuthors`); known at start-up. */
   private spread = false;
 
-  constructor(db: Db) {
+  /** `scope`: the live events this instance reads, which decide what it may hold. */
+  constructor(db: Db, scope: HeldScope = everyEvent) {
     this.content = plannedCollection<ContentDocument>(db, 'content');
     this.outboxes = new Outboxes(this.content, (authorIds) => this.byAuthors(authorIds));
-    this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'));
+    this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), scope);
     this.counters = new PostCounters(this.content, this.lookups);
     this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
     this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ObjectId } from 'mongodb';
 import { heldCaches } from '../config.js';
+import { everyEvent, type HeldScope } from '../changes/partitions.js';
 import { cacheCounters } from '../observability/metrics.js';
 
 /** One viewer's held states: on or off, by hex post id, newest first out when there are too many. */
@@ -30,6 +31,8 @@ export class HeldViewerStates {
     name: string,
     /** The posts among `postIds` the viewer's state is on for: one query. */
     private readonly load: (viewerId: string, postIds: readonly ObjectId[]) => Promise<Set<string>>,
+    /** Viewers whose changes this instance hears of; another's states are read every time. */
+    private readonly scope: HeldScope = everyEvent,
   ) {
     const { viewers, maxPosts, ttlMs } = heldCaches.viewerStates;
     this.viewers = new LRUCache({ max: viewers, ttl: ttlMs, maxSize: maxPosts, sizeCalculation: (held) => held.states.size + 1 });
@@ -40,6 +43,11 @@ export class HeldViewerStates {
   async among(viewerId: string, postIds: readonly ObjectId[]): Promise<Set<string>> {
     const on = new Set<string>();
     if (postIds.length === 0) return on;
+    if (!this.scope.holdsPerson(viewerId)) {
+      // Their changes are announced to another instance group: nothing held here would be forgotten.
+      this.counted.miss(postIds.length);
+      return this.load(viewerId, postIds);
+    }
     let held = this.viewers.get(viewerId);
     if (!held) {
       held = { states: new Map(), forgotten: new Map(), loading: 0 };

@@ -8,6 +8,7 @@ import { groupTokens, type GroupActor, type GroupMemberSource, type GroupMembers
 import { newPostId, type PostCounts, type PostRef } from '../records/posts.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { everyEvent, type HeldScope } from '../changes/partitions.js';
 
 /**
  * One user's like or repost of one post (Weibo's existence service): the `_id` is the pair, so
@@ -94,9 +95,10 @@ export class Interactions implements GroupMemberSource {
     private readonly count: CountName,
     private readonly changes: ChangePublisher,
     private readonly effects: InteractionEffects = noEffects,
+    scope: HeldScope = everyEvent,
   ) {
     this.edges = plannedCollection<InteractionDocument>(db, name);
-    this.held = new HeldViewerStates(name, (viewerId, postIds) => this.amongStored(viewerId, postIds));
+    this.held = new HeldViewerStates(name, (viewerId, postIds) => this.amongStored(viewerId, postIds), scope);
     this.state = name === 'likes' ? 'like' : 'repost';
   }
 

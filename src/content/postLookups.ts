@@ -2,6 +2,7 @@ import { ObjectId, type Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
+import { everyEvent, type HeldScope } from '../changes/partitions.js';
 import { byPostId, byPostIds, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type EditableBody, editableBodyFields, type TombstoneDocument } from '../records/posts.js';
 
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
@@ -13,14 +14,19 @@ export class PostLookups {
    */
   private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', heldCaches.posts);
   /** Counts by hex post id (see `countsOf`). */
-  private readonly heldCounts = new ReadThroughCache<string, PostCounts>('post counts', heldCaches.postCounts);
+  private readonly heldCounts: ReadThroughCache<string, PostCounts>;
   /** Posts deleted lately: a page that still showed one must not bring it back into the tier (see `hold`). */
   private readonly removedLately = new RecentRemovals(heldCaches.posts.ttlMs);
 
   constructor(
     private readonly content: Collection<ContentDocument>,
     private readonly tombstones: Collection<TombstoneDocument>,
-  ) {}
+    scope: HeldScope = everyEvent,
+  ) {
+    const { max, ttlMs, ttlMsInGroups } = heldCaches.postCounts;
+    // A like announced to another instance group is not heard here: counts are trusted briefly.
+    this.heldCounts = new ReadThroughCache('post counts', { max, ttlMs: scope.readsEverything ? ttlMs : ttlMsInGroups });
+  }
 
   async exists(id: ObjectId): Promise<boolean> {
     return (await this.content.countDocuments(byPostId(id), { limit: 1 })) > 0;

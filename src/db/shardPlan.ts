@@ -110,8 +110,8 @@ export const shardPlan = {
     unsharded: 'pending work only: a task is deleted when done, so its size is the backlog; claiming takes the oldest due tasks of the whole queue, which one shard answers from one index',
   },
   live_events: {
-    key: { _id: 'hashed' },
-    why: 'written once and read only by change streams, which mongos merges from every shard: the inserts of every instance spread over the shards (docs/scaling.md, live events)',
+    key: { ch: 1, _id: 1 },
+    why: 'written once and read only by change streams: each event names its partition or one of 16 broadcast channels (changes/partitions.ts), so inserts spread over the shards by channel, and an instance group\'s stream filters on `ch` on every shard before anything is sent (docs/live.md, instance groups)',
   },
   fanout_stats: { unsharded: 'one document per minute of deliveries, kept an hour: at most 60' },
   feed_meta: { unsharded: 'a handful of documents: the token secret and the timeline state' },

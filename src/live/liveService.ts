@@ -7,6 +7,8 @@
 import type { LiveOptions } from '../config.js';
 import type { ChangeBus } from '../changes/bus.js';
 import type { NotificationAddedEvent, PostEditedEvent, PostRemovedEvent } from '../changes/events.js';
+import type { LiveGroup } from '../changes/partitions.js';
+import { AppError } from '../errors.js';
 import { StartedListener } from '../changes/listeners.js';
 import { quietLogger, type Logger } from '../logger.js';
 import type { PostRecord } from '../records/posts.js';
@@ -46,9 +48,10 @@ export interface LiveListVisibility {
   added(viewerId: string, listId: string, post: PostRecord): Promise<boolean>;
 }
 
-/** What the live core needs besides the bus: whom a viewer follows, and what each viewer may see. */
+/** What the live core needs besides the bus: whom a viewer follows, what each viewer may see, and whose notifications this instance hears. */
 export interface LiveDependencies {
   followingIds(viewerId: string): Promise<string[]>;
+  group: LiveGroup;
   visibility: LiveVisibility;
   lists: LiveListVisibility;
 }
@@ -64,6 +67,7 @@ export class LiveService {
   private readonly notifications = new NotificationSubscriptions();
   private readonly visibility: LiveVisibility;
   private readonly lists: LiveListVisibility;
+  private readonly group: LiveGroup;
   private logger: Logger = quietLogger;
   private readonly listening = new StartedListener();
 
@@ -76,6 +80,7 @@ export class LiveService {
     this.timelines = new TimelineSubscriptions((viewerId) => dependencies.followingIds(viewerId));
     this.visibility = dependencies.visibility;
     this.lists = dependencies.lists;
+    this.group = dependencies.group;
   }
 
   async start(logger: Logger): Promise<void> {
@@ -167,6 +172,11 @@ export class LiveService {
 
   /** The viewer's new notifications, and their groups again each time one grows. */
   notificationAdded(client: LiveClient): AsyncIterableIterator<NotificationAddedEvent> {
+    // A viewer's notifications are announced to their own instance group only; here none would come.
+    if (!this.group.holdsPerson(client.viewerId)) {
+      const liveGroup = this.group.groupOf(client.viewerId);
+      throw new AppError('MISDIRECTED', `Live notifications of this account are served by instance group ${liveGroup}`, { liveGroup });
+    }
     let untrack = () => {};
     const queue = this.notifications.open(client.viewerId, {
       maxQueued: this.options.maxQueuedEvents,
