@@ -52,9 +52,15 @@ describe('the reference web client in Chromium: conversations', { timeout: 90_00
     await original.getByTestId('quote').click();
     await quoter.page.getByTestId('quote-form-text').fill('I agree with this');
     await quoter.page.getByTestId('quote-form-submit').click();
-    await quoter.page.getByTestId('refresh').click();
+    // The form closes once the API took the quote; the quoter's own post then comes to the top.
+    await quoter.page.getByTestId('quote-form').waitFor({ state: 'detached', ...patience });
     const quote = postWith(quoter.page, 'I agree with this');
-    await quote.waitFor(patience);
+    await expect
+      .poll(async () => {
+        if ((await quote.count()) === 0) await quoter.page.getByTestId('refresh').click();
+        return quote.count();
+      }, patience)
+      .toBe(1);
     expect(await quote.getByTestId('quoted-card').getByTestId('quoted-text').textContent()).toBe('A thought worth quoting');
     expect(await quote.getByTestId('quoted-card').locator('.name').textContent()).toBe('Wren Writer');
 
