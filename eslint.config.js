@@ -18,7 +18,7 @@ export default [
         'error',
         {
           exceptions: {
-            types: ['PageInfo', 'AuthPayload', 'Suggestion', 'TimelineMarker', 'MarkNotificationsReadPayload', 'TagTrend'],
+            types: ['PageInfo', 'AuthPayload', 'Suggestion', 'TimelineMarker', 'MarkNotificationsReadPayload', 'TagTrend', 'PostEdit'],
             suffixes: ['Connection', 'Edge'],
           },
         },

@@ -37,6 +37,7 @@ import { ReaderActivity } from './feed/readerActivity.js';
 import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
+import { Conversations } from './feed/conversations.js';
 import { TimelineMarkers } from './feed/timelineMarkers.js';
 import { TimelineReading } from './feed/timelineReading.js';
 import { TimelineState } from './feed/timelineState.js';
@@ -116,7 +117,7 @@ export interface Services {
   markers: TimelineMarkers;
   /** Uploaded images: storing, serving and deleting them. */
   media: MediaService;
-  /** Changes to published posts that every copy must take: an image's alt text. */
+  /** Changes to published posts that every copy must take: their text, an image's alt text. */
   postEdits: PostEdits;
   /** Locked accounts' follow requests: approving, rejecting, and approving them all on unlock. */
   followRequests: FollowRequests;
@@ -131,6 +132,8 @@ export interface Services {
   /** Tag timelines, post search, trending tags and followed tags. */
   discovery: Discovery;
   trends: TagTrends;
+  /** Threads, quotes and pinned posts as a reader sees them. */
+  conversations: Conversations;
 }
 
 /** Runs the fanout workers, which also finish whatever a dead request left half-done. */
@@ -180,10 +183,10 @@ export function createServices(db: Db, config: Config): Services {
     reposts: new Interactions(db, 'reposts', content.counters, 'reposts', changes, withTimelineEffects(delivery.repostEffects, memberships.repostEffects), liveGroup),
   };
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
-  const visibility = new PostVisibility({ graph, feedState });
   const bookmarkStore = new Bookmarks(db, liveGroup);
   const media = new MediaService(db, config.media, config.jwtSecret, content);
-  const postEdits = new PostEdits({ media, content, fanout, changes });
+  const visibility = new PostVisibility({ graph, feedState });
+  const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const trends = new TagTrends(db);
   const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media, trends });
@@ -193,7 +196,8 @@ export function createServices(db: Db, config: Config): Services {
   const discovery = new Discovery({ content, trends, followedTags: new FollowedTags(users), visibility, readerFilters, changes });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const live = liveCore(changes, graph, timelines, lists, liveGroup, config, discovery);
+  const conversations = new Conversations({ content, visibility, readerFilters, pins: content.pins });
+  const live = liveCore(changes, graph, timelines, lists, liveGroup, conversations, config, discovery);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
   const profiles = new UserProfiles(users);
@@ -214,7 +218,7 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     accounts: { suspend: (handle) => suspensions.suspend(handle) },
   });
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers, ...suspensions.handlers };
+  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers, ...suspensions.handlers, ...postEdits.handlers };
   const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
   return {
     db,
@@ -258,6 +262,7 @@ export function createServices(db: Db, config: Config): Services {
     postEdits,
     discovery,
     trends,
+    conversations,
   };
 }
 
@@ -271,14 +276,27 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
 }
 
 /** Live subscriptions, told whom a viewer follows and the timeline's rules for what they see. */
-function liveCore(changes: ChangeBus, graph: UserGraphService, timelines: TimelineReading, lists: ReaderLists, group: LiveGroup, config: Config, discovery: Discovery): LiveService {
+function liveCore(
+  changes: ChangeBus,
+  graph: UserGraphService,
+  timelines: TimelineReading,
+  lists: ReaderLists,
+  group: LiveGroup,
+  conversations: Conversations,
+  config: Config,
+  discovery: Discovery,
+): LiveService {
   return new LiveService(
     changes,
     {
       followingIds: (viewerId) => graph.followingIds(viewerId),
       followedTags: (viewerId) => discovery.followedTags(viewerId),
       group,
-      visibility: { added: (viewerId, post) => timelines.showsLive(viewerId, post), removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal) },
+      visibility: {
+        added: (viewerId, post) => timelines.showsLive(viewerId, post),
+        removed: (viewerId, removal) => timelines.showsLiveRemoval(viewerId, removal),
+        edited: (viewerId, edit) => conversations.showsLiveEdit(viewerId, edit.post.id),
+      },
       lists: { assertListOf: (viewerId, listId) => lists.assertListOf(viewerId, listId), added: (viewerId, listId, post) => lists.showsLive(viewerId, listId, post) },
     },
     config.live,
@@ -343,5 +361,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
   await migrateOnce(services.db, 'recipient-on-every-interaction', () =>
     Promise.all([services.interactions.likes.nameEveryRecipient(authorsOf), services.interactions.reposts.nameEveryRecipient(authorsOf)]),
   );
+  // Replies stored before replies kept their thread place get it, so a thread shows them (after `post-places`: it writes by id).
+  await migrateOnce(services.db, 'thread-places', () => services.content.threads.placeEveryReply());
   await services.timelineState.checkAtStart();
 }

@@ -7,5 +7,5 @@ import type { Services } from '../services.js';
 export type ApiServices = Pick<
   Services,
   'accounts' | 'users' | 'graph' | 'content' | 'timelines' | 'publishing' | 'visibility' | 'relations' | 'lists' | 'suggestions' | 'live' | 'notifications' | 'profiles' | 'settings' | 'bookmarks' | 'markers' | 'media' | 'postEdits'
-  | 'followRequests' | 'staff' | 'reports' | 'suspensions' | 'discovery'
+  | 'followRequests' | 'staff' | 'reports' | 'suspensions' | 'discovery' | 'conversations'
 >;

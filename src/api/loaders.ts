@@ -53,7 +53,7 @@ export interface Loaders {
   viewerKeywordFilters: DataLoader<string, KeywordFilterRecord | null>;
 }
 
-const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0, version: 0 };
+const noCounts: PostCounts = { likes: 0, reposts: 0, replies: 0, quotes: 0, version: 0 };
 
 export function createLoaders(services: ApiServices, viewerId: string | null): Loaders {
   const loadedUsers = new Map<string, UserRecord | null>();

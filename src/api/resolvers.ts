@@ -31,6 +31,7 @@ import { notificationResolvers } from './notificationResolvers.js';
 import { followRequestResolvers, hiddenFollowList, showsFollowLists } from './followRequestResolvers.js';
 import { moderationResolvers } from './moderationResolvers.js';
 import { discoveryResolvers } from './discoveryResolvers.js';
+import { conversationMutationResolvers, conversationPostResolvers, conversationUserResolvers } from './conversationResolvers.js';
 
 /**
  * The ISO strings of dates served before. A page's dates mostly come from records this process
@@ -120,9 +121,16 @@ export const resolvers: Resolvers = {
     logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
     follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
-    createPost: (_parent, { text, replyTo, visibility, media }, context) => {
+    createPost: (_parent, { text, replyTo, visibility, media, quoteOf }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.publishing.post(viewerId, text, replyTo == null ? null : postKey(replyTo), visibility ?? 'PUBLIC', (media ?? []).map(mediaKey));
+      return context.services.publishing.post(
+        viewerId,
+        text,
+        replyTo == null ? null : postKey(replyTo),
+        visibility ?? 'PUBLIC',
+        (media ?? []).map(mediaKey),
+        quoteOf == null ? null : postKey(quoteOf),
+      );
     },
     updateMedia: async (_parent, { id, alt }, context) => {
       const viewerId = requireViewer(context);
@@ -180,6 +188,7 @@ export const resolvers: Resolvers = {
     logOutEverywhere: (_parent, _args, context) => context.services.settings.logOutEverywhere(requireViewer(context)),
     ...followRequestResolvers.Mutation,
     ...moderationResolvers.Mutation,
+    ...conversationMutationResolvers,
   },
 
   TimelineMarker: {
@@ -223,6 +232,7 @@ export const resolvers: Resolvers = {
         ? userConnection(context, args, (page) => context.services.graph.listFollowing(user.handle, page), user.followingCount)
         : hiddenFollowList(user.followingCount),
     ...followRequestResolvers.User,
+    ...conversationUserResolvers,
   },
 
   KeywordFilter: {
@@ -273,6 +283,7 @@ export const resolvers: Resolvers = {
     // Signed here, for a post the viewer may see: the only way a URL of its images is handed out.
     media: (post, _args, context) => post.body.media.map((image) => context.services.media.record(image, context.origin)),
     ...discoveryResolvers.Post,
+    ...conversationPostResolvers,
   },
 
   Media: {

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { LiveClient } from '../live/liveConnections.js';
-import type { ChangeEvent, NotificationAddedEvent, PostAddedEvent, PostRemovedEvent } from '../changes/events.js';
+import type { ChangeEvent, NotificationAddedEvent, PostAddedEvent, PostEditedEvent, PostRemovedEvent } from '../changes/events.js';
 import { toNotificationEdge } from './notificationResolvers.js';
 import { requireViewer, type RequestContext } from './context.js';
 import type { SubscriptionResolvers } from './generated/graphql.js';
@@ -64,6 +64,17 @@ export const subscriptionResolvers: SubscriptionResolvers = {
       requireLiveClient(context);
       useEventLoaders(context, event);
       return toNotificationEdge(event.notification);
+    },
+  },
+  timelinePostEdited: {
+    subscribe: (_parent, _args, context) => context.services.live.timelinePostEdited(requireLiveClient(context)),
+    resolve: async (event: PostEditedEvent, _args: unknown, context: RequestContext) => {
+      requireLiveClient(context);
+      useEventLoaders(context, event);
+      // The post as it is now: every instance forgot its held copy before the event reached here.
+      const post = await context.loaders.visiblePosts.load(event.post.id.toHexString());
+      if (!post) throw new AppError('NOT_FOUND', 'The edited post is gone');
+      return post;
     },
   },
   timelinePostRemoved: {

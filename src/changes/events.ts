@@ -40,7 +40,7 @@ export type ChangeEvent =
 export type ChangeKind = ChangeEvent['kind'];
 
 /**
- * A stored post's body changed (an image's alt text), and with it its reposts' copies: every
+ * A stored post's body changed (its text, an image's alt text), and with it its reposts' copies: every
  * instance forgets what it holds of them, and pages read them again. Timelines' embedded copies
  * are rewritten through the queue, which announces those timelines as it goes.
  */
@@ -48,9 +48,12 @@ export interface PostEditedEvent {
   kind: 'postEdited';
   post: PostRef;
   reposts: readonly PostRef[];
+  /** Whom a mentioned-only post is addressed to: their live subscriptions hear of the edit too. */
+  audience?: readonly string[];
 }
 
-export const postEdited = (post: PostRef, reposts: readonly PostRef[]): PostEditedEvent => ({ kind: 'postEdited', post, reposts });
+export const postEdited = (post: PostRef, reposts: readonly PostRef[], audience: readonly string[] = []): PostEditedEvent =>
+  audience.length > 0 ? { kind: 'postEdited', post, reposts, audience } : { kind: 'postEdited', post, reposts };
 
 /**
  * Records that changed outside follows and posts, for every instance's in-process tier to forget:

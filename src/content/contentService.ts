@@ -19,6 +19,7 @@ import {
   postPlace,
   publicOnly,
   repostRecord,
+  threadPlace,
   type PostBody,
   type ContentDocument,
   type PostRecord,
@@ -32,6 +33,10 @@ import { PostScans } from './postScans.js';
 import { DiscoveryScans } from './discoveryScans.js';
 import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
+import { QuoteCounts } from './quoteCounts.js';
+import { TextEdits } from './textEdits.js';
+import { Threads } from './threads.js';
+import { Pins } from './pins.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 import { everyEvent, type HeldScope } from '../changes/partitions.js';
 
@@ -57,6 +62,14 @@ export class ContentService {
   readonly discovery: DiscoveryScans;
   /** Reply counts and the tombstones of deleted posts (see ReplyCounts). */
   readonly replyCounts: ReplyCounts;
+  /** Quote counts (see QuoteCounts). */
+  readonly quoteCounts: QuoteCounts;
+  /** Text edits and their history (see TextEdits). */
+  readonly textEdits: TextEdits;
+  /** Threads and quotes as lists (see Threads). */
+  readonly threads: Threads;
+  /** Authors' pinned posts (see Pins). */
+  readonly pins: Pins;
 
   /** Authors' newest posts, for pages of one or many authors (see Outboxes). */
   private readonly outboxes: Outboxes;
@@ -72,6 +85,10 @@ export class ContentService {
     this.scans = new PostScans(this.content, (authorIds) => this.byAuthors(authorIds));
     this.discovery = new DiscoveryScans(this.content);
     this.replyCounts = new ReplyCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
+    this.quoteCounts = new QuoteCounts(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), this.counters, this.lookups);
+    this.textEdits = new TextEdits(this.content);
+    this.threads = new Threads(this.content);
+    this.pins = new Pins(db);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -97,6 +114,8 @@ export class ContentService {
     ]);
     await this.replyCounts.ensureIndexes();
     await this.discovery.ensureIndexes();
+    await this.quoteCounts.ensureIndexes();
+    await this.threads.ensureIndexes();
   }
 
   /**
@@ -106,7 +125,11 @@ export class ContentService {
    */
   preparePost(authorId: string, body: PostBody, options: { pulled: boolean; replyTo?: PostRecord | null }): PostRecord {
     const replyTo = options.replyTo ? { id: options.replyTo.id, authorId: options.replyTo.authorId } : null;
-    return { id: newPostId(authorId), authorId, createdAt: new Date(), pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
+    const id = newPostId(authorId);
+    const createdAt = new Date();
+    const post: PostRecord = { id, authorId, createdAt, pulled: options.pulled, replyTo, repostOf: null, counts: null, body };
+    // A reply's place in its thread, from its parent's as read: no read more.
+    return options.replyTo ? { ...post, thread: threadPlace(options.replyTo, id, createdAt) } : post;
   }
 
   /** A repost document of `original` by `reposterId`, under an id chosen by the caller (see Reposts). */
@@ -125,6 +148,8 @@ export class ContentService {
     const doc = toStoredPost(post);
     const counted = post.replyTo !== null && post.body.visibility === 'PUBLIC';
     if (counted) doc._cq = true;
+    const quoteCounted = post.body.quoteOf !== null && post.body.visibility === 'PUBLIC' && !post.repostOf;
+    if (quoteCounted) doc._qc = true;
     let stored = true;
     try {
       await this.content.insertOne(doc);
@@ -136,6 +161,8 @@ export class ContentService {
     // A replay counts only a reply that is still marked as not yet counted.
     const uncounted = stored || (await this.content.countDocuments({ ...byPostId(post.id), _cq: true }, { limit: 1 })) > 0;
     if (counted && uncounted) await this.replyCounts.count(post.id, post.replyTo!.id);
+    const quoteUncounted = quoteCounted && (stored || (await this.content.countDocuments({ ...byPostId(post.id), _qc: true }, { limit: 1 })) > 0);
+    if (quoteUncounted) await this.quoteCounts.count(post.id, post.body.quoteOf!.id);
   }
 
   /**
@@ -143,12 +170,13 @@ export class ContentService {
    * so background work can tell a deleted post from one whose request has not stored it yet.
    */
   async deletePost({ id, authorId }: PostRef): Promise<boolean> {
-    await this.replyCounts.recordDeletion(id);
+    const { quoted } = await this.replyCounts.recordDeletion(id);
     const deleted = (await this.content.deleteOne(byPostId(id))).deletedCount === 1;
     this.lookups.forgetPosts([id]);
     // Also when another caller deleted it first: this process may hold it all the same.
     this.outboxes.drop(authorId, id);
     await this.replyCounts.uncountDeleted(id);
+    if (quoted) await this.quoteCounts.uncountDeleted(id);
     return deleted;
   }
 

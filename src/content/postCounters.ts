@@ -4,9 +4,9 @@ import { plannedIndexes } from '../db/shardPlan.js';
 import { byPostId, toPostCounts, type ContentDocument, type PostCounts } from '../records/posts.js';
 import type { PostLookups } from './postLookups.js';
 
-export type CountName = 'likes' | 'reposts' | 'replies';
+export type CountName = 'likes' | 'reposts' | 'replies' | 'quotes';
 
-const countField: Record<CountName, string> = { likes: 'n.l', reposts: 'n.r', replies: 'n.y' };
+const countField: Record<CountName, string> = { likes: 'n.l', reposts: 'n.r', replies: 'n.y', quotes: 'n.q' };
 
 /**
  * A change whose request may die half-way is taken over by the repair sweep once it has been

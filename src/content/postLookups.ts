@@ -3,7 +3,7 @@ import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
 import { everyEvent, type HeldScope } from '../changes/partitions.js';
-import { byPostId, byPostIds, tokensLeftOut, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type StoredBody, type TombstoneDocument } from '../records/posts.js';
+import { byPostId, byPostIds, tokensLeftOut, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type EditableBody, editableBodyFields, type TombstoneDocument } from '../records/posts.js';
 
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
 export class PostLookups {
@@ -41,11 +41,11 @@ export class PostLookups {
 
   /**
    * Which of these posts are stored, with the part of their body that can change once posted (the
-   * images), by hex id: one query, as `existing`, for checking a delivery against edits.
+   * images' alt text, the text), by hex id: one query, as `existing`, for checking a delivery against edits.
    */
-  async editableBodies(ids: readonly ObjectId[]): Promise<Map<string, Pick<StoredBody, '_md'>>> {
+  async editableBodies(ids: readonly ObjectId[]): Promise<Map<string, EditableBody>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.content.find(byPostIds(ids), { projection: { _md: 1 } }).toArray();
+    const docs = await this.content.find(byPostIds(ids), { projection: editableBodyFields }).toArray();
     return new Map(docs.map((doc) => [doc._id.toHexString(), doc]));
   }
 

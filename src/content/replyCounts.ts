@@ -31,12 +31,14 @@ export class ReplyCounts {
    * Written before a post is deleted and kept for a day, so background work can tell a deleted post
    * from one whose request has not stored it yet; for a reply, with the intent to uncount it.
    */
-  async recordDeletion(id: ObjectId): Promise<void> {
-    const doc = await this.content.findOne(byPostId(id), { projection: { _r: 1, _v: 1 } });
+  async recordDeletion(id: ObjectId): Promise<{ quoted: boolean }> {
+    const doc = await this.content.findOne(byPostId(id), { projection: { _r: 1, _v: 1, _q: 1, _o: 1 } });
     const now = new Date();
-    // Only public replies are counted on their parent (see ContentService.storePost).
+    // Only public replies are counted on their parent (see ContentService.storePost), public quotes on what they quote.
     const intent = doc?._r && !doc._v ? { uncount: { p: doc._r._id, state: 'pending' as const, at: now } } : {};
-    await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent } }, { upsert: true });
+    const quoted = doc?._q && !doc._v && !doc._o ? { unquote: { p: doc._q._id, state: 'pending' as const, at: now } } : {};
+    await this.tombstones.updateOne({ _id: id }, { $setOnInsert: { at: now, ...intent, ...quoted } }, { upsert: true });
+    return { quoted: 'unquote' in quoted };
   }
 
   /** Takes a deleted reply off its parent's count, unless another caller claimed it first. */

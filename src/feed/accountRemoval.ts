@@ -32,7 +32,7 @@ const stepSize = 100;
  *    hear `timelinePostRemoved`), and takes back their likes and reposts (counts fixed);
  * 3. it splits the followers into sub-tasks of FANOUT_BATCH that end those follows (counts fixed,
  *    the author's entries leave each timeline), ends the user's own follows, and waits for them;
- * 4. it removes the user's lists, notifications, filters, timeline and pair records, takes the handle
+ * 4. it removes the user's lists, notifications, filters, pins, timeline and pair records, takes the handle
  *    out of the audiences of mentioned-only posts, deletes their images (which stopped answering at
  *    step 1), and last the user document: the handle is free again.
  */
@@ -102,6 +102,7 @@ export class AccountRemoval {
     await this.notifications.forgetRecipient(handle);
     await this.relations.forgetReader(handle);
     await this.content.leaveAudiences(handle);
+    await this.content.pins.forget(handle);
     // Its images, attached or not, and their bytes: before the handle is free for someone else.
     await this.media.deleteOfOwner(handle);
     await this.accounts.removeDeletedUser(handle, accountId);

@@ -105,9 +105,18 @@ export class Fanout {
    * Queues putting these posts' bodies as they are now (after an edit at `editedAt`) into every
    * timeline entry that embeds them: nothing where entries link to `content`.
    */
-  async enqueueRewrites(posts: readonly PostRecord[], editedAt: Date): Promise<void> {
-    if (!this.backend.embedsBodies) return;
-    await this.enqueue(posts.map((post) => rootTask('rewrite', post, String(editedAt.getTime()))));
+  async enqueueRewrites(posts: readonly PostRecord[], editedAt: Date, alongside: QueuedTask[] = []): Promise<void> {
+    const rewrites = this.backend.embedsBodies ? posts.map((post) => rootTask('rewrite', post, String(editedAt.getTime()))) : [];
+    await this.enqueueWith(rewrites, alongside);
+  }
+
+  /** Queues work for later, as a safety net for a request that does it itself, and takes it back once it has. */
+  enqueueLater(task: QueuedTask): Promise<void> {
+    return this.work.enqueue([task]);
+  }
+
+  cancel(id: string): Promise<void> {
+    return this.work.queue.cancel(id);
   }
 
   /** Queues redelivering what fanout skipped while `userId` was inactive (the gap on their user document). */

@@ -22,7 +22,7 @@ export interface InteractionStores {
 
 /** What a user does to posts: write, delete, like and repost them. */
 export interface PostPublishing {
-  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility, mediaIds?: readonly string[]): Promise<PostRecord>;
+  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility, mediaIds?: readonly string[], quoteOfId?: string | null): Promise<PostRecord>;
   deletePost(viewerId: string, id: string): Promise<boolean>;
   likePost(userId: string, id: string): Promise<PostRecord>;
   unlikePost(userId: string, id: string): Promise<PostRecord>;
@@ -70,21 +70,28 @@ export class Publishing implements PostPublishing {
     replyToId: string | null = null,
     visibility: Visibility = 'PUBLIC',
     mediaIds: readonly string[] = [],
+    quoteOfId: string | null = null,
   ): Promise<PostRecord> {
     // Bad text or too many images cost nothing against the rate limit; with images, text may be empty.
     const message = postText(text, { mayBeEmpty: mediaIds.length > 0 });
     if (mediaIds.length > maxMediaPerPost) throw badInput(`A post takes at most ${maxMediaPerPost} images`);
     // What the post needs to read (its author, the post it answers) is read beside the rate
     // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
-    const [, authorPulled, replyTo] = await Promise.all([
+    const [, authorPulled, replyTo, quoted] = await Promise.all([
       this.deps.rateLimits.post(authorId),
       this.delivery.isPulled(authorId),
       replyToId === null ? null : this.existingPost(authorId, replyToId),
+      quoteOfId === null ? null : this.existingPost(authorId, quoteOfId),
     ]);
     if (replyTo) await this.deps.readerFilters.assertNotBlocked(authorId, replyTo.authorId, 'reply to');
+    if (quoted) {
+      // A quote shows the quoted post to the quote's readers: only a post everyone may see, as for reposts.
+      if (quoted.body.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be quoted');
+      await this.deps.readerFilters.assertNotBlocked(authorId, quoted.authorId, 'quote');
+    }
     // A reply is never seen by more people than its parent: a wider reply is narrowed to the parent's.
     const shownTo = replyTo ? narrowerVisibility(visibility, replyTo.body.visibility) : visibility;
-    const said = newBody(message);
+    const said = newBody(message, undefined, undefined, quoted ? { id: quoted.id, authorId: quoted.authorId } : null);
     const body: PostBody = shownTo === 'MENTIONED' ? { ...said, visibility: shownTo, audience: await this.audienceOf(authorId, said, replyTo) } : { ...said, visibility: shownTo };
     // Limited posts are never pulled: readers' inbox queries find them instead.
     const pulled = shownTo === 'PUBLIC' && authorPulled;

@@ -1,4 +1,4 @@
-import type { Db, Document } from 'mongodb';
+import type { Db, Document, ObjectId } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { FollowerRange } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
@@ -66,6 +66,12 @@ export interface QueuedTasks extends NotificationTasks {
   'approve-requests': UnlockPayload;
   /** A suspended account's effects on others' counts, taken out or put back. */
   'suspend-account': SuspensionPayload;
+  /** An edited text into the post's other copies, should the request that edited it die half-way (PostEdits). */
+  'edit-copies': EditPayload;
+}
+
+export interface EditPayload {
+  postId: ObjectId;
 }
 
 export type TaskKind = keyof QueuedTasks;

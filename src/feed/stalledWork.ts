@@ -1,11 +1,12 @@
 import type { ReplyCounts } from '../content/replyCounts.js';
+import type { QuoteCounts } from '../content/quoteCounts.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import type { FollowEffects } from '../graph/followPairs.js';
 import type { InteractionStores } from './publishing.js';
 
 export interface StalledWorkDependencies {
   graph: Pick<UserGraphService, 'pairs' | 'lists' | 'invalidateAll'>;
-  content: { readonly replyCounts: Pick<ReplyCounts, 'repairStalled'> };
+  content: { readonly replyCounts: Pick<ReplyCounts, 'repairStalled'>; readonly quoteCounts: Pick<QuoteCounts, 'repairStalled'> };
   interactions: InteractionStores;
   /** A follow's timeline work and notification group, which a repaired pair runs too. */
   followEffects: FollowEffects;
@@ -30,6 +31,7 @@ export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<
       interactions.likes.repairStalled(),
       interactions.reposts.repairStalled(),
       deps.content.replyCounts.repairStalled(),
+      deps.content.quoteCounts.repairStalled(),
       graph.lists.repairStalled(),
       deps.media.repairStalled(),
     ]);

@@ -6,7 +6,7 @@
  */
 import type { LiveOptions } from '../config.js';
 import type { ChangeBus } from '../changes/bus.js';
-import type { NotificationAddedEvent, PostRemovedEvent } from '../changes/events.js';
+import type { NotificationAddedEvent, PostEditedEvent, PostRemovedEvent } from '../changes/events.js';
 import type { LiveGroup } from '../changes/partitions.js';
 import { AppError } from '../errors.js';
 import { StartedListener } from '../changes/listeners.js';
@@ -37,6 +37,8 @@ export interface LiveStats {
 export interface LiveVisibility {
   added(viewerId: string, post: PostRecord): Promise<boolean>;
   removed(viewerId: string, removal: PostRemovedEvent): Promise<boolean>;
+  /** Whether an edit of a post is news to the viewer: they may see it and do not hide its author. */
+  edited(viewerId: string, edit: PostEditedEvent): Promise<boolean>;
 }
 
 /** The rules of a list's live events: the owner's list only, and the same rules as its timeline. */
@@ -155,6 +157,12 @@ export class LiveService {
   async timelinePostRemoved(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postRemoved'>>> {
     const events = await this.subscribe(client, 'postRemoved');
     return keepOnly(events, (event) => this.visibility.removed(client.viewerId, event), this.checkFailed);
+  }
+
+  /** Edits of posts in the viewer's timeline (their text, an image's alt text), once per edit. */
+  async timelinePostEdited(client: LiveClient): Promise<AsyncIterableIterator<TimelineEvent<'postEdited'>>> {
+    const events = await this.subscribe(client, 'postEdited');
+    return keepOnly(events, (event) => this.visibility.edited(client.viewerId, event), this.checkFailed);
   }
 
   /**

@@ -1,9 +1,9 @@
 import { UnreachableCaseError } from '../errors.js';
 import { EventQueue } from './eventQueue.js';
-import type { ChangeEvent, PostAddedEvent, PostRemovedEvent } from '../changes/events.js';
+import type { ChangeEvent, PostAddedEvent, PostEditedEvent, PostRemovedEvent } from '../changes/events.js';
 
-export type TimelineEventKind = 'postAdded' | 'postRemoved';
-export type TimelineEvent<K extends TimelineEventKind> = K extends 'postAdded' ? PostAddedEvent : PostRemovedEvent;
+export type TimelineEventKind = 'postAdded' | 'postRemoved' | 'postEdited';
+export type TimelineEvent<K extends TimelineEventKind> = K extends 'postAdded' ? PostAddedEvent : K extends 'postRemoved' ? PostRemovedEvent : PostEditedEvent;
 
 export interface TimelineSubscriptionOptions {
   /** Events that may wait for the consumer (and, while loading, for the following list). */
@@ -123,8 +123,7 @@ export class TimelineSubscriptions {
         }
         return;
       case 'postEdited':
-        // No subscription sends edits: a page loaded after it shows the post as it is now.
-        return;
+        return this.toReadersOfEdit(event);
       case 'notificationAdded':
       case 'counted':
         // Counts and a viewer's likes are read with each page a subscriber loads, not pushed.
@@ -171,6 +170,20 @@ export class TimelineSubscriptions {
     for (const event of pending) this.apply(subscriber, event);
   }
 
+  /**
+   * An edit, to whoever's timeline shows the post: the author's followers, its reposters'
+   * followers and, for a mentioned-only post, its audience; each subscriber once.
+   */
+  private toReadersOfEdit(event: PostEditedEvent): void {
+    for (const subscriber of this.loading) if (subscriber.kind === 'postEdited') subscriber.hold(event);
+    const reached = new Set<Subscriber>();
+    for (const authorId of new Set([event.post.authorId, ...event.reposts.map((repost) => repost.authorId)])) {
+      for (const subscriber of this.byAuthor.get(authorId) ?? []) reached.add(subscriber);
+    }
+    for (const viewerId of event.audience ?? []) for (const subscriber of this.byViewer.get(viewerId) ?? []) if (subscriber.visible) reached.add(subscriber);
+    for (const subscriber of reached) if (subscriber.kind === 'postEdited') subscriber.queue.push(event);
+  }
+
   /** To the author's followers and, for a mentioned-only post, its audience: each subscriber once. */
   private toFollowersOf(authorId: string, event: PostAddedEvent | PostRemovedEvent, audience: readonly string[]): void {
     for (const subscriber of this.loading) if (subscriber.kind === event.kind) subscriber.hold(event);
@@ -208,8 +221,14 @@ export class TimelineSubscriptions {
           removeFrom(this.byAuthor, event.followeeId, subscriber);
         }
         return;
+      case 'postEdited': {
+        const authors = [event.post.authorId, ...event.reposts.map((repost) => repost.authorId)];
+        const visible = subscriber.visible;
+        const shown = authors.some((authorId) => visible.has(authorId)) || (event.audience ?? []).includes(subscriber.viewerId);
+        if (subscriber.kind === 'postEdited' && shown) subscriber.queue.push(event);
+        return;
+      }
       case 'changed':
-      case 'postEdited':
       case 'notificationAdded':
       case 'counted':
         return;

@@ -48,6 +48,8 @@ export interface PostPayload {
   postId: ObjectId;
   /** A deletion's second pass: after the likes that raced it. */
   again?: true;
+  /** After an edit of the text: the handles it no longer mentions, whose MENTION is taken back. */
+  dropped?: string[];
 }
 
 export interface RelationPayload {
@@ -255,10 +257,18 @@ export class NotificationService {
       return;
     }
     const { memberships } = this.deps;
-    const told: { recipient: string; kind: 'REPLY' | 'MENTION'; _id: string }[] = [];
+    // An edit that no longer mentions someone takes their notification back (one targeted delete each).
+    for (const handle of task.payload.dropped ?? []) {
+      if (!post.body.mentions.includes(handle)) await this.notifications.deleteOne({ _id: notificationId({ kind: 'MENTION', postId: post.id, recipient: handle }), r: handle });
+    }
+    const told: { recipient: string; kind: 'REPLY' | 'MENTION' | 'QUOTE'; _id: string }[] = [];
     const parentAuthor = post.replyTo?.authorId ?? null;
     if (parentAuthor && (await memberships.tells(parentAuthor, post.authorId))) {
       told.push({ recipient: parentAuthor, kind: 'REPLY', _id: notificationId({ kind: 'REPLY', replyId: post.id }) });
+    }
+    const quotedAuthor = post.body.quoteOf?.authorId ?? null;
+    if (quotedAuthor && quotedAuthor !== post.authorId && (await memberships.tells(quotedAuthor, post.authorId))) {
+      told.push({ recipient: quotedAuthor, kind: 'QUOTE', _id: notificationId({ kind: 'QUOTE', quoteId: post.id }) });
     }
     const mentioned = post.body.mentions.filter((handle) => handle !== post.authorId && handle !== parentAuthor && handlePattern.test(handle));
     for (const user of await this.deps.users.getUsers(mentioned)) {
@@ -306,13 +316,13 @@ export class NotificationService {
       for (const edge of await edges.inGroupsOf(actor, recipient)) await edges.leaveGroup(edge.p, actor);
     }
     await graph.pairs.leaveGroup(actor, recipient, memberships.followEffects);
-    await this.notifications.deleteMany({ r: recipient, k: { $in: ['REPLY', 'MENTION'] }, 'a.u': actor });
+    await this.notifications.deleteMany({ r: recipient, k: { $in: ['REPLY', 'MENTION', 'QUOTE'] }, 'a.u': actor });
   }
 }
 
 /** The task that tells a post's replied-to author and mentioned users; none when there is no one to tell. */
 export function postNotificationTasks(post: PostRecord): NotificationTask[] {
-  if (post.repostOf || (!post.replyTo && post.body.mentions.length === 0)) return [];
+  if (post.repostOf || (!post.replyTo && !post.body.quoteOf && post.body.mentions.length === 0)) return [];
   return [{ _id: `notify-post:${post.id.toHexString()}`, kind: 'notify-post', payload: { postId: post.id } }];
 }
 

@@ -198,6 +198,14 @@ export class TaskQueue {
     await this.tasks.deleteMany({ _id: { $in: tasks.map((task) => task._id) }, claim: tasks[0]!.claim });
   }
 
+  /**
+   * Takes back a task queued for later that its request finished itself (a safety net for a crash
+   * half-way): gone unless a worker has claimed it by now, in which case it runs.
+   */
+  async cancel(id: string): Promise<void> {
+    await this.tasks.deleteOne({ _id: id, claim: null });
+  }
+
   /** Done: the task leaves the queue, unless another worker holds it by now. */
   async complete(task: TaskDocument): Promise<void> {
     await this.tasks.deleteOne({ _id: task._id, claim: task.claim });

@@ -6,7 +6,7 @@
 import type { ObjectId } from 'mongodb';
 import { UnreachableCaseError } from '../errors.js';
 
-export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION' | 'FOLLOW_REQUEST' | 'POST_REMOVED';
+export type NotificationKind = 'FOLLOW' | 'LIKE' | 'REPOST' | 'REPLY' | 'MENTION' | 'FOLLOW_REQUEST' | 'POST_REMOVED' | 'QUOTE';
 
 /**
  * Every kind, what its documents' ids start with, and whether people are grouped in it. A new
@@ -20,6 +20,7 @@ export const notificationKindTable = {
   MENTION: { prefix: 'm', grouped: false },
   FOLLOW_REQUEST: { prefix: 'q', grouped: false },
   POST_REMOVED: { prefix: 'x', grouped: false },
+  QUOTE: { prefix: 'o', grouped: false },
 } as const satisfies Record<NotificationKind, { prefix: string; grouped: boolean }>;
 
 export const notificationKinds = Object.keys(notificationKindTable) as NotificationKind[];
@@ -36,7 +37,8 @@ export type NotificationSubject =
   /** One per request: `since` is when it was asked, so a request made again after a rejection tells again. */
   | { kind: 'FOLLOW_REQUEST'; recipient: string; requester: string; since: Date }
   /** Staff removed the recipient's post: one per post. */
-  | { kind: 'POST_REMOVED'; postId: ObjectId };
+  | { kind: 'POST_REMOVED'; postId: ObjectId }
+  | { kind: 'QUOTE'; quoteId: ObjectId };
 
 export function notificationId(subject: NotificationSubject): string {
   const prefix = notificationKindTable[subject.kind].prefix;
@@ -54,6 +56,8 @@ export function notificationId(subject: NotificationSubject): string {
       return `${prefix}:${subject.recipient}:${subject.requester}:${subject.since.getTime()}`;
     case 'POST_REMOVED':
       return `${prefix}:${subject.postId.toHexString()}`;
+    case 'QUOTE':
+      return `${prefix}:${subject.quoteId.toHexString()}`;
     default:
       throw new UnreachableCaseError(subject);
   }
@@ -103,7 +107,7 @@ export interface NotificationDocument {
   n: number;
   /** The newest actors, in `actorOrder`, at most `maxActorsShown`. */
   a: GroupActor[];
-  /** LIKE/REPOST: the recipient's post; REPLY/MENTION: the reply or mentioning post. */
+  /** LIKE/REPOST: the recipient's post; REPLY/MENTION/QUOTE: the reply, mentioning post or quote. */
   p?: ObjectId;
   /** Bumped by every write of the group: of two states of one group, the higher is the newer. */
   v: number;

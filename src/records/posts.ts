@@ -68,7 +68,7 @@ export interface ContentDocument extends StoredBody {
   /** Repost of this post. */
   _o?: RepostOfDocument;
   /** Counts kept on the post (the counter service): likes, reposts, replies, and `v`, bumped by every change. Absent means 0. */
-  n?: { l?: number; r?: number; y?: number; v?: number };
+  n?: { l?: number; r?: number; y?: number; q?: number; v?: number };
   /** Tokens of count changes under way (see PostCounters); empty or absent at rest. */
   pc?: string[];
   /** Tokens of suspensions whose like or repost these counts leave out until unsuspended (moderation/suspensions.ts). */
@@ -80,7 +80,54 @@ export interface ContentDocument extends StoredBody {
    * only, never reposts or timeline entries. Left out of every read but discovery's (`tokensLeftOut`).
    */
   _w?: string[];
+  /** A public quote not yet counted on the post it quotes; cleared once it is. */
+  _qc?: true;
+  /** Earlier texts, newest first, at most `maxEditsKept`: each with the time of the edit that replaced it. */
+  eh?: StoredEdit[];
+  /** How many times the text was edited: the guard under which concurrent edits take turns. */
+  ev?: number;
+  /** On a reply: the root of its thread. */
+  _rt?: ObjectId;
+  /** On a reply: its nearest ancestors, root side first, the parent last; at most `maxAncestors`. */
+  _an?: ObjectId[];
+  /** On a reply: its place in the thread's reading order (see `threadPlace`). */
+  _tk?: string;
 }
+
+/** An earlier text of a post: `m` the text, `e` when the edit that replaced it was made. */
+export interface StoredEdit {
+  m: string;
+  e: Date;
+}
+
+/** Earlier texts kept per post. */
+export const maxEditsKept = 50;
+/** Ancestors a reply keeps, and `Post.ancestors` shows. */
+export const maxAncestors = 50;
+
+/**
+ * Where a reply sits in its thread: the root, its nearest ancestors (root side first), and a key
+ * that sorts the whole thread in reading order (depth first, each level oldest first): its
+ * parent's key followed by its own segment, so a post's descendants are one range of keys.
+ */
+export interface ThreadPlace {
+  root: ObjectId;
+  ancestors: readonly ObjectId[];
+  key: string;
+}
+
+/** A reply's segment of a thread key: its time (ms, 11 hex digits) then its id, so siblings sort oldest first. */
+const threadSegment = (id: ObjectId, createdAt: Date): string => createdAt.getTime().toString(16).padStart(11, '0') + id.toHexString();
+
+/** The place of a new reply to `parent` (a top-level post, or a reply stored before replies kept their place, starts a thread). */
+export function threadPlace(parent: Pick<PostRecord, 'id' | 'thread'>, id: ObjectId, createdAt: Date): ThreadPlace {
+  const segment = threadSegment(id, createdAt);
+  if (!parent.thread) return { root: parent.id, ancestors: [parent.id], key: segment };
+  return { root: parent.thread.root, ancestors: [...parent.thread.ancestors, parent.id].slice(-maxAncestors), key: parent.thread.key + segment };
+}
+
+/** Sorts after every key that starts with `key`: the end of a post's descendants' range. */
+export const afterDescendants = (key: string): string => `${key}~`;
 
 /**
  * A post's body as stored: in `content`, in embedded timeline entries (the same fields, so an
@@ -106,6 +153,10 @@ export interface StoredBody {
   _md?: StoredMedia[];
   /** The tags, as parsed once when it was posted: present whenever the text holds a `#` (as `_mn` for `@`). */
   _tg?: string[];
+  /** The post this one quotes; absent on a post that quotes none. Never changes once posted. */
+  _q?: PostRefDocument;
+  /** When the text was last edited; absent until it first is. */
+  _e?: Date;
 }
 
 /** Public posts only: what outboxes, author pages and timelines hold. */
@@ -125,6 +176,8 @@ export interface PostCounts {
   likes: number;
   reposts: number;
   replies: number;
+  /** Public quotes. */
+  quotes: number;
   /** Grows with every change of the counts: of two copies, the higher is the newer. */
   version: number;
 }
@@ -145,6 +198,10 @@ export interface PostBody {
   media: readonly MediaDescriptor[];
   /** The tags the text holds, normalised, each once, at most 10 (see records/tags.ts). */
   tags: readonly string[];
+  /** The post this one quotes, by id and author: a quote shows it as it is now, never a copy. */
+  quoteOf: PostRef | null;
+  /** When the text was last edited (see `editedBody`); null until it first is. */
+  editedAt: Date | null;
 }
 
 /** Who may see a post, as a body says it. */
@@ -163,6 +220,8 @@ export interface PostRecord {
   counts: PostCounts | null;
   /** For a repost, the original's. */
   body: PostBody;
+  /** A reply's place in its thread, as stored; absent elsewhere (timeline entries, tasks, events). */
+  thread?: ThreadPlace;
 }
 
 export const toRef = (doc: PostRefDocument | undefined): PostRef | null => (doc ? { id: doc._id, authorId: doc._a } : null);
@@ -181,6 +240,7 @@ export const toPostRecord = (doc: ContentDocument): PostRecord => ({
   repostOf: toRepostOf(doc._o),
   counts: toPostCounts(doc),
   body: fromStoredBody(doc),
+  ...(doc._rt && doc._tk !== undefined ? { thread: { root: doc._rt, ancestors: doc._an ?? [], key: doc._tk } } : {}),
 });
 
 const noMentions: readonly string[] = Object.freeze([]);
@@ -194,6 +254,7 @@ export function newBody(
   text: string,
   shownTo: { visibility: Visibility; audience?: readonly string[] } = publicVisibility,
   media: readonly MediaDescriptor[] = noMedia,
+  quoteOf: PostRef | null = null,
 ): PostBody {
   return {
     text,
@@ -202,7 +263,46 @@ export function newBody(
     audience: shownTo.visibility === 'MENTIONED' ? [...(shownTo.audience ?? [])] : noMentions,
     media: media.length === 0 ? noMedia : [...media],
     tags: text.includes('#') ? postTags(text) : noMentions,
+    quoteOf,
+    editedAt: null,
   };
+}
+
+/**
+ * The body after an edit of its text at `at`: only the text and what is parsed from it change.
+ * Whom it is for (a MENTIONED post's audience, fixed when it was posted), its images and what it
+ * quotes stay as they were.
+ */
+export const editedBody = (body: PostBody, text: string, at: Date): PostBody => ({
+  ...body,
+  text,
+  mentions: text.includes('@') ? mentionedHandles(text) : noMentions,
+  tags: text.includes('#') ? postTags(text) : noMentions,
+  editedAt: at,
+});
+
+/** The stored fields an edit of the text changes: the text, its edit time and what is parsed from it. */
+const textFields = ['_m', '_mn', '_tg', '_e'] as const satisfies readonly (keyof StoredBody)[];
+
+/**
+ * The update that puts an edited body's text into a stored copy of it: only the text's fields, so
+ * an image's alt text changed meanwhile stays. `own`: the post's own document, which alone carries
+ * the search tokens (never a repost's copy, never a timeline entry).
+ */
+export function textUpdate(body: PostBody, own: boolean): { $set: Record<string, unknown>; $unset: Record<string, ''> } {
+  const stored: Partial<StoredBody> = toStoredBody(body);
+  const $set: Record<string, unknown> = {};
+  const $unset: Record<string, ''> = {};
+  for (const field of textFields) {
+    if (stored[field] === undefined) $unset[field] = '';
+    else $set[field] = stored[field];
+  }
+  if (own) {
+    const tokens = searchTokens(body.text, body.tags);
+    if (tokens.length > 0) $set._w = tokens;
+    else $unset._w = '';
+  }
+  return { $set, $unset };
 }
 
 /** A body as `content`, embedded entries and live events store it. */
@@ -212,11 +312,13 @@ export function toStoredBody(body: PostBody): StoredBody {
   Object.assign(stored, toStoredVisibility(body));
   if (body.media.length > 0) stored._md = body.media.map(toStoredMedia);
   if (body.text.includes('#')) stored._tg = [...body.tags];
+  if (body.quoteOf) stored._q = fromRef(body.quoteOf);
+  if (body.editedAt) stored._e = body.editedAt;
   return stored;
 }
 
 /** Every field of a stored body: a field added to StoredBody and not here fails to compile. */
-const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md', '_tg'] as const satisfies readonly (keyof StoredBody)[];
+const storedBodyFields = ['_m', '_mn', '_v', '_to', '_md', '_tg', '_q', '_e'] as const satisfies readonly (keyof StoredBody)[];
 type Unlisted = Exclude<keyof StoredBody, (typeof storedBodyFields)[number]>;
 const everyFieldListed: Unlisted extends never ? true : Unlisted = true;
 void everyFieldListed;
@@ -236,24 +338,16 @@ export function bodyUpdate(body: PostBody, path: string): { $set: Record<string,
   return Object.keys($unset).length > 0 ? { $set, $unset } : { $set };
 }
 
-/**
- * The update that puts `body` into a post's own document in `content` (an edit of its text): every
- * field of the body, and the search tokens, which only the post's own document carries (never a
- * repost's copy of the body, never a timeline entry).
- */
-export function storedPostUpdate(body: PostBody): { $set: Record<string, unknown>; $unset?: Record<string, ''> } {
-  const update = bodyUpdate(body, '');
-  const tokens = searchTokens(body.text, body.tags);
-  if (tokens.length > 0) update.$set._w = tokens;
-  else update.$unset = { ...update.$unset, _w: '' };
-  return update;
-}
+/** The fields of a stored body that can change once posted: the images' alt text, the text and what is parsed from it. */
+export type EditableBody = Pick<StoredBody, '_md' | '_m' | '_e' | '_tg'>;
+export const editableBodyFields = { _md: 1, _m: 1, _e: 1, _tg: 1 } as const;
 
 /** Whether two stored forms of one post's body say the same (the fields that can change once posted). */
-export const sameEditableBody = (a: Pick<StoredBody, '_md'>, b: Pick<StoredBody, '_md'>): boolean => JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
+export const sameEditableBody = (a: EditableBody, b: EditableBody): boolean =>
+  a._m === b._m && (a._e?.getTime() ?? 0) === (b._e?.getTime() ?? 0) && JSON.stringify(a._md ?? []) === JSON.stringify(b._md ?? []);
 
 /** A projection of posts without their bodies, for reads that need only where posts are (see `placeOnly`). */
-export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0, _tg: 0, _w: 0 } as const;
+export const bodyLeftOut = { _m: 0, _mn: 0, _md: 0, _tg: 0, _w: 0, _q: 0, _e: 0 } as const;
 
 /** The projection every read of whole posts uses: a post's search tokens are for the index, not for pages. */
 export const tokensLeftOut = { _w: 0 } as const;
@@ -271,6 +365,8 @@ export function fromStoredBody(doc: StoredBody): PostBody {
     media: doc._md ? doc._md.map(fromStoredMedia) : noMedia,
     // As for mentions: documents written before tags were kept are parsed when read.
     tags: doc._tg ?? (doc._m.includes('#') ? postTags(doc._m) : noMentions),
+    quoteOf: toRef(doc._q),
+    editedAt: doc._e ?? null,
   };
 }
 
@@ -289,6 +385,7 @@ export const toPostCounts = (doc: Pick<ContentDocument, 'n'>): PostCounts => ({
   likes: Math.max(0, doc.n?.l ?? 0),
   reposts: Math.max(0, doc.n?.r ?? 0),
   replies: Math.max(0, doc.n?.y ?? 0),
+  quotes: Math.max(0, doc.n?.q ?? 0),
   version: doc.n?.v ?? 0,
 });
 
@@ -298,6 +395,7 @@ export function toContentDocument(post: Omit<PostRecord, 'counts'>): ContentDocu
   if (post.pulled) doc._p = true;
   if (post.replyTo) doc._r = fromRef(post.replyTo);
   if (post.repostOf) doc._o = toRepostOfDocument(post.repostOf);
+  if (post.thread) Object.assign(doc, { _rt: post.thread.root, _an: [...post.thread.ancestors], _tk: post.thread.key });
   return doc;
 }
 
@@ -423,11 +521,12 @@ export const fromPostTask = (task: PostTask): PostRecord => ({
   replyTo: task.replyTo ?? null,
   repostOf: task.repostOf ?? null,
   counts: null,
-  body: task.body ?? newBody(task.text ?? ''),
+  // Tasks queued before bodies had quotes and edits carry neither.
+  body: task.body ? { ...task.body, quoteOf: task.body.quoteOf ?? null, editedAt: task.body.editedAt ?? null } : newBody(task.text ?? ''),
 });
 
-/** A post as a live event carries it: its stored form, counts left out (they are read apart). */
-export const toAnnouncedPost = (post: PostRecord): ContentDocument => toContentDocument(post);
+/** A post as a live event carries it: its stored form, counts and its place in a thread left out (they are read apart). */
+export const toAnnouncedPost = ({ thread: _thread, ...post }: PostRecord): ContentDocument => toContentDocument(post);
 export const fromAnnouncedPost = (doc: ContentDocument): PostRecord => ({ ...toPostRecord(doc), counts: null });
 
 /**
@@ -549,6 +648,8 @@ export interface TombstoneDocument {
   _id: ObjectId;
   at: Date;
   uncount?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
+  /** The same for a deleted public quote: the intent to take it off its quoted post's count. */
+  unquote?: { p: ObjectId; state: 'pending' | 'applying'; at: Date };
 }
 
 /** Where a reader last read their timeline; `position` and `updatedAt` are null until they first mark it. */

@@ -19,7 +19,7 @@ describe('live event partitions', () => {
   it("stores a person's events under their partition and every other event on a broadcast channel", () => {
     const postId = new ObjectId();
     expect(channelOf(notificationAdded(notification('ada')))).toBe(partitionOf('ada'));
-    expect(channelOf(counted(postId, { likes: 1, reposts: 0, replies: 0, version: 1 }, { id: 'bob', state: 'like' }))).toBe(partitionOf('bob'));
+    expect(channelOf(counted(postId, { likes: 1, reposts: 0, replies: 0, quotes: 0, version: 1 }, { id: 'bob', state: 'like' }))).toBe(partitionOf('bob'));
     for (const event of [
       counted(postId, 'stale'),
       followChange(true, 'ada', 'bob'),

@@ -69,7 +69,7 @@ describe('forgetStale', () => {
 
   it('takes a like\'s counts in place and forgets the liker\'s state of the post', () => {
     const postId = new ObjectId('000000000000000000000003');
-    expect(forgottenBy(counted(postId, { likes: 4, reposts: 0, replies: 0, version: 12 }, { id: 'cat', state: 'like' }))).toEqual([
+    expect(forgottenBy(counted(postId, { likes: 4, reposts: 0, replies: 0, quotes: 0, version: 12 }, { id: 'cat', state: 'like' }))).toEqual([
       'post counts 000000000000000000000003 4@12',
       'like of cat 000000000000000000000003',
     ]);

@@ -92,6 +92,30 @@ export const workload: WorkloadStep[] = [
   { label: 'repost', as: 'bea', query: `mutation($id: ID!) { repost(id: $id) { ${post} } }`, variables: (ids) => ({ id: ids.adaPost }) },
   { label: 'bookmark', as: 'bea', query: `mutation($id: ID!) { bookmark(id: $id) { ${post} } }`, variables: (ids) => ({ id: ids.adaPost }) },
   { label: 'post', as: 'bea', query: `query($id: ID!) { post(id: $id) { ${post} replies(first: 5) { ${posts} } } }`, variables: (ids) => ({ id: ids.adaPost }) },
+  // Conversations: a quote, an edit, a pin, and a thread read both ways.
+  {
+    label: 'createPost',
+    as: 'cal',
+    query: `mutation($quoteOf: ID) { createPost(text: "quoting ada", quoteOf: $quoteOf) { id quoted { id } } }`,
+    variables: (ids) => ({ quoteOf: ids.adaPost }),
+    keep: (data, ids) => void (ids.quote = data.createPost.id),
+  },
+  {
+    label: 'editPost',
+    as: 'ada',
+    query: 'mutation($id: ID!) { editPost(id: $id, text: "hello again @bea") { id text editedAt edits { text editedAt } } }',
+    variables: (ids) => ({ id: ids.adaPost }),
+  },
+  { label: 'pinPost', as: 'ada', query: 'mutation($id: ID!) { pinPost(id: $id) { handle pinnedPosts { id pinned } } }', variables: (ids) => ({ id: ids.adaPost }) },
+  {
+    label: 'post',
+    as: 'bea',
+    query: `query($id: ID!) { post(id: $id) { descendants(first: 5) { ${posts} } quoteCount quotes(first: 5) { ${posts} } } }`,
+    variables: (ids) => ({ id: ids.adaPost }),
+  },
+  { label: 'post', as: 'bea', query: 'query($id: ID!) { post(id: $id) { ancestors { id text } descendants(first: 5) { edges { node { id } } } } }', variables: (ids) => ({ id: ids.reply }) },
+  { label: 'post', as: 'bea', query: 'query($id: ID!) { post(id: $id) { quoted { id text quoteCount } } }', variables: (ids) => ({ id: ids.quote }) },
+  { label: 'unpinPost', as: 'ada', query: 'mutation($id: ID!) { unpinPost(id: $id) { handle pinnedPosts { id } } }', variables: (ids) => ({ id: ids.adaPost }) },
   {
     label: 'user',
     as: 'bea',
@@ -192,6 +216,7 @@ export const workload: WorkloadStep[] = [
 export const liveSubscriptions = [
   `subscription { timelinePostAdded { cursor repostedBy { handle } node { ${post} } } }`,
   'subscription { timelinePostRemoved }',
+  'subscription { timelinePostEdited { id text editedAt } }',
   `subscription { notificationAdded { cursor node { id kind createdAt actorCount actors { handle } post { id } unread } } }`,
 ];
 

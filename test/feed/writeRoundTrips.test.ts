@@ -22,6 +22,8 @@ const budgets: Record<string, Record<(typeof feedStrategies)[number], number>> =
   unlike: { 'fanout-on-read': 6, 'time-buckets': 6, 'sized-buckets': 6, cache: 6 },
   repost: { 'fanout-on-read': 8.5, 'time-buckets': 11.5, 'sized-buckets': 11.5, cache: 11.5 },
   delete: { 'fanout-on-read': 14.5, 'time-buckets': 24.5, 'sized-buckets': 24.5, cache: 25.5 },
+  edit: { 'fanout-on-read': 7.5, 'time-buckets': 16.5, 'sized-buckets': 16.5, cache: 18.5 },
+  quote: { 'fanout-on-read': 13.5, 'time-buckets': 15, 'sized-buckets': 15, cache: 15 },
 };
 
 const times = 10;
@@ -118,6 +120,10 @@ describe.each(feedStrategies)('commands per write: %s', (strategy) => {
     counts.repost = await perWrite('repost', (i) => [`mutation { repost(id: "${posts[i]}") { repostCount } }`, writers[i]!]);
     await heldAgain();
     counts.unfollow = await perWrite('unfollow', (i) => [`mutation { unfollow(handle: "${authors[i]}") { followerCount } }`, writers[i]!]);
+    await heldAgain();
+    counts.edit = await perWrite('edit', (i) => [`mutation { editPost(id: "${posts[i]}", text: "counted, then edited") { id } }`, authors[i]!]);
+    await heldAgain();
+    counts.quote = await perWrite('quote', (i) => [`mutation { createPost(text: "quoting", quoteOf: "${posts[i]}") { id } }`, writers[i]!]);
     await heldAgain();
     const deleted: string[] = [];
     for (const author of authors) deleted.push((await app.gql('mutation { createPost(text: "deleted") { id } }', {}, tokens[author])).data.createPost.id);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newBody, storedPostUpdate } from '../../src/records/posts.js';
+import { editedBody, newBody, textUpdate } from '../../src/records/posts.js';
 import { maxTagsPerPost, postTags, requestedTag } from '../../src/records/tags.js';
 import { searchQuery, searchTokens, textMatches } from '../../src/records/searchTokens.js';
 
@@ -25,10 +25,12 @@ describe('tags in a post', () => {
   it('are parsed once into the body, and an edit of the text puts new tags and tokens into the post', () => {
     expect(newBody('#Hello world').tags).toEqual(['hello']);
     expect(newBody('no tags').tags).toEqual([]);
-    const edited = storedPostUpdate(newBody('now about #Tokyo'));
-    expect(edited.$set).toMatchObject({ _m: 'now about #Tokyo', _tg: ['tokyo'], _w: ['now', 'about', 'tokyo', '#tokyo'] });
-    expect(storedPostUpdate(newBody('plain')).$unset).toMatchObject({ _tg: '' });
-    expect(storedPostUpdate(newBody('!!!')).$unset).toMatchObject({ _w: '' });
+    const edit = (text: string) => textUpdate(editedBody(newBody('first about #Osaka'), text, new Date()), true);
+    expect(edit('now about #Tokyo').$set).toMatchObject({ _m: 'now about #Tokyo', _tg: ['tokyo'], _w: ['now', 'about', 'tokyo', '#tokyo'] });
+    expect(edit('plain').$unset).toMatchObject({ _tg: '' });
+    expect(edit('!!!').$unset).toMatchObject({ _w: '' });
+    // A repost's copy takes the text and its tags, never the search tokens.
+    expect(textUpdate(editedBody(newBody('x'), 'now #Tokyo', new Date()), false).$set).not.toHaveProperty('_w');
   });
 
   it('as a client names them: a leading # is dropped, what no post could tag is refused', () => {

@@ -196,7 +196,7 @@ export function createSession(apiUrl: string, token: string, onSignedOut: () => 
         },
       },
       User: { fields: { posts: relayStylePagination(), bookmarks: relayStylePagination() } },
-      Post: { fields: { replies: relayStylePagination() } },
+      Post: { fields: { replies: relayStylePagination(), descendants: relayStylePagination() } },
       List: { fields: { timeline: relayStylePagination(), members: relayStylePagination() } },
     },
   });

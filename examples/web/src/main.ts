@@ -9,6 +9,7 @@
  * #/search[/<query>], #/tag/<tag>, #/bookmarks, #/lists[/<id>], #/u/<handle>, #/p/<id>, #/settings.
  */
 import { createSession, errorCode, errorMessage } from './api.js';
+import { POST_EDITED } from './conversationOperations.js';
 import { NOTIFICATION_ADDED, POST_ADDED, POST_REMOVED, TIMELINE, UNREAD_NOTIFICATIONS, VIEWER, type Author, type Edge, type NotificationEdge, type TimelineData } from './operations.js';
 import { account, apiUrl, app, forget, nav, pageSize, showOnTop, type App } from './shell.js';
 import { avatar, escape, icon, icons, nameOf, refreshTimes, stateBox, wireMediaViewer } from './ui.js';
@@ -177,6 +178,16 @@ function startSession(token: string, me: Author, flash = ''): void {
         const id = data?.timelinePostRemoved;
         if (!id || current !== state) return;
         forget(state, id);
+        state.onLive();
+      },
+    }),
+    // An edited post: its new text is normalised into the cache under the post's id; lists redraw.
+    client.subscribe({ query: POST_EDITED }).subscribe({
+      next: ({ data }) => {
+        const edited = data?.timelinePostEdited;
+        if (!edited || current !== state) return;
+        // Posts waiting behind the pill are copies of their own: they take the edit too.
+        state.pending = state.pending.map((edge) => (edge.node.id === edited.id ? { ...edge, node: { ...edge.node, text: edited.text, editedAt: edited.editedAt, mentions: edited.mentions } } : edge));
         state.onLive();
       },
     }),

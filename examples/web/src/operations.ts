@@ -65,6 +65,10 @@ graphql(`
     tags
     replyTo { id author { ...AuthorFields } }
     media { ...MediaFields }
+    editedAt
+    pinned
+    quoteCount
+    quoted { id text createdAt author { ...AuthorFields } media { ...MediaFields } }
   }
 `);
 graphql(`
@@ -128,6 +132,7 @@ export const PROFILE = graphql(`
       viewerHasBlocked
       locked
       viewerFollowState
+      pinnedPosts { ...PostFields }
       posts(first: $first, after: $after) {
         edges { ...PostEdgeFields }
         pageInfo { ...PageInfoFields }
@@ -139,8 +144,8 @@ export const THREAD = graphql(`
   query Thread($id: ID!, $first: Int, $after: String) {
     post(id: $id) {
       ...PostFields
-      replyTo { ...PostFields }
-      replies(first: $first, after: $after) {
+      ancestors { ...PostFields }
+      descendants(first: $first, after: $after) {
         edges { ...PostEdgeFields }
         pageInfo { ...PageInfoFields }
       }
@@ -323,8 +328,8 @@ export const LOG_IN = graphql(`
   }
 `);
 export const CREATE_POST = graphql(`
-  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {
-    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {
+  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!], $quoteOf: ID) {
+    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media, quoteOf: $quoteOf) {
       ...PostFields
       replyTo { id replyCount }
     }

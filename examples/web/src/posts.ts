@@ -3,6 +3,7 @@ import { errorMessage, type UploadedImage } from './api.js';
 import { BOOKMARK, CREATE_POST, DELETE_POST, LIKE, REPOST, UNBOOKMARK, UNDO_REPOST, UNLIKE, UPDATE_MEDIA, type Edge, type Post, type Visibility } from './operations.js';
 import { announce, busy, forget, type App } from './shell.js';
 import { escape, icon, postHtml } from './ui.js';
+import { conversationAction, isConversationAction } from './conversations.js';
 
 const maxPostLength = 500;
 const maxImages = 4;
@@ -204,6 +205,7 @@ export function wirePostActions(state: App, root: HTMLElement, options: PostActi
       location.hash = `#/p/${encodeURIComponent(id)}/reply`;
       return;
     }
+    if (isConversationAction(action)) return conversationAction(state, button, action, id, options.onError, () => options.after?.(action, id));
     if (action === 'delete' || action === 'cancel-delete') {
       if (action === 'delete') state.confirming.add(id);
       else state.confirming.delete(id);

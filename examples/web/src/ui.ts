@@ -152,6 +152,7 @@ export function postHtml(edge: { node: Post; repostedBy?: Edge['repostedBy'] }, 
           aria-pressed="${post.viewerHasLiked}" aria-label="Like, ${plural(post.likeCount, 'like')}">${icon(icons.like, post.viewerHasLiked)}<span class="n">${post.likeCount}</span></button>
         <button class="action${post.viewerHasBookmarked ? ' on' : ''}" data-action="${post.viewerHasBookmarked ? 'unbookmark' : 'bookmark'}" data-id="${id}" data-testid="bookmark"
           aria-pressed="${post.viewerHasBookmarked}" aria-label="Bookmark" title="${post.viewerHasBookmarked ? 'Remove from bookmarks' : 'Bookmark'}">${icon(icons.bookmark, post.viewerHasBookmarked)}</button>
+        ${conversationActions(post, mine)}
         ${mine ? `<button class="link" data-action="delete" data-id="${id}" data-testid="delete">Delete</button>` : ''}
       </div>`;
   const limited = post.visibility === 'PUBLIC' ? null : visibilityLabels[post.visibility];
@@ -166,14 +167,43 @@ export function postHtml(edge: { node: Post; repostedBy?: Edge['repostedBy'] }, 
           <span aria-hidden="true">·</span>
           ${options.focus ? when : `<a href="${thread}" class="when" data-testid="open-thread">${when}</a>`}
           ${limited ? `<span class="visibility" data-testid="visibility" title="${limited.title}">${icon(post.visibility === 'MENTIONED' ? icons.at : icons.lock)}${limited.label}</span>` : ''}
+          ${post.editedAt ? `<button class="link edited" data-action="history" data-id="${id}" data-testid="edited" title="Edited ${escape(new Date(post.editedAt).toLocaleString())}: show earlier versions">edited</button>` : ''}
+          ${post.pinned ? '<span class="pinned" data-testid="pinned-badge">Pinned</span>' : ''}
         </div>
         ${post.replyTo ? `<div class="replying" data-testid="replying-to">replying to <a href="#/p/${encodeURIComponent(post.replyTo.id)}">@${escape(post.replyTo.author.handle)}</a></div>` : ''}
         ${post.text ? `<p class="text" data-testid="text">${textHtml(post.text, post.mentions, post.tags)}</p>` : ''}
         ${mediaHtml(post.media ?? [])}
+        ${quotedHtml(post)}
+        <ol class="edit-history" data-testid="edit-history" hidden></ol>
         ${actions}
       </div>
     </div>
   </article>`;
+}
+
+/** The post a quote shows, as a card: the quoted author and text as they are now, or a note when it is gone or hidden. */
+function quotedHtml(post: Post): string {
+  if (!post.quoted) return '';
+  const quoted = post.quoted;
+  return `<blockquote class="quoted" data-testid="quoted-card">
+    <div class="meta">${profileLink(quoted.author, escape(nameOf(quoted.author)), 'name')} <span class="handle">@${escape(quoted.author.handle)}</span></div>
+    ${quoted.text ? `<p class="text" data-testid="quoted-text">${escape(quoted.text)}</p>` : ''}
+    ${mediaHtml(quoted.media ?? [])}
+    <a href="#/p/${encodeURIComponent(quoted.id)}" data-testid="open-quoted">Open the quoted post</a>
+  </blockquote>`;
+}
+
+/** Quote (public posts only, as the API allows), and for one's own posts edit and pin. */
+function conversationActions(post: Post, mine: boolean): string {
+  const id = escape(post.id);
+  const quote =
+    post.visibility === 'PUBLIC'
+      ? `<button class="link" data-action="quote" data-id="${id}" data-testid="quote" aria-label="Quote, ${plural(post.quoteCount, 'quote')}">Quote${post.quoteCount ? ` (${post.quoteCount})` : ''}</button>`
+      : '';
+  if (!mine) return quote;
+  return `${quote}
+    <button class="link" data-action="edit" data-id="${id}" data-testid="edit">Edit</button>
+    <button class="link" data-action="${post.pinned ? 'unpin' : 'pin'}" data-id="${id}" data-testid="${post.pinned ? 'unpin' : 'pin'}">${post.pinned ? 'Unpin' : 'Pin'}</button>`;
 }
 
 const markup = new WeakMap<HTMLElement, string>();

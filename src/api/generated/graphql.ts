@@ -163,7 +163,9 @@ export type Mutation = {
    * the viewer may not see it). A reply is never more visible than its parent: a wider `visibility`
    * is narrowed to the parent's. `media`: up to 4 of the viewer's own uploads (POST /media) not
    * attached yet, shown in this order; with media, `text` may be empty. Another account's upload is
-   * FORBIDDEN, one already attached BAD_USER_INPUT, an unknown one NOT_FOUND.
+   * FORBIDDEN, one already attached BAD_USER_INPUT, an unknown one NOT_FOUND. `quoteOf`: a public
+   * post to quote (see `Post.quoted`); a limited one, or one whose author blocked the viewer or was
+   * blocked by them, is FORBIDDEN; one the viewer may not see NOT_FOUND.
    */
   createPost: Post;
   /**
@@ -178,6 +180,13 @@ export type Mutation = {
    * deletes of one post racing each other, one answers true and the others NOT_FOUND.
    */
   deletePost: Scalars['Boolean']['output'];
+  /**
+   * Replaces the text of one of the viewer's posts (FORBIDDEN for another's; the text rules of
+   * `createPost`). Only the text changes: visibility, media, reply and quote stay, and a
+   * mentioned-only post's audience stays as it was posted. The earlier text goes into `edits`; every
+   * copy of the post shows the new text within a second. Concurrent edits end in the last answered.
+   */
+  editPost: Post;
   /**
    * Follows a user and returns them. Following someone already followed changes nothing. Following a
    * locked account asks it instead (`viewerFollowState: REQUESTED`); unfollowing takes the request back.
@@ -207,6 +216,8 @@ export type Mutation = {
   markTimelineRead: TimelineMarker;
   /** Hides this user's posts and reposts from the viewer's timeline and live updates. Idempotent. */
   mute: User;
+  /** Pins one of the viewer's posts (FORBIDDEN for another's) to their profile; at most 5 (BAD_USER_INPUT beyond). Idempotent. */
+  pinPost: User;
   /** Rejects a request to follow the viewer, telling nobody. Returns the requester. NOT_FOUND as above. */
   rejectFollowRequest: User;
   /** Removes a member. Idempotent. Unfollowing or blocking someone also removes them from every list. */
@@ -242,6 +253,8 @@ export type Mutation = {
   /** Takes the viewer's like back and returns the post. Idempotent. */
   unlikePost: Post;
   unmute: User;
+  /** Unpins one of the viewer's posts. Idempotent. */
+  unpinPost: User;
   /** Staff only: suspension is reversible, unlike deletion. Brings the account and all its effects back; written to the audit log. */
   unsuspendAccount: User;
   /**
@@ -307,6 +320,7 @@ export type MutationCreateListArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationCreatePostArgs = {
   media?: InputMaybe<Array<Scalars['ID']['input']>>;
+  quoteOf?: InputMaybe<Scalars['ID']['input']>;
   replyTo?: InputMaybe<Scalars['ID']['input']>;
   text: Scalars['String']['input'];
   visibility?: InputMaybe<Visibility>;
@@ -328,6 +342,13 @@ export type MutationDeleteListArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationDeletePostArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationEditPostArgs = {
+  id: Scalars['ID']['input'];
+  text: Scalars['String']['input'];
 };
 
 
@@ -371,6 +392,12 @@ export type MutationMarkTimelineReadArgs = {
 /** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationMuteArgs = {
   handle: Scalars['String']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationPinPostArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -473,6 +500,12 @@ export type MutationUnmuteArgs = {
 
 
 /** What can be changed; every mutation but signUp and logIn needs a token. */
+export type MutationUnpinPostArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** What can be changed; every mutation but signUp and logIn needs a token. */
 export type MutationUnsuspendAccountArgs = {
   handle: Scalars['String']['input'];
 };
@@ -554,6 +587,8 @@ export type NotificationKind =
   | 'MENTION'
   /** Staff removed the viewer's post; `removalReason` says why. `post` is null: the post is gone. */
   | 'POST_REMOVED'
+  /** Someone quoted the viewer's post; never grouped. */
+  | 'QUOTE'
   /** Someone replied to the viewer's post; never grouped. */
   | 'REPLY'
   /** Someone reposted the viewer's post; grouped per post. */
@@ -571,8 +606,23 @@ export type PageInfo = {
 /** A post, a reply or the original of a repost. */
 export type Post = Node & {
   __typename?: 'Post';
+  /**
+   * Root first: the chain of posts this one answers, those the viewer may see; a hidden or deleted
+   * one ends it (the posts above it are left out). At most 50.
+   */
+  ancestors: Array<Post>;
   author: User;
   createdAt: Scalars['DateTime']['output'];
+  /**
+   * The whole reply tree below this post in reading order (depth first, each level oldest first),
+   * paged with `first`/`after` (`last`/`before`: the replies just before a cursor in that order);
+   * only what the viewer may see, and no page is short for what it hides.
+   */
+  descendants: PostConnection;
+  /** Null until first edited. */
+  editedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Earlier versions, newest first: the text each had until its editedAt. At most 50 kept. */
+  edits: Array<PostEdit>;
   id: Scalars['ID']['output'];
   /** Kept on the post and exact; never counted at read time. */
   likeCount: Scalars['Int']['output'];
@@ -580,6 +630,14 @@ export type Post = Node & {
   media: Array<Media>;
   /** The existing accounts whose `@handle` the text mentions, in order of first mention. */
   mentions: Array<User>;
+  /** Whether its author pinned it to their profile. */
+  pinned: Scalars['Boolean']['output'];
+  /** Exact count of public quotes. */
+  quoteCount: Scalars['Int']['output'];
+  /** The post this one quotes; null when it was deleted or the viewer may not see it. */
+  quoted?: Maybe<Post>;
+  /** Public quotes of this post the viewer may see, newest first; `last`/`before` returns newer ones. */
+  quotes: PostConnection;
   /** Replies to this post that the viewer may see, oldest first; `last`/`before` pages towards the first reply. */
   replies: PostConnection;
   /** Public replies only: a count everyone who sees the post is shown tells of no limited reply. */
@@ -597,6 +655,24 @@ export type Post = Node & {
   /** False when nobody is signed in. */
   viewerHasReposted: Scalars['Boolean']['output'];
   visibility: Visibility;
+};
+
+
+/** A post, a reply or the original of a repost. */
+export type PostDescendantsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** A post, a reply or the original of a repost. */
+export type PostQuotesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -622,6 +698,15 @@ export type PostEdge = {
   node: Post;
   /** Who brought this post into the timeline by reposting it; null when it is there directly. */
   repostedBy?: Maybe<User>;
+};
+
+/** An earlier text of a post: a value of the post, with no identity of its own. */
+export type PostEdit = {
+  __typename?: 'PostEdit';
+  /** When an edit replaced it. */
+  editedAt: Scalars['DateTime']['output'];
+  /** The text the post had until `editedAt`. */
+  text: Scalars['String']['output'];
 };
 
 /** What can be read: over HTTP, GET or POST. */
@@ -877,6 +962,8 @@ export type Subscription = {
    * the cursor the `timeline` query gives the same post: prepend the edge and keep paging from it.
    */
   timelinePostAdded: PostEdge;
+  /** A post in the viewer's timeline changed (edited, or its media's alt text), once per change. */
+  timelinePostEdited: Post;
   /** The id of a post in the viewer's timeline that its author deleted. */
   timelinePostRemoved: Scalars['ID']['output'];
 };
@@ -959,6 +1046,8 @@ export type User = Node & {
    * following lists are shown to its followers (and itself) only; others get empty pages.
    */
   locked: Scalars['Boolean']['output'];
+  /** At most 5, most recently pinned first; only posts the viewer may see. */
+  pinnedPosts: Array<Post>;
   /** This user's own posts that the viewer may see, newest first, paged like the timeline. */
   posts: PostConnection;
   /** The viewer's relation to this user; NONE when signed out. */
@@ -1141,6 +1230,7 @@ export type ResolversTypes = {
   Post: ResolverTypeWrapper<PostRecord>;
   PostConnection: ResolverTypeWrapper<Omit<PostConnection, 'edges'> & { edges: Array<ResolversTypes['PostEdge']> }>;
   PostEdge: ResolverTypeWrapper<PostEdgeRecord>;
+  PostEdit: ResolverTypeWrapper<PostEdit>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Report: ResolverTypeWrapper<ReportRecord>;
   ReportConnection: ResolverTypeWrapper<Omit<ReportConnection, 'edges'> & { edges: Array<ResolversTypes['ReportEdge']> }>;
@@ -1178,6 +1268,7 @@ export type ResolversParentTypes = {
   Post: PostRecord;
   PostConnection: Omit<PostConnection, 'edges'> & { edges: Array<ResolversParentTypes['PostEdge']> };
   PostEdge: PostEdgeRecord;
+  PostEdit: PostEdit;
   Query: Record<PropertyKey, never>;
   Report: ReportRecord;
   ReportConnection: Omit<ReportConnection, 'edges'> & { edges: Array<ResolversParentTypes['ReportEdge']> };
@@ -1245,6 +1336,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   deleteAccount?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountArgs, 'password'>>;
   deleteList?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   deletePost?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
+  editPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationEditPostArgs, 'id' | 'text'>>;
   follow?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationFollowArgs, 'handle'>>;
   followTag?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<MutationFollowTagArgs, 'tag'>>;
   likePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationLikePostArgs, 'id'>>;
@@ -1253,6 +1345,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   markNotificationsRead?: Resolver<ResolversTypes['MarkNotificationsReadPayload'], ParentType, ContextType, RequireFields<MutationMarkNotificationsReadArgs, 'upTo'>>;
   markTimelineRead?: Resolver<ResolversTypes['TimelineMarker'], ParentType, ContextType, RequireFields<MutationMarkTimelineReadArgs, 'upTo'>>;
   mute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationMuteArgs, 'handle'>>;
+  pinPost?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationPinPostArgs, 'id'>>;
   rejectFollowRequest?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationRejectFollowRequestArgs, 'handle'>>;
   removeFromList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationRemoveFromListArgs, 'handle' | 'id'>>;
   removeKeywordFilter?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveKeywordFilterArgs, 'id'>>;
@@ -1268,6 +1361,7 @@ export type MutationResolvers<ContextType = RequestContext, ParentType extends R
   unfollowTag?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<MutationUnfollowTagArgs, 'tag'>>;
   unlikePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationUnlikePostArgs, 'id'>>;
   unmute?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnmuteArgs, 'handle'>>;
+  unpinPost?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnpinPostArgs, 'id'>>;
   unsuspendAccount?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUnsuspendAccountArgs, 'handle'>>;
   updateMedia?: Resolver<ResolversTypes['Media'], ParentType, ContextType, RequireFields<MutationUpdateMediaArgs, 'id'>>;
   updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, Partial<MutationUpdateProfileArgs>>;
@@ -1308,12 +1402,20 @@ export type PageInfoResolvers<ContextType = RequestContext, ParentType extends R
 };
 
 export type PostResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Post'] = ResolversParentTypes['Post']> = {
+  ancestors?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   author?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  descendants?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostDescendantsArgs>>;
+  editedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  edits?: Resolver<Array<ResolversTypes['PostEdit']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   likeCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   media?: Resolver<Array<ResolversTypes['Media']>, ParentType, ContextType>;
   mentions?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
+  pinned?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  quoteCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  quoted?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
+  quotes?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostQuotesArgs>>;
   replies?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<PostRepliesArgs>>;
   replyCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   replyTo?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType>;
@@ -1336,6 +1438,11 @@ export type PostEdgeResolvers<ContextType = RequestContext, ParentType extends R
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   node?: Resolver<ResolversTypes['Post'], ParentType, ContextType>;
   repostedBy?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+};
+
+export type PostEditResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['PostEdit'] = ResolversParentTypes['PostEdit']> = {
+  editedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type QueryResolvers<ContextType = RequestContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
@@ -1386,6 +1493,7 @@ export type SubscriptionResolvers<ContextType = RequestContext, ParentType exten
   listPostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "listPostAdded", ParentType, ContextType, RequireFields<SubscriptionListPostAddedArgs, 'id'>>;
   notificationAdded?: SubscriptionResolver<ResolversTypes['NotificationEdge'], "notificationAdded", ParentType, ContextType>;
   timelinePostAdded?: SubscriptionResolver<ResolversTypes['PostEdge'], "timelinePostAdded", ParentType, ContextType>;
+  timelinePostEdited?: SubscriptionResolver<ResolversTypes['Post'], "timelinePostEdited", ParentType, ContextType>;
   timelinePostRemoved?: SubscriptionResolver<ResolversTypes['ID'], "timelinePostRemoved", ParentType, ContextType>;
 };
 
@@ -1420,6 +1528,7 @@ export type UserResolvers<ContextType = RequestContext, ParentType extends Resol
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   keywordFilters?: Resolver<Array<ResolversTypes['KeywordFilter']>, ParentType, ContextType>;
   locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  pinnedPosts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   posts?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, Partial<UserPostsArgs>>;
   viewerFollowState?: Resolver<ResolversTypes['FollowState'], ParentType, ContextType>;
   viewerHasBlocked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1455,6 +1564,7 @@ export type Resolvers<ContextType = RequestContext> = {
   Post?: PostResolvers<ContextType>;
   PostConnection?: PostConnectionResolvers<ContextType>;
   PostEdge?: PostEdgeResolvers<ContextType>;
+  PostEdit?: PostEditResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Report?: ReportResolvers<ContextType>;
   ReportConnection?: ReportConnectionResolvers<ContextType>;

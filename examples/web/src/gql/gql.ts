@@ -14,6 +14,11 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  mutation EditPost($id: ID!, $text: String!) {\n    editPost(id: $id, text: $text) { id text editedAt mentions { id handle } }\n  }\n": typeof types.EditPostDocument,
+    "\n  query PostEdits($id: ID!) {\n    post(id: $id) { id editedAt edits { text editedAt } }\n  }\n": typeof types.PostEditsDocument,
+    "\n  mutation PinPost($id: ID!) {\n    pinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n": typeof types.PinPostDocument,
+    "\n  mutation UnpinPost($id: ID!) {\n    unpinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n": typeof types.UnpinPostDocument,
+    "\n  subscription PostEdited {\n    timelinePostEdited { id text editedAt mentions { id handle } }\n  }\n": typeof types.PostEditedDocument,
     "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n": typeof types.ViewerLockedDocument,
     "\n  mutation SetLocked($locked: Boolean!) {\n    updateProfile(locked: $locked) { id locked }\n  }\n": typeof types.SetLockedDocument,
     "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor node { ...AuthorFields bio } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.FollowRequestsDocument,
@@ -23,15 +28,15 @@ type Documents = {
     "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n": typeof types.OpenReportsDocument,
     "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n": typeof types.ResolveReportDocument,
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": typeof types.AuthorFieldsFragmentDoc,
-    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": typeof types.PostFieldsFragmentDoc,
+    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n    editedAt\n    pinned\n    quoteCount\n    quoted { id text createdAt author { ...AuthorFields } media { ...MediaFields } }\n  }\n": typeof types.PostFieldsFragmentDoc,
     "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": typeof types.MediaFieldsFragmentDoc,
     "\n  fragment PageInfoFields on PageInfo {\n    hasNextPage\n    hasPreviousPage\n    startCursor\n    endCursor\n  }\n": typeof types.PageInfoFieldsFragmentDoc,
     "\n  fragment PostEdgeFields on PostEdge {\n    cursor\n    repostedBy { ...AuthorFields }\n    node { ...PostFields }\n  }\n": typeof types.PostEdgeFieldsFragmentDoc,
     "\n  fragment PersonFields on User {\n    ...AuthorFields\n    bio\n    followerCount\n    viewerIsFollowing\n  }\n": typeof types.PersonFieldsFragmentDoc,
     "\n  query Viewer {\n    viewer { ...AuthorFields }\n  }\n": typeof types.ViewerDocument,
     "\n  query Timeline($first: Int, $after: String, $last: Int, $before: String) {\n    timeline(first: $first, after: $after, last: $last, before: $before) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n": typeof types.TimelineDocument,
-    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ProfileDocument,
-    "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      replyTo { ...PostFields }\n      replies(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ThreadDocument,
+    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      pinnedPosts { ...PostFields }\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ProfileDocument,
+    "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      ancestors { ...PostFields }\n      descendants(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": typeof types.ThreadDocument,
     "\n  query Filters {\n    viewer { id keywordFilters { id phrase } }\n  }\n": typeof types.FiltersDocument,
     "\n  query MyProfile {\n    viewer { id handle displayName bio }\n  }\n": typeof types.MyProfileDocument,
     "\n  query SearchUsers($query: String!, $first: Int) {\n    searchUsers(query: $query, first: $first) { ...PersonFields }\n  }\n": typeof types.SearchUsersDocument,
@@ -58,7 +63,7 @@ type Documents = {
     "\n  subscription PostRemoved {\n    timelinePostRemoved\n  }\n": typeof types.PostRemovedDocument,
     "\n  mutation SignUp($handle: String!, $password: String!, $displayName: String) {\n    signUp(handle: $handle, password: $password, displayName: $displayName) { token user { ...AuthorFields } }\n  }\n": typeof types.SignUpDocument,
     "\n  mutation LogIn($handle: String!, $password: String!) {\n    logIn(handle: $handle, password: $password) { token user { ...AuthorFields } }\n  }\n": typeof types.LogInDocument,
-    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": typeof types.CreatePostDocument,
+    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!], $quoteOf: ID) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media, quoteOf: $quoteOf) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": typeof types.CreatePostDocument,
     "\n  mutation UpdateMedia($id: ID!, $alt: String) {\n    updateMedia(id: $id, alt: $alt) { id alt }\n  }\n": typeof types.UpdateMediaDocument,
     "\n  mutation DeletePost($id: ID!) {\n    deletePost(id: $id)\n  }\n": typeof types.DeletePostDocument,
     "\n  fragment CountFields on Post {\n    id\n    likeCount\n    viewerHasLiked\n    repostCount\n    viewerHasReposted\n  }\n": typeof types.CountFieldsFragmentDoc,
@@ -87,6 +92,11 @@ type Documents = {
     "\n  mutation UnfollowTag($tag: String!) {\n    unfollowTag(tag: $tag)\n  }\n": typeof types.UnfollowTagDocument,
 };
 const documents: Documents = {
+    "\n  mutation EditPost($id: ID!, $text: String!) {\n    editPost(id: $id, text: $text) { id text editedAt mentions { id handle } }\n  }\n": types.EditPostDocument,
+    "\n  query PostEdits($id: ID!) {\n    post(id: $id) { id editedAt edits { text editedAt } }\n  }\n": types.PostEditsDocument,
+    "\n  mutation PinPost($id: ID!) {\n    pinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n": types.PinPostDocument,
+    "\n  mutation UnpinPost($id: ID!) {\n    unpinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n": types.UnpinPostDocument,
+    "\n  subscription PostEdited {\n    timelinePostEdited { id text editedAt mentions { id handle } }\n  }\n": types.PostEditedDocument,
     "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n": types.ViewerLockedDocument,
     "\n  mutation SetLocked($locked: Boolean!) {\n    updateProfile(locked: $locked) { id locked }\n  }\n": types.SetLockedDocument,
     "\n  query FollowRequests($first: Int, $after: String) {\n    followRequests(first: $first, after: $after) {\n      totalCount\n      edges { cursor node { ...AuthorFields bio } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.FollowRequestsDocument,
@@ -96,15 +106,15 @@ const documents: Documents = {
     "\n  query OpenReports($first: Int) {\n    reports(state: OPEN, first: $first) {\n      edges {\n        cursor\n        node {\n          id\n          reason\n          comment\n          createdAt\n          reporter { id handle }\n          account { id handle }\n          post { id text }\n        }\n      }\n    }\n  }\n": types.OpenReportsDocument,
     "\n  mutation ResolveReport($id: ID!, $action: ModerationAction!) {\n    resolveReport(id: $id, action: $action) { id state resolution }\n  }\n": types.ResolveReportDocument,
     "\n  fragment AuthorFields on User {\n    id\n    handle\n    displayName\n  }\n": types.AuthorFieldsFragmentDoc,
-    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n": types.PostFieldsFragmentDoc,
+    "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n    editedAt\n    pinned\n    quoteCount\n    quoted { id text createdAt author { ...AuthorFields } media { ...MediaFields } }\n  }\n": types.PostFieldsFragmentDoc,
     "\n  fragment MediaFields on Media {\n    id\n    kind\n    alt\n    width\n    height\n    url\n    previewUrl\n    blurhash\n  }\n": types.MediaFieldsFragmentDoc,
     "\n  fragment PageInfoFields on PageInfo {\n    hasNextPage\n    hasPreviousPage\n    startCursor\n    endCursor\n  }\n": types.PageInfoFieldsFragmentDoc,
     "\n  fragment PostEdgeFields on PostEdge {\n    cursor\n    repostedBy { ...AuthorFields }\n    node { ...PostFields }\n  }\n": types.PostEdgeFieldsFragmentDoc,
     "\n  fragment PersonFields on User {\n    ...AuthorFields\n    bio\n    followerCount\n    viewerIsFollowing\n  }\n": types.PersonFieldsFragmentDoc,
     "\n  query Viewer {\n    viewer { ...AuthorFields }\n  }\n": types.ViewerDocument,
     "\n  query Timeline($first: Int, $after: String, $last: Int, $before: String) {\n    timeline(first: $first, after: $after, last: $last, before: $before) {\n      edges { ...PostEdgeFields }\n      pageInfo { ...PageInfoFields }\n    }\n  }\n": types.TimelineDocument,
-    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ProfileDocument,
-    "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      replyTo { ...PostFields }\n      replies(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ThreadDocument,
+    "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      pinnedPosts { ...PostFields }\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ProfileDocument,
+    "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      ancestors { ...PostFields }\n      descendants(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n": types.ThreadDocument,
     "\n  query Filters {\n    viewer { id keywordFilters { id phrase } }\n  }\n": types.FiltersDocument,
     "\n  query MyProfile {\n    viewer { id handle displayName bio }\n  }\n": types.MyProfileDocument,
     "\n  query SearchUsers($query: String!, $first: Int) {\n    searchUsers(query: $query, first: $first) { ...PersonFields }\n  }\n": types.SearchUsersDocument,
@@ -131,7 +141,7 @@ const documents: Documents = {
     "\n  subscription PostRemoved {\n    timelinePostRemoved\n  }\n": types.PostRemovedDocument,
     "\n  mutation SignUp($handle: String!, $password: String!, $displayName: String) {\n    signUp(handle: $handle, password: $password, displayName: $displayName) { token user { ...AuthorFields } }\n  }\n": types.SignUpDocument,
     "\n  mutation LogIn($handle: String!, $password: String!) {\n    logIn(handle: $handle, password: $password) { token user { ...AuthorFields } }\n  }\n": types.LogInDocument,
-    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": types.CreatePostDocument,
+    "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!], $quoteOf: ID) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media, quoteOf: $quoteOf) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n": types.CreatePostDocument,
     "\n  mutation UpdateMedia($id: ID!, $alt: String) {\n    updateMedia(id: $id, alt: $alt) { id alt }\n  }\n": types.UpdateMediaDocument,
     "\n  mutation DeletePost($id: ID!) {\n    deletePost(id: $id)\n  }\n": types.DeletePostDocument,
     "\n  fragment CountFields on Post {\n    id\n    likeCount\n    viewerHasLiked\n    repostCount\n    viewerHasReposted\n  }\n": types.CountFieldsFragmentDoc,
@@ -177,6 +187,26 @@ export function graphql(source: string): unknown;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  mutation EditPost($id: ID!, $text: String!) {\n    editPost(id: $id, text: $text) { id text editedAt mentions { id handle } }\n  }\n"): (typeof documents)["\n  mutation EditPost($id: ID!, $text: String!) {\n    editPost(id: $id, text: $text) { id text editedAt mentions { id handle } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PostEdits($id: ID!) {\n    post(id: $id) { id editedAt edits { text editedAt } }\n  }\n"): (typeof documents)["\n  query PostEdits($id: ID!) {\n    post(id: $id) { id editedAt edits { text editedAt } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation PinPost($id: ID!) {\n    pinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n"): (typeof documents)["\n  mutation PinPost($id: ID!) {\n    pinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UnpinPost($id: ID!) {\n    unpinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n"): (typeof documents)["\n  mutation UnpinPost($id: ID!) {\n    unpinPost(id: $id) { id pinnedPosts { id pinned } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription PostEdited {\n    timelinePostEdited { id text editedAt mentions { id handle } }\n  }\n"): (typeof documents)["\n  subscription PostEdited {\n    timelinePostEdited { id text editedAt mentions { id handle } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  query ViewerLocked {\n    viewer { id locked }\n  }\n"): (typeof documents)["\n  query ViewerLocked {\n    viewer { id locked }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -213,7 +243,7 @@ export function graphql(source: "\n  fragment AuthorFields on User {\n    id\n  
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"): (typeof documents)["\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n  }\n"];
+export function graphql(source: "\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n    editedAt\n    pinned\n    quoteCount\n    quoted { id text createdAt author { ...AuthorFields } media { ...MediaFields } }\n  }\n"): (typeof documents)["\n  fragment PostFields on Post {\n    id\n    text\n    createdAt\n    visibility\n    likeCount\n    repostCount\n    replyCount\n    viewerHasLiked\n    viewerHasReposted\n    viewerHasBookmarked\n    author { ...AuthorFields }\n    mentions { id handle }\n    tags\n    replyTo { id author { ...AuthorFields } }\n    media { ...MediaFields }\n    editedAt\n    pinned\n    quoteCount\n    quoted { id text createdAt author { ...AuthorFields } media { ...MediaFields } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -241,11 +271,11 @@ export function graphql(source: "\n  query Timeline($first: Int, $after: String,
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      pinnedPosts { ...PostFields }\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Profile($handle: String!, $first: Int, $after: String) {\n    user(handle: $handle) {\n      ...AuthorFields\n      bio\n      followerCount\n      followingCount\n      viewerIsFollowing\n      viewerHasMuted\n      viewerHasBlocked\n      locked\n      viewerFollowState\n      pinnedPosts { ...PostFields }\n      posts(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      replyTo { ...PostFields }\n      replies(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      replyTo { ...PostFields }\n      replies(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      ancestors { ...PostFields }\n      descendants(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"): (typeof documents)["\n  query Thread($id: ID!, $first: Int, $after: String) {\n    post(id: $id) {\n      ...PostFields\n      ancestors { ...PostFields }\n      descendants(first: $first, after: $after) {\n        edges { ...PostEdgeFields }\n        pageInfo { ...PageInfoFields }\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -353,7 +383,7 @@ export function graphql(source: "\n  mutation LogIn($handle: String!, $password:
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!]) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"];
+export function graphql(source: "\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!], $quoteOf: ID) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media, quoteOf: $quoteOf) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"): (typeof documents)["\n  mutation CreatePost($text: String!, $replyTo: ID, $visibility: Visibility, $media: [ID!], $quoteOf: ID) {\n    createPost(text: $text, replyTo: $replyTo, visibility: $visibility, media: $media, quoteOf: $quoteOf) {\n      ...PostFields\n      replyTo { id replyCount }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

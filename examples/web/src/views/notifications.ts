@@ -16,6 +16,7 @@ const kinds = {
   MENTION: { icon: icons.at, did: 'mentioned you' },
   FOLLOW_REQUEST: { icon: icons.follow, did: 'asked to follow you. <a href="#/requests" data-testid="review-requests">Review requests</a>' },
   POST_REMOVED: { icon: icons.settings, did: 'removed one of your posts for breaking the rules' },
+  QUOTE: { icon: icons.repost, did: 'quoted your post' },
 } as const;
 
 /** "Bea", "Bea and Cy", "Bea and 4 others": the newest actor first, as the API lists them. */

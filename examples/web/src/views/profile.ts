@@ -11,10 +11,12 @@ export function showProfile(state: App, handle: string): () => void {
   app.innerHTML = `<section class="card profile" data-testid="profile"><div>${stateBox('loading', 'Loading profile…')}</div><div></div></section>
     <p class="form-error" role="alert" data-testid="error"></p>
     ${handle === state.me.handle ? '' : `<div class="card" data-testid="report-box">${reportFormHtml(`@${handle}`)}</div>`}
+    <ol class="timeline pinned-posts" data-testid="pinned" aria-label="Pinned posts"></ol>
     <ol class="timeline" data-testid="timeline"></ol>
     <div class="sentinel"></div>`;
   const [header, listBox] = [...app.querySelector<HTMLElement>('.profile')!.children] as [HTMLElement, HTMLElement];
-  const list = app.querySelector<HTMLOListElement>('.timeline')!;
+  const list = app.querySelector<HTMLOListElement>('[data-testid="timeline"]')!;
+  const pinned = app.querySelector<HTMLOListElement>('[data-testid="pinned"]')!;
   const more = app.querySelector<HTMLElement>('.sentinel')!;
   const errorLine = app.querySelector<HTMLElement>('[data-testid="error"]')!;
   const report = (message: string) => (errorLine.textContent = message);
@@ -62,6 +64,7 @@ export function showProfile(state: App, handle: string): () => void {
     const control = listControl(user, lists);
     if (control !== listMarkup) listBox.innerHTML = listMarkup = control;
     const items = itemsOf(state, user.posts.edges);
+    renderKeyed(pinned, itemsOf(state, user.pinnedPosts.map((node) => ({ node, repostedBy: null }))).map((item) => ({ key: `pinned:${item.key}`, html: item.html })));
     renderKeyed(list, items);
     more.innerHTML = items.length
       ? user.posts.pageInfo.hasNextPage
@@ -124,7 +127,9 @@ export function showProfile(state: App, handle: string): () => void {
       }
     });
   });
-  wirePostActions(state, list, { rerender: render, onError: report });
+  const refetchAfter = (action: string) => ['edit', 'pin', 'unpin', 'quote'].includes(action) && void query.refetch().catch(() => {});
+  wirePostActions(state, list, { rerender: render, onError: report, after: refetchAfter });
+  wirePostActions(state, pinned, { rerender: render, onError: report, after: refetchAfter });
   const reportBox = app.querySelector<HTMLElement>('[data-testid="report-box"]');
   if (reportBox) wireReportForm(state, reportBox, () => ({ handle, postId: null }));
   wireOlder(more, query, () => user?.posts.pageInfo.endCursor, report);
