@@ -129,6 +129,16 @@ describe('discovery', () => {
     expect(await pageOf('eve')).toEqual([]);
   });
 
+  it('finds an edited post by its new words and tags only, and shows its new tags', async () => {
+    const edited = await post('eve', 'draft about #Osaka ramen');
+    const done = await ok('eve', 'mutation($id: ID!, $text: String!) { editPost(id: $id, text: $text) { tags } }', { id: edited.id, text: 'final about #Kyoto soba' });
+    expect(done.editPost.tags).toEqual(['kyoto']);
+    expect(texts(await search('ann', 'soba'))).toEqual(['final about #Kyoto soba']);
+    expect(texts(await search('ann', 'ramen'))).toEqual([]);
+    expect(texts(await tagPage('ann', 'kyoto'))).toEqual(['final about #Kyoto soba']);
+    expect(texts(await tagPage('ann', 'osaka'))).toEqual([]);
+  });
+
   it('refuses blank, over-long and undisplayable queries, and answers hostile ones quickly', async () => {
     for (const query of ['', '   ', 'x'.repeat(201), 'a\u0000b', '\ud800', '!!!']) {
       expect(await code(null, 'query($q: String!) { searchPosts(query: $q) { edges { cursor } } }', { q: query }), JSON.stringify(query)).toBe('BAD_USER_INPUT');
