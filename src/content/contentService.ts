@@ -31,7 +31,7 @@ import { PostCounters } from './postCounters.js';
 import { PostLookups } from './postLookups.js';
 import { PostScans } from './postScans.js';
 import { DiscoveryScans } from './discoveryScans.js';
-import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
+import { beyondFilter, newestFirstPage, sortFor, type Page, type PageRequest } from './position.js';
 import { ReplyCounts } from './replyCounts.js';
 import { QuoteCounts } from './quoteCounts.js';
 import { TextEdits } from './textEdits.js';
@@ -329,8 +329,6 @@ export class ContentService {
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();
-    const hasMore = docs.length > request.limit;
-    const nearestFirst = docs.slice(0, request.limit).map(toPostRecord);
-    return { items: request.direction === 'older' ? nearestFirst : nearestFirst.reverse(), hasMore };
+    return newestFirstPage(docs.map(toPostRecord), request);
   }
 }

@@ -2,7 +2,7 @@ import type { Collection, Document, Filter } from 'mongodb';
 import { plannedIndexes } from '../db/shardPlan.js';
 import { publicOnly, tokensLeftOut, toPostRecord, type ContentDocument, type PostRecord } from '../records/posts.js';
 import { tagToken, type SearchQuery } from '../records/searchTokens.js';
-import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
+import { beyondFilter, newestFirstPage, sortFor, type Page, type PageRequest } from './position.js';
 
 /** The index every discovery query walks: each token of each post, newest first (docs/discovery.md). */
 export const discoveryIndex = 'discovery_newest_first';
@@ -57,9 +57,7 @@ export class DiscoveryScans {
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();
-    const hasMore = docs.length > request.limit;
-    const nearestFirst = docs.slice(0, request.limit).map(toPostRecord);
-    return { items: request.direction === 'older' ? nearestFirst : nearestFirst.reverse(), hasMore };
+    return newestFirstPage(docs.map(toPostRecord), request);
   }
 }
 

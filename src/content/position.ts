@@ -27,6 +27,16 @@ export interface Page<T> {
   hasMore: boolean;
 }
 
+/**
+ * Items read nearest the cursor first, one more than the page asks (the one that says whether
+ * more lie beyond), as a page newest first: a `newer` read went up from the cursor, so it turns.
+ */
+export function newestFirstPage<T>(nearestFirst: readonly T[], request: Pick<PageRequest, 'direction' | 'limit'>): Page<T> {
+  const items = nearestFirst.slice(0, request.limit);
+  if (request.direction === 'newer') items.reverse();
+  return { items, hasMore: nearestFirst.length > request.limit };
+}
+
 /** Newest first: negative when `a` is newer than `b`. */
 export function compareNewestFirst(a: PostPosition, b: PostPosition): number {
   const byTime = b.createdAt.getTime() - a.createdAt.getTime();

@@ -12,8 +12,8 @@ import {
   type ContentDocument,
   type PostRecord,
 } from '../records/posts.js';
-import { beyondFilter, sortFor, type Page, type PageRequest } from './position.js';
-import type { ListPageRequest } from '../records/pages.js';
+import { beyondFilter, newestFirstPage, sortFor, type Page, type PageRequest } from './position.js';
+import { inListOrder, type ListPageRequest } from '../records/pages.js';
 
 /**
  * Conversations as lists: a post's ancestors, the reply tree below it in reading order, and the
@@ -63,8 +63,7 @@ export class Threads {
       .sort({ _rt: order, _tk: order })
       .limit(limit + 1)
       .toArray();
-    const nearestFirst = docs.slice(0, limit).map(toPostRecord);
-    return { items: direction === 'forward' ? nearestFirst : nearestFirst.reverse(), hasMore: docs.length > limit };
+    return inListOrder(direction, docs.map(toPostRecord), limit);
   }
 
   /**
@@ -102,7 +101,6 @@ export class Threads {
       .sort(sortFor(request.direction, '_d', '_id'))
       .limit(request.limit + 1)
       .toArray();
-    const nearestFirst = docs.slice(0, request.limit).map(toPostRecord);
-    return { items: request.direction === 'older' ? nearestFirst : nearestFirst.reverse(), hasMore: docs.length > request.limit };
+    return newestFirstPage(docs.map(toPostRecord), request);
   }
 }
