@@ -247,7 +247,8 @@ describe('lists', () => {
     await app.database.db.collection('lists').updateOne({ _id: internalId(id) }, { $set: { deletingAt: new Date(Date.now() - 60_000) } });
     expect(await list('owner', id)).toBeNull();
     expect((await add('owner', id, 'ben')).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
-    expect(await app.services.feed.repairStalled()).toBeGreaterThanOrEqual(1);
+    // The workers' own sweep (every second) may finish it first; after one more pass it is done either way.
+    await app.services.feed.repairStalled();
     expect(await storedMembers(id)).toEqual([]);
     expect(await app.database.db.collection('lists').countDocuments({ _id: internalId(id) })).toBe(0);
   });
