@@ -34,6 +34,7 @@ import { PostVisibility } from './feed/postVisibility.js';
 import { QueuedWork, runTask, type BatchTaskHandlers, type TaskHandlers } from './feed/queuedWork.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
+import { TrendCounting } from './feed/trendCounting.js';
 import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
@@ -189,7 +190,7 @@ export function createServices(db: Db, config: Config): Services {
   const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const trends = new TagTrends(db);
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media, trends });
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility, tagPosts: content.discovery });
@@ -218,8 +219,17 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     accounts: { suspend: (handle) => suspensions.suspend(handle) },
   });
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers, ...suspensions.handlers, ...postEdits.handlers };
-  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
+  const trendCounting = new TrendCounting(trends);
+  const taskHandlers: TaskHandlers = {
+    ...fanout.handlers,
+    ...accountRemoval.handlers,
+    ...notifications.handlers,
+    ...followRequests.handlers,
+    ...suspensions.handlers,
+    ...postEdits.handlers,
+    ...trendCounting.handlers,
+  };
+  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers, ...trendCounting.batchHandlers };
   return {
     db,
     users,

@@ -6,6 +6,7 @@ import type { NotificationTasks } from '../notifications/notificationService.js'
 import type { PostTask } from '../records/posts.js';
 import { TaskQueue, type NewTask, type TaskDocument } from '../queue/taskQueue.js';
 import { TaskWorkers, type TaskRun } from '../queue/taskWorkers.js';
+import type { TagCountPayload } from './trendCounting.js';
 
 export const workCollection = 'fanout_tasks';
 
@@ -68,6 +69,8 @@ export interface QueuedTasks extends NotificationTasks {
   'suspend-account': SuspensionPayload;
   /** An edited text into the post's other copies, should the request that edited it die half-way (PostEdits). */
   'edit-copies': EditPayload;
+  /** A public post's tags, counted for trending (TrendCounting). */
+  'count-tags': TagCountPayload;
 }
 
 export interface EditPayload {
