@@ -3,7 +3,8 @@
  * service gets what it needs in its constructor, in dependency order, and nothing is set later.
  */
 import type { Db, ObjectId } from 'mongodb';
-import { migrateOnce } from './db/migrations.js';
+import { migrateOnce, migrationProgress } from './db/migrations.js';
+import { backfillSearchTokens } from './content/searchTokenBackfill.js';
 import type { Logger } from './logger.js';
 import type { TaskDocument } from './queue/taskQueue.js';
 import type { TaskRun } from './queue/taskWorkers.js';
@@ -373,5 +374,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
   );
   // Replies stored before replies kept their thread place get it, so a thread shows them (after `post-places`: it writes by id).
   await migrateOnce(services.db, 'thread-places', () => services.content.threads.placeEveryReply());
+  // Posts stored before tags and search tokens existed get both, so tag pages, searches and followed tags find them (after `post-places`: it writes by id).
+  await migrateOnce(services.db, 'post-search-tokens', () => backfillSearchTokens(services.content.content, migrationProgress(services.db, 'post-search-tokens')));
   await services.timelineState.checkAtStart();
 }
