@@ -6,7 +6,6 @@ import type { NotificationTasks } from '../notifications/notificationService.js'
 import type { PostTask } from '../records/posts.js';
 import { TaskQueue, type NewTask, type TaskDocument } from '../queue/taskQueue.js';
 import { TaskWorkers, type TaskRun } from '../queue/taskWorkers.js';
-import type { TagCountPayload } from './trendCounting.js';
 
 export const workCollection = 'fanout_tasks';
 
@@ -75,6 +74,14 @@ export interface QueuedTasks extends NotificationTasks {
 
 export interface EditPayload {
   postId: ObjectId;
+}
+
+/** A public post's tags, to count for trends (feed/trendCounting.ts), as its author used them when posting. */
+export interface TagCountPayload {
+  postId: ObjectId;
+  authorId: string;
+  tags: string[];
+  at: Date;
 }
 
 export type TaskKind = keyof QueuedTasks;

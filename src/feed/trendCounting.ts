@@ -1,16 +1,7 @@
-import type { ObjectId } from 'mongodb';
 import type { PostTagUse, TagTrends } from '../content/tagTrends.js';
 import type { PostRecord } from '../records/posts.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
-import type { BatchTaskHandlers, QueuedTask, TaskHandlers } from './queuedWork.js';
-
-/** A public post's tags, to count for trends, as its author used them when posting. */
-export interface TagCountPayload {
-  postId: ObjectId;
-  authorId: string;
-  tags: string[];
-  at: Date;
-}
+import type { BatchTaskHandlers, QueuedTask, TagCountPayload, TaskHandlers } from './queuedWork.js';
 
 /**
  * The task that counts a post's tags for trending: only an original public post with tags (a
