@@ -220,7 +220,7 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     accounts: { suspend: (handle) => suspensions.suspend(handle) },
   });
-  const trendCounting = new TrendCounting(trends);
+  const trendCounting = new TrendCounting({ trends, stored: (postIds) => content.lookups.existing(postIds) });
   const taskHandlers: TaskHandlers = {
     ...fanout.handlers,
     ...accountRemoval.handlers,

@@ -1,6 +1,8 @@
+import type { ObjectId } from 'mongodb';
 import type { PostTagUse, TagTrends } from '../content/tagTrends.js';
 import type { PostRecord } from '../records/posts.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
+import { RetryLater } from '../queue/taskWorkers.js';
 import type { BatchTaskHandlers, QueuedTask, TagCountPayload, TaskHandlers } from './queuedWork.js';
 
 /**
@@ -22,23 +24,37 @@ const tagUse = ({ payload }: TaskDocument<TagCountPayload>): PostTagUse => ({
   at: payload.at,
 });
 
+/** A post still missing this long after its count was queued was never stored (its request failed or died). */
+const unstoredGraceMs = 60_000;
+
 /**
- * Counts queued posts' tags: the posts of tasks claimed together in one count (TagTrends.countPosts,
- * three commands for the batch). A post counted once is never counted again, so a replayed task,
- * or a post whose request died after storing it (the task was queued first), counts it once.
- * A post deleted before its task runs still counts, as a deletion within the window would.
+ * Counts queued posts' tags: the stored posts of tasks claimed together in one count
+ * (TagTrends.countPosts: with the check that they are stored, four commands for the batch). A post
+ * counted once is never counted again, so a replayed task counts nothing twice. Only stored posts
+ * count: a post whose request failed before storing it (its task was queued first) is left to run
+ * alone, waits for its request, then is dropped; a client's retry of that post is counted as the
+ * one post it is. A post deleted before its task runs is not counted either; one deleted after
+ * still counts, as counts are never taken back.
  */
 export class TrendCounting {
   readonly handlers: Pick<TaskHandlers, 'count-tags'> = {
-    'count-tags': (task) => this.trends.countPosts([tagUse(task)]),
+    'count-tags': async (task) => {
+      if (!(await this.deps.stored([task.payload.postId])).has(task.payload.postId.toHexString())) {
+        if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(1000, 'the post is not stored yet');
+        return;
+      }
+      await this.deps.trends.countPosts([tagUse(task)]);
+    },
   };
 
   readonly batchHandlers: Pick<BatchTaskHandlers, 'count-tags'> = {
     'count-tags': async (tasks) => {
-      await this.trends.countPosts(tasks.map(tagUse));
-      return [];
+      const stored = await this.deps.stored(tasks.map((task) => task.payload.postId));
+      const [found, missing] = [tasks.filter((task) => stored.has(task.payload.postId.toHexString())), tasks.filter((task) => !stored.has(task.payload.postId.toHexString()))];
+      await this.deps.trends.countPosts(found.map(tagUse));
+      return missing;
     },
   };
 
-  constructor(private readonly trends: Pick<TagTrends, 'countPosts'>) {}
+  constructor(private readonly deps: { trends: Pick<TagTrends, 'countPosts'>; stored: (postIds: readonly ObjectId[]) => Promise<Set<string>> }) {}
 }

@@ -1,5 +1,8 @@
+import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies } from '../../src/config.js';
+import type { TaskDocument } from '../../src/queue/taskQueue.js';
+import { RetryLater } from '../../src/queue/taskWorkers.js';
 import { runQueuedAsWorker } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -42,5 +45,26 @@ describe.each(feedStrategies)('trend counting through the queue: %s', (strategy)
     expect(await app.services.work.queue.tasks.countDocuments({ kind: 'count-tags' })).toBe(0);
     await runQueuedAsWorker(app);
     expect(await trending()).toEqual(counted);
+  });
+
+  it('counts no post that was never stored: its request failed after queueing the count', async () => {
+    const run = { attempt: 1, checkpoint: async () => {} };
+    const task = (ageMs: number): TaskDocument => ({
+      _id: `count-tags:ghost${ageMs}`,
+      kind: 'count-tags',
+      payload: { postId: new ObjectId(), authorId: `trc_${strategy.replace(/-/g, '_')}`, tags: ['ghost'], at: new Date() },
+      state: 'ready',
+      runAt: new Date(),
+      claim: 'c',
+      attempts: 1,
+      createdAt: new Date(Date.now() - ageMs),
+    });
+    // In a batch it is left to run alone; alone, it waits for its request a while, then is dropped.
+    const batch = app.services.batchTaskHandlers['count-tags']! as unknown as (tasks: TaskDocument[], run: unknown) => Promise<TaskDocument[]>;
+    const young = task(0);
+    expect(await batch([young], run)).toEqual([young]);
+    await expect(app.services.runTask(young, run)).rejects.toBeInstanceOf(RetryLater);
+    await app.services.runTask(task(120_000), run);
+    expect((await trending()).map((trend: { tag: string }) => trend.tag)).not.toContain('ghost');
   });
 });
