@@ -3,7 +3,8 @@
  * service gets what it needs in its constructor, in dependency order, and nothing is set later.
  */
 import type { Db, ObjectId } from 'mongodb';
-import { migrateOnce } from './db/migrations.js';
+import { migrateOnce, migrationProgress } from './db/migrations.js';
+import { backfillSearchTokens } from './content/searchTokenBackfill.js';
 import type { Logger } from './logger.js';
 import type { TaskDocument } from './queue/taskQueue.js';
 import type { TaskRun } from './queue/taskWorkers.js';
@@ -34,6 +35,7 @@ import { PostVisibility } from './feed/postVisibility.js';
 import { QueuedWork, runTask, type BatchTaskHandlers, type TaskHandlers } from './feed/queuedWork.js';
 import { Publishing, type InteractionStores } from './feed/publishing.js';
 import { ReaderActivity } from './feed/readerActivity.js';
+import { TrendCounting } from './feed/trendCounting.js';
 import { ReaderLists } from './feed/readerLists.js';
 import { ReaderRelations } from './feed/readerRelations.js';
 import { repairStalledWork } from './feed/stalledWork.js';
@@ -189,7 +191,7 @@ export function createServices(db: Db, config: Config): Services {
   const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const trends = new TagTrends(db);
-  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media, trends });
+  const publishing = new Publishing({ delivery, content, interactions, rateLimits, readerFilters, users, visibility, bookmarks: bookmarkStore, media });
   const relations = new ReaderRelations({ graph, users, readerFilters, backend, rateLimits, changes, memberships, work, notifications });
   const activity = new ReaderActivity({ feedState, backend, fanout, options: config.fanout });
   const timelines = new TimelineReading({ graph, feedState, content, backend, readerFilters, interactions, activity, visibility, tagPosts: content.discovery });
@@ -218,8 +220,17 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     accounts: { suspend: (handle) => suspensions.suspend(handle) },
   });
-  const taskHandlers: TaskHandlers = { ...fanout.handlers, ...accountRemoval.handlers, ...notifications.handlers, ...followRequests.handlers, ...suspensions.handlers, ...postEdits.handlers };
-  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers };
+  const trendCounting = new TrendCounting({ trends, stored: (postIds) => content.lookups.existing(postIds) });
+  const taskHandlers: TaskHandlers = {
+    ...fanout.handlers,
+    ...accountRemoval.handlers,
+    ...notifications.handlers,
+    ...followRequests.handlers,
+    ...suspensions.handlers,
+    ...postEdits.handlers,
+    ...trendCounting.handlers,
+  };
+  const batchTaskHandlers: BatchTaskHandlers = { ...fanout.batchHandlers, ...trendCounting.batchHandlers };
   return {
     db,
     users,
@@ -363,5 +374,7 @@ export async function prepareDatabase(services: Services): Promise<void> {
   );
   // Replies stored before replies kept their thread place get it, so a thread shows them (after `post-places`: it writes by id).
   await migrateOnce(services.db, 'thread-places', () => services.content.threads.placeEveryReply());
+  // Posts stored before tags and search tokens existed get both, so tag pages, searches and followed tags find them (after `post-places`: it writes by id).
+  await migrateOnce(services.db, 'post-search-tokens', () => backfillSearchTokens(services.content.content, migrationProgress(services.db, 'post-search-tokens')));
   await services.timelineState.checkAtStart();
 }

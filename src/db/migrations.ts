@@ -5,6 +5,8 @@ import { plannedCollection } from './shardPlan.js';
 interface MigrationDocument {
   _id: string;
   at: Date;
+  /** On a migration's progress document: where a start killed half-way resumes. */
+  after?: unknown;
 }
 
 /**
@@ -22,4 +24,19 @@ export async function migrateOnce(db: Db, name: string, migrate: () => Promise<u
     // Another instance finished it at the same moment.
     if (!isDuplicateKeyError(error)) throw error;
   }
+}
+
+/**
+ * Where a migration that walks a collection in order has got to, kept beside the migrations (as
+ * `<name>:progress`), so a start killed half-way resumes after the last batch it wrote.
+ */
+export function migrationProgress<T>(db: Db, name: string): { read(): Promise<T | null>; save(after: T): Promise<void> } {
+  const migrations = plannedCollection<MigrationDocument>(db, 'migrations');
+  const _id = `${name}:progress`;
+  return {
+    read: async () => ((await migrations.findOne({ _id }))?.after as T | undefined) ?? null,
+    save: async (after) => {
+      await migrations.updateOne({ _id }, { $set: { after, at: new Date() } }, { upsert: true });
+    },
+  };
 }

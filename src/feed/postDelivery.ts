@@ -9,6 +9,7 @@ import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
 import type { FeedBackend } from './feedBackend.js';
 import { postNotificationTasks, retractionNotificationTasks } from '../notifications/notificationService.js';
+import { tagCountTasks } from './trendCounting.js';
 
 /** What a repost's transition does to timelines: its own entry, made and taken back. */
 export interface RepostTimelineEffects {
@@ -68,7 +69,8 @@ export class PostDelivery {
     }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
-    await fanout.enqueueDelivery(post, postNotificationTasks(post), backend.materialized && !post.pulled);
+    // Its tags' trend count rides in the same write (a post without tags, or a repost, queues none).
+    await fanout.enqueueDelivery(post, [...postNotificationTasks(post), ...tagCountTasks(post)], backend.materialized && !post.pulled);
     await content.storePost(post);
     await backend.deliverTo([post.authorId], [post], { announced: true });
     return [postAdded(post)];

@@ -8,7 +8,6 @@ import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { MediaService } from '../media/mediaService.js';
-import type { TagTrends } from '../content/tagTrends.js';
 import { maxMediaPerPost } from '../records/media.js';
 import { narrowerVisibility, newBody, parsePostId, type PostBody, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
@@ -40,8 +39,6 @@ export interface PublishingDependencies {
   visibility: Pick<PostVisibility, 'canSee'>;
   bookmarks: Pick<Bookmarks, 'forgetPost' | 'forgetUser'>;
   media: Pick<MediaService, 'claim' | 'markGone' | 'deleteGone'>;
-  /** Counts a public post's tags for trending (content/tagTrends.ts). */
-  trends: Pick<TagTrends, 'count'>;
 }
 
 /**
@@ -100,9 +97,8 @@ export class Publishing implements PostPublishing {
     // gives them back through the media sweep, so nothing here undoes a claim.
     const media = mediaIds.length === 0 ? [] : await this.deps.media.claim(authorId, mediaIds, prepared.id);
     const post = media.length === 0 ? prepared : { ...prepared, body: { ...body, media } };
+    // Its tags are counted for trends by the queue (feed/trendCounting.ts), queued with its delivery.
     await this.delivery.publish(post);
-    // Only public posts trend: a count must not tell of posts a reader cannot see.
-    if (post.body.visibility === 'PUBLIC' && post.body.tags.length > 0) await this.deps.trends.count(authorId, post.body.tags, post.createdAt);
     return post;
   }
 

@@ -68,10 +68,20 @@ export interface QueuedTasks extends NotificationTasks {
   'suspend-account': SuspensionPayload;
   /** An edited text into the post's other copies, should the request that edited it die half-way (PostEdits). */
   'edit-copies': EditPayload;
+  /** A public post's tags, counted for trending (TrendCounting). */
+  'count-tags': TagCountPayload;
 }
 
 export interface EditPayload {
   postId: ObjectId;
+}
+
+/** A public post's tags, to count for trends (feed/trendCounting.ts), as its author used them when posting. */
+export interface TagCountPayload {
+  postId: ObjectId;
+  authorId: string;
+  tags: string[];
+  at: Date;
 }
 
 export type TaskKind = keyof QueuedTasks;

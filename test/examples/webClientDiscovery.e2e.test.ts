@@ -15,6 +15,8 @@ describe('the reference web client in Chromium: discovery', { timeout: 60_000 },
     await post(writer, 'Morning walk in #Paris with @reader');
     await post(writer, 'Another #paris café');
     await post(reader, 'I like #paris too');
+    // The queue counts the tags for trends, moments after the posts; the page reads trends once.
+    await h.app.settled();
     const { page } = reader;
     await page.reload();
 

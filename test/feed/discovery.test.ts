@@ -160,6 +160,8 @@ describe('discovery', () => {
     await post('cyd', '#rising three');
     await post('dee', '#Rising four');
     await post('cyd', 'limited #rising', 'FOLLOWERS');
+    // The queue counts them, moments after the posts.
+    await app.settled();
     const trends = (await ok(null, '{ trendingTags(first: 50) { tag accounts posts } }')).trendingTags;
     expect(trends[0]).toEqual({ tag: 'rising', accounts: 4, posts: 4 });
     expect(trends.find((trend: any) => trend.tag === 'spam')).toEqual({ tag: 'spam', accounts: 1, posts: 5 });
