@@ -185,7 +185,7 @@ export function createServices(db: Db, config: Config): Services {
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
   const bookmarkStore = new Bookmarks(db, liveGroup);
   const media = new MediaService(db, config.media, config.jwtSecret, content);
-  const visibility = new PostVisibility({ graph, feedState });
+  const visibility = new PostVisibility({ graph, feedState, users });
   const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const trends = new TagTrends(db);
