@@ -58,6 +58,28 @@ export class PostScans {
     return (await this.content.find(this.byAuthors([authorId]), { projection: tokensLeftOut }).limit(limit).toArray()).map(toPostRecord);
   }
 
+  /**
+   * The author's public replies and quotes, which count on the posts they answer or quote, by id
+   * after `after`: for a suspension taking them out of those counts.
+   */
+  async countedAnswersBy(authorId: string, after: ObjectId | null, limit: number): Promise<{ id: ObjectId; replyTo: ObjectId | null; quoteOf: ObjectId | null }[]> {
+    const docs = await this.content
+      .find(
+        {
+          ...this.byAuthors([authorId]),
+          ...(after === null ? {} : { _id: { $gt: after } }),
+          _v: { $exists: false },
+          _o: { $exists: false },
+          $or: [{ '_r._id': { $exists: true } }, { '_q._id': { $exists: true } }],
+        },
+        { projection: { _id: 1, _r: 1, _q: 1 } },
+      )
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((doc) => ({ id: doc._id, replyTo: doc._r?._id ?? null, quoteOf: doc._q?._id ?? null }));
+  }
+
   /** The posts timelines hold (limited posts never enter one). */
   countPosts(): Promise<number> {
     return this.content.countDocuments(publicOnly);

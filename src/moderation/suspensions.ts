@@ -30,6 +30,13 @@ const secondPassMs = 15_000;
 
 /** The token a suspension leaves on what it took its effects out of, one per kind of count. */
 const tokenOf = (episode: string, count: 'followers' | 'following' | 'likes' | 'reposts') => `${episode}:${count}`;
+/**
+ * The tokens a suspension leaves on the posts its replies answer or its quotes quote: one per reply
+ * or quote, named by it, as one account may answer one post many times. All of one kind share a prefix.
+ */
+const answerPrefix = (episode: string, count: 'replies' | 'quotes') => `${episode}:${count}:`;
+const answerToken = (episode: string, count: 'replies' | 'quotes', answerId: ObjectId) => answerPrefix(episode, count) + answerId.toHexString();
+const answerOf = (token: string) => new ObjectId(token.slice(token.lastIndexOf(':') + 1));
 
 /**
  * Suspending an account hides it from everyone without deleting anything, and unsuspending brings
@@ -53,7 +60,7 @@ export class Suspensions {
       directory: Pick<UserDirectory, 'users' | 'forget'>;
       graph: Pick<UserGraphService, 'followerIdBatches' | 'following'>;
       interactions: InteractionStores;
-      content: Pick<ContentService, 'counters' | 'lookups'>;
+      content: Pick<ContentService, 'counters' | 'lookups' | 'scans'>;
       work: Pick<QueuedWork, 'enqueue' | 'queue'>;
       audit: AuditLog;
       changes: ChangePublisher;
@@ -178,6 +185,16 @@ export class Suspensions {
         await this.deps.content.counters.restoreEach(batch.filter((postId) => !still.has(postId.toHexString())), kind, token);
       }
     }
+    // A reply or quote removed meanwhile (staff removing it) was taken off its count by its
+    // removal too: the post it answered gets one back and loses the token.
+    for (const kind of ['replies', 'quotes'] as const) {
+      const carried = await this.deps.content.counters.carryingPrefixed(answerPrefix(episode, kind));
+      for (let start = 0; start < carried.length; start += hideBatch) {
+        const batch = carried.slice(start, start + hideBatch);
+        const still = await this.deps.content.lookups.existing(batch.map((entry) => answerOf(entry.token)));
+        await this.deps.content.counters.restoreEachToken(batch.filter((entry) => !still.has(answerOf(entry.token).toHexString())), kind);
+      }
+    }
   }
 
   /** Takes the suspended account's effects out of others' counts, each once. Stops when the account is unsuspended meanwhile. */
@@ -219,6 +236,18 @@ export class Suspensions {
         await run.checkpoint();
       }
     }
+    // Its public replies and quotes count one fewer on the posts they answer or quote.
+    let lastAnswer: ObjectId | null = null;
+    for (;;) {
+      const answers = await this.deps.content.scans.countedAnswersBy(handle, lastAnswer, hideBatch);
+      if (answers.length === 0) break;
+      if (!(await stillSuspended())) return;
+      const { counters } = this.deps.content;
+      await counters.hideEach(answers.flatMap((answer) => (answer.replyTo ? [{ postId: answer.replyTo, token: answerToken(episode, 'replies', answer.id) }] : [])), 'replies');
+      await counters.hideEach(answers.flatMap((answer) => (answer.quoteOf ? [{ postId: answer.quoteOf, token: answerToken(episode, 'quotes', answer.id) }] : [])), 'quotes');
+      lastAnswer = answers.at(-1)!.id;
+      await run.checkpoint();
+    }
   }
 
   private async hideFromUsers(handles: readonly string[], count: 'followerCount' | 'followingCount', token: string): Promise<void> {
@@ -243,6 +272,12 @@ export class Suspensions {
       if (handles.length > 0) await this.deps.changes.publish(changed({ users: handles }));
     }
     for (const kind of ['likes', 'reposts'] as const) await this.deps.content.counters.restore(kind, tokenOf(episode, kind));
+    // Every reply and quote counted out is counted back, whether it still exists or not: one
+    // removed meanwhile was taken off its count by its removal as well.
+    for (const kind of ['replies', 'quotes'] as const) {
+      const carried = await this.deps.content.counters.carryingPrefixed(answerPrefix(episode, kind));
+      for (let start = 0; start < carried.length; start += hideBatch) await this.deps.content.counters.restoreEachToken(carried.slice(start, start + hideBatch), kind);
+    }
   }
 }
 
