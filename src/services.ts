@@ -206,7 +206,7 @@ export function createServices(db: Db, config: Config): Services {
   // Moderation: staff, reports, the audit log and suspensions.
   const audit = new AuditLog(db);
   const staff = new Staff(config.staffHandles, users, audit, changes);
-  const suspensions = new Suspensions({ directory: users, graph, interactions, content, work, audit, changes });
+  const suspensions = new Suspensions({ directory: users, graph, groups, interactions, content, work, audit, changes });
   const reports = new Reports(db, {
     users,
     lookups: content.lookups,

@@ -93,6 +93,8 @@ export const shardPlan = {
         fields: ['p'],
         why: "a deleted post's notifications: its likes' and reposts' groups, and the reply or mentions it made, for several recipients; twice per deleted post, indexed by post",
       },
+      { command: 'find', fields: ['sh'], why: 'a suspension finding the groups it left its actor out of (its second pass, its unsuspension): indexed to those groups' },
+      { command: 'update', fields: ['sh'], why: 'an unsuspension counting its actor back in those groups: once per unsuspension, indexed likewise' },
     ],
   },
   pins: { key: { _id: 'hashed' }, why: "one document per author, read by the author's handle (a profile's pins, a page's `pinned`)" },

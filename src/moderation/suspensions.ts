@@ -8,6 +8,7 @@ import type { QueuedWork, SuspensionPayload, TaskHandlers } from '../feed/queued
 import type { UserDirectory } from '../graph/userDirectory.js';
 import { existingUsers as live } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
+import type { HiddenIn, NotificationGroups } from '../notifications/notificationGroups.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import { assertHandle, toUserRecord, type UserDocument, type UserRecord } from '../records/users.js';
@@ -37,6 +38,8 @@ const tokenOf = (episode: string, count: 'followers' | 'following' | 'likes' | '
 const answerPrefix = (episode: string, count: 'replies' | 'quotes') => `${episode}:${count}:`;
 const answerToken = (episode: string, count: 'replies' | 'quotes', answerId: ObjectId) => answerPrefix(episode, count) + answerId.toHexString();
 const answerOf = (token: string) => new ObjectId(token.slice(token.lastIndexOf(':') + 1));
+/** The token a suspension leaves on the notification groups (FOLLOW, LIKE, REPOST) its account is a member of: one membership per group. */
+const actorToken = (episode: string) => `${episode}:actor`;
 
 /**
  * Suspending an account hides it from everyone without deleting anything, and unsuspending brings
@@ -58,7 +61,8 @@ export class Suspensions {
   constructor(
     private readonly deps: {
       directory: Pick<UserDirectory, 'users' | 'forget'>;
-      graph: Pick<UserGraphService, 'followerIdBatches' | 'following'>;
+      graph: Pick<UserGraphService, 'followerIdBatches' | 'following' | 'pairs'>;
+      groups: Pick<NotificationGroups, 'ensureHiddenIndex' | 'hideActor' | 'carrying' | 'restoreEach' | 'restore'>;
       interactions: InteractionStores;
       content: Pick<ContentService, 'counters' | 'lookups' | 'scans'>;
       work: Pick<QueuedWork, 'enqueue' | 'queue'>;
@@ -75,6 +79,7 @@ export class Suspensions {
   async ensureIndexes(): Promise<void> {
     await Promise.all([
       this.deps.content.counters.ensureHiddenIndex(),
+      this.deps.groups.ensureHiddenIndex(),
       plannedIndexes(this.users, [{ key: { hidden: 1 }, name: 'suspension_hidden', partialFilterExpression: { hidden: { $exists: true } } }]),
     ]);
   }
@@ -195,6 +200,26 @@ export class Suspensions {
         await this.deps.content.counters.restoreEachToken(batch.filter((entry) => !still.has(answerOf(entry.token).toHexString())), kind);
       }
     }
+    // A follow, like or repost taken back meanwhile left its group by itself: the group gets its count back.
+    const token = actorToken(episode);
+    const groups = await this.deps.groups.carrying(token);
+    for (let start = 0; start < groups.length; start += hideBatch) {
+      const batch = groups.slice(start, start + hideBatch);
+      const still = await this.membershipsOf(handle, batch);
+      await this.deps.groups.restoreEach(batch.filter((group) => !still.has(group.group)), token);
+    }
+  }
+
+  /** Which of these groups the account is a member of now: its follow pair's or its like's or repost's group. */
+  private async membershipsOf(handle: string, groups: readonly (HiddenIn & { kind: string; postId: ObjectId | null })[]): Promise<Set<string>> {
+    const follows = groups.filter((group) => group.kind === 'FOLLOW').map((group) => `${handle} ${group.recipient}`);
+    const edgeKeys = (kind: string) => groups.filter((group) => group.kind === kind && group.postId).map((group) => `${group.postId!.toHexString()}:${handle}`);
+    const [pairs, likes, reposts] = await Promise.all([
+      follows.length === 0 ? [] : this.deps.graph.pairs.pairs.find({ _id: { $in: follows } }, { projection: { g: 1 } }).toArray(),
+      edgeKeys('LIKE').length === 0 ? [] : this.deps.interactions.likes.edges.find({ _id: { $in: edgeKeys('LIKE') }, u: handle }, { projection: { g: 1 } }).toArray(),
+      edgeKeys('REPOST').length === 0 ? [] : this.deps.interactions.reposts.edges.find({ _id: { $in: edgeKeys('REPOST') }, u: handle }, { projection: { g: 1 } }).toArray(),
+    ]);
+    return new Set([...pairs, ...likes, ...reposts].flatMap((member) => (member.g ? [member.g] : [])));
   }
 
   /** Takes the suspended account's effects out of others' counts, each once. Stops when the account is unsuspended meanwhile. */
@@ -211,6 +236,11 @@ export class Suspensions {
       if (edges.length === 0) break;
       if (!(await stillSuspended())) return;
       await this.hideFromUsers(edges.map((edge) => edge._t), 'followerCount', tokenOf(episode, 'followers'));
+      // Nor does it count in their FOLLOW notification groups.
+      const pairs = await this.deps.graph.pairs.pairs
+        .find({ _id: { $in: edges.map((edge) => `${handle} ${edge._t}`) }, g: { $exists: true } }, { projection: { _id: 0, t: 1, g: 1 } })
+        .toArray();
+      await this.deps.groups.hideActor(pairs.map((pair) => ({ group: pair.g!, recipient: pair.t })), actorToken(episode));
       after = edges.at(-1)!._t;
       await run.checkpoint();
     }
@@ -225,13 +255,15 @@ export class Suspensions {
       let last: string | null = null;
       for (;;) {
         const edges: InteractionDocument[] = await interactions.edges
-          .find({ u: handle, state: 'on', ...(last === null ? {} : { _id: { $gt: last } }) }, { projection: { _id: 1, p: 1 } })
+          .find({ u: handle, state: 'on', ...(last === null ? {} : { _id: { $gt: last } }) }, { projection: { _id: 1, p: 1, r: 1, g: 1 } })
           .sort({ _id: 1 })
           .limit(hideBatch)
           .toArray();
         if (edges.length === 0) break;
         if (!(await stillSuspended())) return;
         await this.deps.content.counters.hide(edges.map((edge) => edge.p), kind, tokenOf(episode, kind));
+        // Nor in the authors' LIKE and REPOST notification groups.
+        await this.deps.groups.hideActor(edges.flatMap((edge) => (edge.g ? [{ group: edge.g, recipient: edge.r }] : [])), actorToken(episode));
         last = edges.at(-1)!._id;
         await run.checkpoint();
       }
@@ -272,6 +304,7 @@ export class Suspensions {
       if (handles.length > 0) await this.deps.changes.publish(changed({ users: handles }));
     }
     for (const kind of ['likes', 'reposts'] as const) await this.deps.content.counters.restore(kind, tokenOf(episode, kind));
+    await this.deps.groups.restore(actorToken(episode));
     // Every reply and quote counted out is counted back, whether it still exists or not: one
     // removed meanwhile was taken off its count by its removal as well.
     for (const kind of ['replies', 'quotes'] as const) {

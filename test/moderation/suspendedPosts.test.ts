@@ -117,4 +117,83 @@ describe.each(strategies)('a suspended account\'s posts: %s', (strategy) => {
     await app.settled();
     expect(await countsOf(original)).toEqual({ replyCount: 3, quoteCount: 2 });
   }, 60_000);
+
+  it("leaves its follows, likes and reposts out of the counts of others' notification groups, and counts them back exactly", async () => {
+    const groups = async () => {
+      const nodes = (await ok('auth', '{ notifications(first: 50) { edges { node { kind actorCount actors { handle } post { text } } } } }')).notifications.edges.map((edge: any) => edge.node);
+      const of = (kind: string, text: string | null) => {
+        const found = nodes.find((node: any) => node.kind === kind && (node.post?.text ?? null) === text);
+        return found ? { actorCount: found.actorCount, actors: found.actors.map((actor: any) => actor.handle).sort() } : null;
+      };
+      return { follow: of('FOLLOW', null), likes: of('LIKE', 'liked by both'), reposts: of('REPOST', 'liked by both'), alone: of('LIKE', 'liked by the suspended alone') };
+    };
+    const both = (await ok('auth', 'mutation { createPost(text: "liked by both") { id } }')).createPost.id;
+    const alone = (await ok('auth', 'mutation { createPost(text: "liked by the suspended alone") { id } }')).createPost.id;
+    await ok('bad', 'mutation { follow(handle: "auth") { handle } }');
+    for (const liker of ['bad', 'fan']) await ok(liker, `mutation { likePost(id: "${both}") { id } }`);
+    await ok('bad', `mutation { repost(id: "${both}") { id } }`);
+    await ok('bad', `mutation { likePost(id: "${alone}") { id } }`);
+    await app.settled();
+    const before = {
+      follow: { actorCount: 2, actors: ['bad', 'fan'] },
+      likes: { actorCount: 2, actors: ['bad', 'fan'] },
+      reposts: { actorCount: 1, actors: ['bad'] },
+      alone: { actorCount: 1, actors: ['bad'] },
+    };
+    expect(await groups()).toEqual(before);
+
+    const report = (await ok('fan', reportMutation, { h: 'bad', r: 'SPAM' })).report.id;
+    await ok('mod', resolveMutation, { id: report, a: 'SUSPEND_ACCOUNT' });
+    await app.settled();
+    const hidden = { follow: { actorCount: 1, actors: ['fan'] }, likes: { actorCount: 1, actors: ['fan'] }, reposts: null, alone: null };
+    expect(await groups()).toEqual(hidden);
+    // The second pass finds nothing to change: each group counted out once.
+    await secondPass();
+    expect(await groups()).toEqual(hidden);
+    // Others still join and leave meanwhile.
+    await ok('fan', `mutation { unlikePost(id: "${both}") { id } }`);
+    await app.settled();
+    expect((await groups()).likes).toBeNull();
+    await ok('fan', `mutation { likePost(id: "${both}") { id } }`);
+    await app.settled();
+    expect((await groups()).likes).toEqual({ actorCount: 1, actors: ['fan'] });
+
+    await unsuspended();
+    const notifications = app.database.db.collection<any>('notifications');
+    for (let waited = 0; (await notifications.countDocuments({ sh: { $exists: true, $ne: [] } })) > 0; waited += 50) {
+      if (waited > 20_000) throw new Error('the unsuspension did not finish');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await groups()).toEqual(before);
+  }, 60_000);
+
+  it('gives a group its count back when a like in flight left it after the first pass', async () => {
+    const post = (await ok('auth', 'mutation { createPost(text: "liked then taken back") { id } }')).createPost.id;
+    for (const liker of ['bad', 'fan']) await ok(liker, `mutation { likePost(id: "${post}") { id } }`);
+    await app.settled();
+    const report = (await ok('fan', reportMutation, { h: 'bad', r: 'SPAM' })).report.id;
+    await ok('mod', resolveMutation, { id: report, a: 'SUSPEND_ACCOUNT' });
+    await app.settled();
+    const db = app.database.db;
+    // bad's newest like: of this post.
+    const edge = await db.collection<any>('likes').findOne({ u: 'bad', state: 'on', g: { $exists: true } }, { sort: { d: -1 } });
+    expect(edge).toBeTruthy();
+    const group = () => db.collection<any>('notifications').findOne({ _id: edge.g });
+    expect((await group()).n).toBe(1);
+    // What bad's unlike, which read the account before the mark, leaves once it lands after the
+    // first pass: its edge off, its group's count one lower and its actor gone (the post's like count is not asked here).
+    await db.collection<any>('likes').updateOne({ _id: edge._id }, { $set: { state: 'off' }, $unset: { g: '', ga: '' } });
+    await db.collection<any>('notifications').updateOne({ _id: edge.g }, { $inc: { n: -1, v: 1 }, $pull: { a: { u: 'bad' } } });
+    expect((await group()).n).toBe(0);
+    await secondPass();
+    // The group counts fan alone, as it should.
+    expect((await group()).n).toBe(1);
+    await unsuspended();
+    // Exact: fan alone likes the post.
+    expect((await group()).n).toBe(1);
+    const shown = (await ok('auth', '{ notifications(first: 50) { edges { node { kind actorCount actors { handle } post { text } } } } }')).notifications.edges
+      .map((edge: any) => edge.node)
+      .find((node: any) => node.kind === 'LIKE' && node.post?.text === 'liked then taken back');
+    expect(shown).toMatchObject({ actorCount: 1, actors: [{ handle: 'fan' }] });
+  }, 60_000);
 });
