@@ -40,6 +40,8 @@ const answerToken = (episode: string, count: 'replies' | 'quotes', answerId: Obj
 const answerOf = (token: string) => new ObjectId(token.slice(token.lastIndexOf(':') + 1));
 /** The token a suspension leaves on the notification groups (FOLLOW, LIKE, REPOST) its account is a member of: one membership per group. */
 const actorToken = (episode: string) => `${episode}:actor`;
+/** The token a suspension leaves on the notifications its posts made (a reply's, a mention's, a quote's). */
+const postsToken = (episode: string) => `${episode}:posts`;
 
 /**
  * Suspending an account hides it from everyone without deleting anything, and unsuspending brings
@@ -62,7 +64,7 @@ export class Suspensions {
     private readonly deps: {
       directory: Pick<UserDirectory, 'users' | 'forget'>;
       graph: Pick<UserGraphService, 'followerIdBatches' | 'following' | 'pairs'>;
-      groups: Pick<NotificationGroups, 'ensureHiddenIndex' | 'hideActor' | 'carrying' | 'restoreEach' | 'restore'>;
+      groups: Pick<NotificationGroups, 'ensureHiddenIndex' | 'hideActor' | 'hideMadeBy' | 'carrying' | 'restoreEach' | 'restore'>;
       interactions: InteractionStores;
       content: Pick<ContentService, 'counters' | 'lookups' | 'scans'>;
       work: Pick<QueuedWork, 'enqueue' | 'queue'>;
@@ -268,15 +270,17 @@ export class Suspensions {
         await run.checkpoint();
       }
     }
-    // Its public replies and quotes count one fewer on the posts they answer or quote.
+    // Its public replies and quotes count one fewer on the posts they answer or quote, and the
+    // notifications its posts made (replies, mentions, quotes) are shown to no one.
     let lastAnswer: ObjectId | null = null;
     for (;;) {
-      const answers = await this.deps.content.scans.countedAnswersBy(handle, lastAnswer, hideBatch);
+      const answers = await this.deps.content.scans.postsAfter(handle, lastAnswer, hideBatch);
       if (answers.length === 0) break;
       if (!(await stillSuspended())) return;
       const { counters } = this.deps.content;
       await counters.hideEach(answers.flatMap((answer) => (answer.replyTo ? [{ postId: answer.replyTo, token: answerToken(episode, 'replies', answer.id) }] : [])), 'replies');
       await counters.hideEach(answers.flatMap((answer) => (answer.quoteOf ? [{ postId: answer.quoteOf, token: answerToken(episode, 'quotes', answer.id) }] : [])), 'quotes');
+      await this.deps.groups.hideMadeBy(answers.map((answer) => answer.id), postsToken(episode));
       lastAnswer = answers.at(-1)!.id;
       await run.checkpoint();
     }
@@ -305,6 +309,7 @@ export class Suspensions {
     }
     for (const kind of ['likes', 'reposts'] as const) await this.deps.content.counters.restore(kind, tokenOf(episode, kind));
     await this.deps.groups.restore(actorToken(episode));
+    await this.deps.groups.restore(postsToken(episode));
     // Every reply and quote counted out is counted back, whether it still exists or not: one
     // removed meanwhile was taken off its count by its removal as well.
     for (const kind of ['replies', 'quotes'] as const) {

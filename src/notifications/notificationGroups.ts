@@ -14,7 +14,11 @@ import {
   type GroupMemberSource,
   type GroupedKind,
   type NotificationDocument,
+  type NotificationKind,
 } from '../records/notifications.js';
+
+/** The kinds whose notification is about the actor's own post (`p`): a reply, a mention, a quote. */
+const madeByThePost: NotificationKind[] = ['REPLY', 'MENTION', 'QUOTE'];
 
 /** A group a suspended actor is a member of: its id and recipient (the shard key). */
 export interface HiddenIn {
@@ -157,6 +161,15 @@ export class NotificationGroups {
       groups.map(({ group, recipient }) => ({ updateOne: { filter: { _id: group, r: recipient, sh: { $ne: token } }, update: { $inc: { n: -1, v: 1 }, $push: { sh: token } } } })),
       { ordered: false },
     );
+  }
+
+  /**
+   * Hides, once per token, the replies', mentions' and quotes' notifications these posts of a
+   * suspended account made (their count 0: shown to no one); `restore` shows them again.
+   */
+  async hideMadeBy(postIds: readonly ObjectId[], token: string): Promise<void> {
+    if (postIds.length === 0) return;
+    await this.groups.updateMany({ p: { $in: [...postIds] }, k: { $in: madeByThePost }, sh: { $ne: token } }, { $inc: { n: -1, v: 1 }, $push: { sh: token } });
   }
 
   /** The groups a suspension's token left an actor out of, with what tells which membership it was. */

@@ -16,6 +16,11 @@ describe.each(strategies)('a suspended account\'s posts: %s', (strategy) => {
   const ok = answersAs(() => app, tokens);
   const code = async (as: string, query: string) => (await app.gql(query, {}, tokens[as])).errors?.[0]?.extensions?.code;
   const countsOf = async (postId: string) => (await ok('fan', `{ post(id: "${postId}") { replyCount quoteCount } }`)).post;
+  /** The texts of the replies and quotes auth is told of. */
+  const toldOf = async () =>
+    (await ok('auth', '{ notifications(first: 50, kinds: [REPLY, QUOTE]) { edges { node { kind post { text } } } } }')).notifications.edges
+      .map((edge: any) => `${edge.node.kind} ${edge.node.post?.text}`)
+      .sort();
   const inTimeline = async (postId: string) => {
     const edges = (await ok('fan', '{ timeline { edges { node { id replyCount quoteCount } } } }')).timeline.edges;
     const { replyCount, quoteCount } = edges.find((edge: any) => edge.node.id === postId).node;
@@ -87,6 +92,8 @@ describe.each(strategies)('a suspended account\'s posts: %s', (strategy) => {
     const before = { replyCount: 4, quoteCount: 2 };
     expect(await countsOf(original)).toEqual(before);
     expect(await inTimeline(original)).toEqual(before);
+    const told = await toldOf();
+    expect(told).toEqual(expect.arrayContaining(['REPLY first answer', 'REPLY second answer', 'REPLY third answer', 'QUOTE quoting', "REPLY a fan's answer", "QUOTE a fan's quote"]));
     // Reported before the suspension; removed by staff while the account is suspended.
     const removal = (await ok('fan', reportMutation, { h: 'bad', p: replies[0], r: 'ABUSE' })).report.id;
 
@@ -96,6 +103,8 @@ describe.each(strategies)('a suspended account\'s posts: %s', (strategy) => {
     const hidden = { replyCount: 1, quoteCount: 1 };
     expect(await countsOf(original)).toEqual(hidden);
     expect(await inTimeline(original)).toEqual(hidden);
+    // What its replies and quotes told auth is shown no longer.
+    expect(await toldOf()).toEqual(["QUOTE a fan's quote", "REPLY a fan's answer"]);
     expect((await ok('fan', `{ post(id: "${original}") { replies { edges { node { text } } } } }`)).post.replies.edges.map((edge: any) => edge.node.text)).toEqual(["a fan's answer"]);
 
     await ok('mod', resolveMutation, { id: removal, a: 'REMOVE_POST' });
@@ -112,6 +121,8 @@ describe.each(strategies)('a suspended account\'s posts: %s', (strategy) => {
     const back = { replyCount: 4, quoteCount: 2 };
     expect(await countsOf(original)).toEqual(back);
     expect(await inTimeline(original)).toEqual(back);
+    // Told again, but of the reply staff removed (and of fan's new answer as well).
+    expect(await toldOf()).toEqual([...told.filter((text: string) => text !== 'REPLY first answer'), 'REPLY another fan answer'].sort());
     // Back for good: the author's own deletion of a reply counts it off once, as ever.
     expect((await ok('bad', `mutation { deletePost(id: "${replies[1]}") }`)).deletePost).toBe(true);
     await app.settled();
@@ -183,7 +194,7 @@ describe.each(strategies)('a suspended account\'s posts: %s', (strategy) => {
     // What bad's unlike, which read the account before the mark, leaves once it lands after the
     // first pass: its edge off, its group's count one lower and its actor gone (the post's like count is not asked here).
     await db.collection<any>('likes').updateOne({ _id: edge._id }, { $set: { state: 'off' }, $unset: { g: '', ga: '' } });
-    await db.collection<any>('notifications').updateOne({ _id: edge.g }, { $inc: { n: -1, v: 1 }, $pull: { a: { u: 'bad' } } });
+    await db.collection<any>('notifications').updateOne({ _id: edge.g }, { $inc: { n: -1, v: 1 }, $pull: { a: { u: 'bad' } } } as any);
     expect((await group()).n).toBe(0);
     await secondPass();
     // The group counts fan alone, as it should.
