@@ -50,12 +50,15 @@ const postsToken = (episode: string) => `${episode}:posts`;
  * - the account: one write marks it suspended and ends every token (its live connections close on
  *   the announcement); log-in answers ACCOUNT_SUSPENDED; every read of users (UserDirectory)
  *   leaves it out, so its profile, posts, reposts and replies are gone from every read path as an
- *   account being deleted is, at no cost to any read;
+ *   account being deleted is, at no cost to any read; nobody can like, repost, answer, quote or
+ *   bookmark its posts meanwhile (PostVisibility.mayActOn);
  * - its effects on others' counts (the followers of those it follows, the following counts of its
- *   followers, the likes and reposts of the posts it liked or reposted) are taken out through the
- *   durable queue, each counterpart once: its `$inc` is guarded by the suspension's token, which
- *   the counterpart keeps while suspended. Unsuspending puts back exactly what carries the token,
- *   one `updateMany` per kind, whatever changed meanwhile (a counterpart deleted, a post removed).
+ *   followers, the likes and reposts of the posts it liked or reposted, the replies and quotes of
+ *   the posts it answered or quoted, the actors of the notification groups it is in) and the
+ *   notifications its posts made are taken out through the durable queue, each counterpart once:
+ *   its `$inc` is guarded by the suspension's token, which the counterpart keeps while suspended.
+ *   Unsuspending puts back exactly what carries the token, one `updateMany` per kind (one write
+ *   per reply or quote), whatever changed meanwhile (a counterpart deleted, a post removed).
  */
 export class Suspensions {
   private readonly users: Collection<UserDocument>;
