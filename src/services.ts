@@ -187,7 +187,7 @@ export function createServices(db: Db, config: Config): Services {
   const notifications = new NotificationService(db, { content, graph, users, interactions, memberships, groups, changes }, config.notificationRetentionMs);
   const bookmarkStore = new Bookmarks(db, liveGroup);
   const media = new MediaService(db, config.media, config.jwtSecret, content);
-  const visibility = new PostVisibility({ graph, feedState });
+  const visibility = new PostVisibility({ graph, feedState, users });
   const postEdits = new PostEdits({ media, content, fanout, changes, visibility });
   forgetWhatChangesMakeStale(changes, { content, graph, readerFilters, backend, interactions, bookmarks: bookmarkStore });
   const trends = new TagTrends(db);
@@ -208,7 +208,7 @@ export function createServices(db: Db, config: Config): Services {
   // Moderation: staff, reports, the audit log and suspensions.
   const audit = new AuditLog(db);
   const staff = new Staff(config.staffHandles, users, audit, changes);
-  const suspensions = new Suspensions({ directory: users, graph, interactions, content, work, audit, changes });
+  const suspensions = new Suspensions({ directory: users, graph, groups, interactions, content, work, audit, changes });
   const reports = new Reports(db, {
     users,
     lookups: content.lookups,

@@ -49,6 +49,41 @@ export class PostCounters {
     for (const postId of postIds) this.held.countsChanged(postId, null);
   }
 
+  /**
+   * Leaves each of a suspended account's replies (or quotes) out of the count of the post it
+   * answers (or quotes), once per token: one token per reply, as one account may answer a post
+   * many times.
+   */
+  async hideEach(hidden: readonly { postId: ObjectId; token: string }[], count: 'replies' | 'quotes'): Promise<void> {
+    if (hidden.length === 0) return;
+    await this.content.bulkWrite(
+      hidden.map(({ postId, token }) => ({
+        updateOne: { filter: { ...byPostId(postId), sh: { $ne: token } }, update: { $inc: { [countField[count]]: -1, 'n.v': 1 }, $push: { sh: token } } },
+      })),
+      { ordered: false },
+    );
+    for (const { postId } of hidden) this.held.countsChanged(postId, null);
+  }
+
+  /** The posts carrying tokens that start with `prefix` (one suspension's per-reply tokens), with those tokens. */
+  async carryingPrefixed(prefix: string): Promise<{ postId: ObjectId; token: string }[]> {
+    const pattern = new RegExp(`^${prefix}`);
+    const posts = await this.content.find({ sh: pattern }, { projection: { _id: 1, sh: 1 } }).toArray();
+    return posts.flatMap((post) => (post.sh ?? []).filter((token) => pattern.test(token)).map((token) => ({ postId: post._id, token })));
+  }
+
+  /** Puts back, once per token, the counts `hideEach` left out. */
+  async restoreEachToken(hidden: readonly { postId: ObjectId; token: string }[], count: 'replies' | 'quotes'): Promise<void> {
+    if (hidden.length === 0) return;
+    await this.content.bulkWrite(
+      hidden.map(({ postId, token }) => ({
+        updateOne: { filter: { ...byPostId(postId), sh: token }, update: { $inc: { [countField[count]]: 1, 'n.v': 1 }, $pull: { sh: token } } },
+      })),
+      { ordered: false },
+    );
+    for (const { postId } of hidden) this.held.countsChanged(postId, null);
+  }
+
   /** The posts a suspension's token left a count out of. */
   async carrying(token: string): Promise<ObjectId[]> {
     return (await this.content.find({ sh: token }, { projection: { _id: 1 } }).toArray()).map((post) => post._id);

@@ -58,6 +58,20 @@ export class PostScans {
     return (await this.content.find(this.byAuthors([authorId]), { projection: tokensLeftOut }).limit(limit).toArray()).map(toPostRecord);
   }
 
+  /**
+   * The author's posts (not reposts) by id after `after`, each with what it counts on: the post a
+   * public reply answers, the post a public quote quotes (limited ones count nowhere). For a
+   * suspension taking them out of those counts and out of the notifications they made.
+   */
+  async postsAfter(authorId: string, after: ObjectId | null, limit: number): Promise<{ id: ObjectId; replyTo: ObjectId | null; quoteOf: ObjectId | null }[]> {
+    const docs = await this.content
+      .find({ ...this.byAuthors([authorId]), ...(after === null ? {} : { _id: { $gt: after } }), _o: { $exists: false } }, { projection: { _id: 1, _r: 1, _q: 1, _v: 1 } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((doc) => ({ id: doc._id, replyTo: (!doc._v && doc._r?._id) || null, quoteOf: (!doc._v && doc._q?._id) || null }));
+  }
+
   /** The posts timelines hold (limited posts never enter one). */
   countPosts(): Promise<number> {
     return this.content.countDocuments(publicOnly);

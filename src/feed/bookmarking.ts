@@ -32,7 +32,7 @@ export class Bookmarking {
     private readonly bookmarks: Bookmarks,
     private readonly content: ContentService,
     private readonly readerFilters: Pick<ReaderFilters, 'of' | 'assertNotBlocked'>,
-    private readonly visibility: Pick<PostVisibility, 'canSee'>,
+    private readonly visibility: Pick<PostVisibility, 'canSee' | 'mayActOn'>,
     private readonly changes: ChangePublisher,
   ) {}
 
@@ -104,11 +104,11 @@ export class Bookmarking {
     }
   }
 
-  /** A post the viewer may see: one they may not does not exist for them. */
+  /** A post the viewer may see, by an author readers see: one they may not does not exist for them. */
   private async existingPost(id: string, viewerId: string): Promise<PostRecord> {
     const postId = parsePostId(id);
     const post = postId && (await this.content.lookups.getPost(postId));
-    if (!post || !(await this.visibility.canSee(viewerId, [post]))[0]) throw notFound(`No post with id "${id}"`);
+    if (!post || !(await this.visibility.mayActOn(viewerId, post))) throw notFound(`No post with id "${id}"`);
     return post;
   }
 }

@@ -1,4 +1,5 @@
 import type { Filter } from 'mongodb';
+import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
 import { publicOnly, visibleTo, type ContentDocument, type PostRecord } from '../records/posts.js';
@@ -9,6 +10,8 @@ export type VisibilityOf = Pick<PostRecord, 'authorId' | 'body'>;
 export interface PostVisibilityDependencies {
   graph: Pick<UserGraphService, 'followingIds'>;
   feedState: Pick<UserFeedState, 'inboxSources'>;
+  /** Which authors exist for readers: neither being deleted nor suspended (held in this process). */
+  users: Pick<UserDirectory, 'getUsers'>;
 }
 
 /**
@@ -28,6 +31,17 @@ export class PostVisibility {
     const needsFollows = viewerId !== null && posts.some((post) => post.body.visibility === 'FOLLOWERS' && post.authorId !== viewerId);
     const follows = needsFollows ? new Set(await this.deps.graph.followingIds(viewerId)) : null;
     return posts.map((post) => visibleTo(post.authorId, post.body, viewerId, (authorId) => follows?.has(authorId) ?? false));
+  }
+
+  /**
+   * Whether the viewer may act on this post (like, repost, reply, quote, bookmark): they may see
+   * it and its author exists for readers. A suspended or departing author's posts are shown
+   * nowhere, so they take no new likes, reposts, replies, quotes or bookmarks either. The author is
+   * read through the user directory, which holds the authors of what the viewer was shown.
+   */
+  async mayActOn(viewerId: string, post: VisibilityOf): Promise<boolean> {
+    const [[seen], authors] = await Promise.all([this.canSee(viewerId, [post]), this.deps.users.getUsers([post.authorId])]);
+    return seen === true && authors.length === 1;
   }
 
   /** The posts of `posts` the viewer may see, in order. */

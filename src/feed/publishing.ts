@@ -36,7 +36,7 @@ export interface PublishingDependencies {
   rateLimits: RateLimits;
   readerFilters: Pick<ReaderFilters, 'assertNotBlocked'>;
   users: Pick<UserDirectory, 'getUsers'>;
-  visibility: Pick<PostVisibility, 'canSee'>;
+  visibility: Pick<PostVisibility, 'mayActOn'>;
   bookmarks: Pick<Bookmarks, 'forgetPost' | 'forgetUser'>;
   media: Pick<MediaService, 'claim' | 'markGone' | 'deleteGone'>;
 }
@@ -216,13 +216,13 @@ export class Publishing implements PostPublishing {
   }
 
   /**
-   * A post the viewer may see: one they may not does not exist for them. `held`: through the
+   * A post the viewer may see, by an author readers see: one they may not does not exist for them. `held`: through the
    * in-process tier, for a like or repost, whose own write finds out if the post was deleted meanwhile.
    */
   private async existingPost(viewerId: string, id: string, { held = false } = {}): Promise<PostRecord> {
     const postId = parsePostId(id);
     const post = postId && (held ? (await this.content.lookups.cachedPosts([postId])).find((found) => !found.repostOf) : await this.content.lookups.getPost(postId));
-    if (!post || !(await this.deps.visibility.canSee(viewerId, [post]))[0]) throw notFound(`No post with id "${id}"`);
+    if (!post || !(await this.deps.visibility.mayActOn(viewerId, post))) throw notFound(`No post with id "${id}"`);
     return post;
   }
 }

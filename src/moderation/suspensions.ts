@@ -8,6 +8,7 @@ import type { QueuedWork, SuspensionPayload, TaskHandlers } from '../feed/queued
 import type { UserDirectory } from '../graph/userDirectory.js';
 import { existingUsers as live } from '../graph/userDirectory.js';
 import type { UserGraphService } from '../graph/userGraphService.js';
+import type { HiddenIn, NotificationGroups } from '../notifications/notificationGroups.js';
 import type { TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import { assertHandle, toUserRecord, type UserDocument, type UserRecord } from '../records/users.js';
@@ -30,6 +31,17 @@ const secondPassMs = 15_000;
 
 /** The token a suspension leaves on what it took its effects out of, one per kind of count. */
 const tokenOf = (episode: string, count: 'followers' | 'following' | 'likes' | 'reposts') => `${episode}:${count}`;
+/**
+ * The tokens a suspension leaves on the posts its replies answer or its quotes quote: one per reply
+ * or quote, named by it, as one account may answer one post many times. All of one kind share a prefix.
+ */
+const answerPrefix = (episode: string, count: 'replies' | 'quotes') => `${episode}:${count}:`;
+const answerToken = (episode: string, count: 'replies' | 'quotes', answerId: ObjectId) => answerPrefix(episode, count) + answerId.toHexString();
+const answerOf = (token: string) => new ObjectId(token.slice(token.lastIndexOf(':') + 1));
+/** The token a suspension leaves on the notification groups (FOLLOW, LIKE, REPOST) its account is a member of: one membership per group. */
+const actorToken = (episode: string) => `${episode}:actor`;
+/** The token a suspension leaves on the notifications its posts made (a reply's, a mention's, a quote's). */
+const postsToken = (episode: string) => `${episode}:posts`;
 
 /**
  * Suspending an account hides it from everyone without deleting anything, and unsuspending brings
@@ -38,12 +50,15 @@ const tokenOf = (episode: string, count: 'followers' | 'following' | 'likes' | '
  * - the account: one write marks it suspended and ends every token (its live connections close on
  *   the announcement); log-in answers ACCOUNT_SUSPENDED; every read of users (UserDirectory)
  *   leaves it out, so its profile, posts, reposts and replies are gone from every read path as an
- *   account being deleted is, at no cost to any read;
+ *   account being deleted is, at no cost to any read; nobody can like, repost, answer, quote or
+ *   bookmark its posts meanwhile (PostVisibility.mayActOn);
  * - its effects on others' counts (the followers of those it follows, the following counts of its
- *   followers, the likes and reposts of the posts it liked or reposted) are taken out through the
- *   durable queue, each counterpart once: its `$inc` is guarded by the suspension's token, which
- *   the counterpart keeps while suspended. Unsuspending puts back exactly what carries the token,
- *   one `updateMany` per kind, whatever changed meanwhile (a counterpart deleted, a post removed).
+ *   followers, the likes and reposts of the posts it liked or reposted, the replies and quotes of
+ *   the posts it answered or quoted, the actors of the notification groups it is in) and the
+ *   notifications its posts made are taken out through the durable queue, each counterpart once:
+ *   its `$inc` is guarded by the suspension's token, which the counterpart keeps while suspended.
+ *   Unsuspending puts back exactly what carries the token, one `updateMany` per kind (one write
+ *   per reply or quote), whatever changed meanwhile (a counterpart deleted, a post removed).
  */
 export class Suspensions {
   private readonly users: Collection<UserDocument>;
@@ -51,9 +66,10 @@ export class Suspensions {
   constructor(
     private readonly deps: {
       directory: Pick<UserDirectory, 'users' | 'forget'>;
-      graph: Pick<UserGraphService, 'followerIdBatches' | 'following'>;
+      graph: Pick<UserGraphService, 'followerIdBatches' | 'following' | 'pairs'>;
+      groups: Pick<NotificationGroups, 'ensureHiddenIndex' | 'hideActor' | 'hideMadeBy' | 'carrying' | 'restoreEach' | 'restore'>;
       interactions: InteractionStores;
-      content: Pick<ContentService, 'counters' | 'lookups'>;
+      content: Pick<ContentService, 'counters' | 'lookups' | 'scans'>;
       work: Pick<QueuedWork, 'enqueue' | 'queue'>;
       audit: AuditLog;
       changes: ChangePublisher;
@@ -68,6 +84,7 @@ export class Suspensions {
   async ensureIndexes(): Promise<void> {
     await Promise.all([
       this.deps.content.counters.ensureHiddenIndex(),
+      this.deps.groups.ensureHiddenIndex(),
       plannedIndexes(this.users, [{ key: { hidden: 1 }, name: 'suspension_hidden', partialFilterExpression: { hidden: { $exists: true } } }]),
     ]);
   }
@@ -178,6 +195,36 @@ export class Suspensions {
         await this.deps.content.counters.restoreEach(batch.filter((postId) => !still.has(postId.toHexString())), kind, token);
       }
     }
+    // A reply or quote removed meanwhile (staff removing it) was taken off its count by its
+    // removal too: the post it answered gets one back and loses the token.
+    for (const kind of ['replies', 'quotes'] as const) {
+      const carried = await this.deps.content.counters.carryingPrefixed(answerPrefix(episode, kind));
+      for (let start = 0; start < carried.length; start += hideBatch) {
+        const batch = carried.slice(start, start + hideBatch);
+        const still = await this.deps.content.lookups.existing(batch.map((entry) => answerOf(entry.token)));
+        await this.deps.content.counters.restoreEachToken(batch.filter((entry) => !still.has(answerOf(entry.token).toHexString())), kind);
+      }
+    }
+    // A follow, like or repost taken back meanwhile left its group by itself: the group gets its count back.
+    const token = actorToken(episode);
+    const groups = await this.deps.groups.carrying(token);
+    for (let start = 0; start < groups.length; start += hideBatch) {
+      const batch = groups.slice(start, start + hideBatch);
+      const still = await this.membershipsOf(handle, batch);
+      await this.deps.groups.restoreEach(batch.filter((group) => !still.has(group.group)), token);
+    }
+  }
+
+  /** Which of these groups the account is a member of now: its follow pair's or its like's or repost's group. */
+  private async membershipsOf(handle: string, groups: readonly (HiddenIn & { kind: string; postId: ObjectId | null })[]): Promise<Set<string>> {
+    const follows = groups.filter((group) => group.kind === 'FOLLOW').map((group) => `${handle} ${group.recipient}`);
+    const edgeKeys = (kind: string) => groups.filter((group) => group.kind === kind && group.postId).map((group) => `${group.postId!.toHexString()}:${handle}`);
+    const [pairs, likes, reposts] = await Promise.all([
+      follows.length === 0 ? [] : this.deps.graph.pairs.pairs.find({ _id: { $in: follows } }, { projection: { g: 1 } }).toArray(),
+      edgeKeys('LIKE').length === 0 ? [] : this.deps.interactions.likes.edges.find({ _id: { $in: edgeKeys('LIKE') }, u: handle }, { projection: { g: 1 } }).toArray(),
+      edgeKeys('REPOST').length === 0 ? [] : this.deps.interactions.reposts.edges.find({ _id: { $in: edgeKeys('REPOST') }, u: handle }, { projection: { g: 1 } }).toArray(),
+    ]);
+    return new Set([...pairs, ...likes, ...reposts].flatMap((member) => (member.g ? [member.g] : [])));
   }
 
   /** Takes the suspended account's effects out of others' counts, each once. Stops when the account is unsuspended meanwhile. */
@@ -194,6 +241,11 @@ export class Suspensions {
       if (edges.length === 0) break;
       if (!(await stillSuspended())) return;
       await this.hideFromUsers(edges.map((edge) => edge._t), 'followerCount', tokenOf(episode, 'followers'));
+      // Nor does it count in their FOLLOW notification groups.
+      const pairs = await this.deps.graph.pairs.pairs
+        .find({ _id: { $in: edges.map((edge) => `${handle} ${edge._t}`) }, g: { $exists: true } }, { projection: { _id: 0, t: 1, g: 1 } })
+        .toArray();
+      await this.deps.groups.hideActor(pairs.map((pair) => ({ group: pair.g!, recipient: pair.t })), actorToken(episode));
       after = edges.at(-1)!._t;
       await run.checkpoint();
     }
@@ -208,16 +260,32 @@ export class Suspensions {
       let last: string | null = null;
       for (;;) {
         const edges: InteractionDocument[] = await interactions.edges
-          .find({ u: handle, state: 'on', ...(last === null ? {} : { _id: { $gt: last } }) }, { projection: { _id: 1, p: 1 } })
+          .find({ u: handle, state: 'on', ...(last === null ? {} : { _id: { $gt: last } }) }, { projection: { _id: 1, p: 1, r: 1, g: 1 } })
           .sort({ _id: 1 })
           .limit(hideBatch)
           .toArray();
         if (edges.length === 0) break;
         if (!(await stillSuspended())) return;
         await this.deps.content.counters.hide(edges.map((edge) => edge.p), kind, tokenOf(episode, kind));
+        // Nor in the authors' LIKE and REPOST notification groups.
+        await this.deps.groups.hideActor(edges.flatMap((edge) => (edge.g ? [{ group: edge.g, recipient: edge.r }] : [])), actorToken(episode));
         last = edges.at(-1)!._id;
         await run.checkpoint();
       }
+    }
+    // Its public replies and quotes count one fewer on the posts they answer or quote, and the
+    // notifications its posts made (replies, mentions, quotes) are shown to no one.
+    let lastAnswer: ObjectId | null = null;
+    for (;;) {
+      const answers = await this.deps.content.scans.postsAfter(handle, lastAnswer, hideBatch);
+      if (answers.length === 0) break;
+      if (!(await stillSuspended())) return;
+      const { counters } = this.deps.content;
+      await counters.hideEach(answers.flatMap((answer) => (answer.replyTo ? [{ postId: answer.replyTo, token: answerToken(episode, 'replies', answer.id) }] : [])), 'replies');
+      await counters.hideEach(answers.flatMap((answer) => (answer.quoteOf ? [{ postId: answer.quoteOf, token: answerToken(episode, 'quotes', answer.id) }] : [])), 'quotes');
+      await this.deps.groups.hideMadeBy(answers.map((answer) => answer.id), postsToken(episode));
+      lastAnswer = answers.at(-1)!.id;
+      await run.checkpoint();
     }
   }
 
@@ -243,6 +311,14 @@ export class Suspensions {
       if (handles.length > 0) await this.deps.changes.publish(changed({ users: handles }));
     }
     for (const kind of ['likes', 'reposts'] as const) await this.deps.content.counters.restore(kind, tokenOf(episode, kind));
+    await this.deps.groups.restore(actorToken(episode));
+    await this.deps.groups.restore(postsToken(episode));
+    // Every reply and quote counted out is counted back, whether it still exists or not: one
+    // removed meanwhile was taken off its count by its removal as well.
+    for (const kind of ['replies', 'quotes'] as const) {
+      const carried = await this.deps.content.counters.carryingPrefixed(answerPrefix(episode, kind));
+      for (let start = 0; start < carried.length; start += hideBatch) await this.deps.content.counters.restoreEachToken(carried.slice(start, start + hideBatch), kind);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Collection, ObjectId } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
 import { isDuplicateKeyError } from '../errors.js';
+import { plannedIndexes } from '../db/shardPlan.js';
 import {
   actorOrder,
   compareActors,
@@ -13,7 +14,17 @@ import {
   type GroupMemberSource,
   type GroupedKind,
   type NotificationDocument,
+  type NotificationKind,
 } from '../records/notifications.js';
+
+/** The kinds whose notification is about the actor's own post (`p`): a reply, a mention, a quote. */
+const madeByThePost: NotificationKind[] = ['REPLY', 'MENTION', 'QUOTE'];
+
+/** A group a suspended actor is a member of: its id and recipient (the shard key). */
+export interface HiddenIn {
+  group: string;
+  recipient: string;
+}
 
 /** One member joining or leaving one group, under the token its own document recorded (GroupMembership.gc). */
 export interface MembershipChange {
@@ -127,10 +138,58 @@ export class NotificationGroups {
     await this.groups.bulkWrite(
       [
         ...groups.map(([group, { recipient, tokens }]) => ({ updateOne: { filter: { _id: group, r: recipient }, update: { $pull: { tk: { $in: tokens } } } } })),
-        ...groups.filter(([, { left }]) => left).map(([group, { recipient }]) => ({ deleteOne: { filter: { _id: group, r: recipient, n: 0, tk: { $size: 0 } } } })),
+        // A group emptied while a suspension leaves a member out stays: unsuspending counts it back.
+        ...groups.filter(([, { left }]) => left).map(([group, { recipient }]) => ({ deleteOne: { filter: { _id: group, r: recipient, n: 0, tk: { $size: 0 }, 'sh.0': { $exists: false } } } })),
       ],
       { ordered: true, ...sweepQuery },
     );
+  }
+
+  /** What a suspension's restoring `updateMany` finds: the few groups carrying a suspension's token. */
+  async ensureHiddenIndex(): Promise<void> {
+    await plannedIndexes(this.groups, [{ key: { sh: 1 }, name: 'suspension_hidden', partialFilterExpression: { sh: { $exists: true } } }]);
+  }
+
+  /**
+   * Leaves a suspended actor out of the count of each of these groups it is a member of, once per
+   * token (an actor is one member of a group at most). Its place among the shown actors stays, and
+   * every read leaves it out of those (the user directory does not find it).
+   */
+  async hideActor(groups: readonly HiddenIn[], token: string): Promise<void> {
+    if (groups.length === 0) return;
+    await this.groups.bulkWrite(
+      groups.map(({ group, recipient }) => ({ updateOne: { filter: { _id: group, r: recipient, sh: { $ne: token } }, update: { $inc: { n: -1, v: 1 }, $push: { sh: token } } } })),
+      { ordered: false },
+    );
+  }
+
+  /**
+   * Hides, once per token, the replies', mentions' and quotes' notifications these posts of a
+   * suspended account made (their count 0: shown to no one); `restore` shows them again.
+   */
+  async hideMadeBy(postIds: readonly ObjectId[], token: string): Promise<void> {
+    if (postIds.length === 0) return;
+    await this.groups.updateMany({ p: { $in: [...postIds] }, k: { $in: madeByThePost }, sh: { $ne: token } }, { $inc: { n: -1, v: 1 }, $push: { sh: token } });
+  }
+
+  /** The groups a suspension's token left an actor out of, with what tells which membership it was. */
+  async carrying(token: string): Promise<(HiddenIn & { kind: GroupedKind; postId: ObjectId | null })[]> {
+    const docs = await this.groups.find({ sh: token }, { projection: { _id: 1, r: 1, k: 1, p: 1 } }).toArray();
+    return docs.map((doc) => ({ group: doc._id, recipient: doc.r, kind: doc.k as GroupedKind, postId: doc.p ?? null }));
+  }
+
+  /** Counts back, once, the actor a suspension's token left out of each of these groups. */
+  async restoreEach(groups: readonly HiddenIn[], token: string): Promise<void> {
+    if (groups.length === 0) return;
+    await this.groups.bulkWrite(
+      groups.map(({ group, recipient }) => ({ updateOne: { filter: { _id: group, r: recipient, sh: token }, update: { $inc: { n: 1, v: 1 }, $pull: { sh: token } } } })),
+      { ordered: false },
+    );
+  }
+
+  /** Counts back, once, every actor a suspension's token left out (the groups that still exist). */
+  async restore(token: string): Promise<void> {
+    await this.groups.updateMany({ sh: token }, { $inc: { n: 1, v: 1 }, $pull: { sh: token } });
   }
 
   /** Every group about a post: the post is gone. */

@@ -118,6 +118,8 @@ export interface NotificationDocument {
   tk?: string[];
   /** POST_REMOVED: the reason of the report staff acted on. */
   why?: string;
+  /** Tokens of suspensions whose actor `n` leaves out until unsuspended (moderation/suspensions.ts). */
+  sh?: string[];
 }
 
 /**
