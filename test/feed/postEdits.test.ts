@@ -1,28 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { follow } from '../live/liveClient.js';
+import { describe, expect, it } from 'vitest';
 import { jpeg } from '../support/images.js';
-import { startTestApp, type TestApp } from '../support/testApp.js';
+import { twoInstancesWithAFollowChain } from '../support/twoInstances.js';
 import { mediaFields, uploaded } from '../support/uploads.js';
 
 /** Strategies whose copies live longest in a process: the cache's timelines, fanout on read's outboxes. */
 describe.each(['cache', 'fanout-on-read', 'time-buckets'])('a new alt text on two instances: %s', (strategy) => {
-  let a: TestApp;
-  let b: TestApp;
-  const tokens: Record<string, string> = {};
-
-  beforeAll(async () => {
-    a = await startTestApp({ FEED_STRATEGY: strategy });
-    b = await startTestApp({ FEED_STRATEGY: strategy, MONGODB_URI: a.mongodbUri });
-    for (const handle of ['ada', 'bea', 'cal']) tokens[handle] = await a.signUp(handle);
-    await follow(a, tokens.bea!, 'ada');
-    await follow(a, tokens.cal!, 'bea');
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await a?.stop();
-  });
+  const instances = twoInstancesWithAFollowChain(strategy);
 
   it('reaches every copy the other instance holds within a second: timelines, reposts, the post', async () => {
+    const { a, b, tokens } = instances;
     const id = await uploaded(a, tokens.ada!, await jpeg(), 'before');
     const post = (await a.gql('mutation($media: [ID!]) { createPost(text: "edited later", media: $media) { id } }', { media: [id] }, tokens.ada)).data.createPost.id;
     await a.settled();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { follow } from '../live/liveClient.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { twoInstancesWithAFollowChain } from '../support/twoInstances.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 
@@ -176,23 +177,10 @@ describe.each(['time-buckets', 'cache'])('an edit whose request died after writi
 
 /** Strategies whose copies live longest in a process: the cache's timelines, fanout on read's outboxes. */
 describe.each(['cache', 'fanout-on-read', 'time-buckets'])('an edit on two instances: %s', (strategy) => {
-  let a: TestApp;
-  let b: TestApp;
-  const tokens: Record<string, string> = {};
-
-  beforeAll(async () => {
-    a = await startTestApp({ FEED_STRATEGY: strategy });
-    b = await startTestApp({ FEED_STRATEGY: strategy, MONGODB_URI: a.mongodbUri });
-    for (const handle of ['ada', 'bea', 'cal']) tokens[handle] = await a.signUp(handle);
-    await follow(a, tokens.bea!, 'ada');
-    await follow(a, tokens.cal!, 'bea');
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await a?.stop();
-  });
+  const instances = twoInstancesWithAFollowChain(strategy);
 
   it('reaches every copy the other instance holds within a second: timelines, reposts, the post, the author\'s page', async () => {
+    const { a, b, tokens } = instances;
     const id = await create(a, tokens.ada!, 'before');
     await a.settled();
     await b.gql('mutation($id: ID!) { repost(id: $id) { id } }', { id }, tokens.bea);
