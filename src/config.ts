@@ -337,6 +337,8 @@ export const heldCaches = {
   viewerStates: { viewers: 50_000, postsPerViewer: 1_000, maxPosts: 500_000, ttlMs: announcedChangeTtlMs },
   /** `maxPosts` bounds the posts of all outboxes together: about 60 MB at the longest texts. */
   outboxes: { max: 100_000, ttlMs: postedChangeTtlMs, maxPosts: 100_000 },
+  /** Each author's pinned post ids (at most 5): every page that shows `pinned` asks for its authors'. */
+  pins: { max: 100_000, ttlMs: announcedChangeTtlMs },
   /** `maxMembers` bounds the members of all held lists together (a list holds at most its owner's follows). */
   lists: { max: 10_000, ttlMs: announcedChangeTtlMs, maxMembers: 500_000 },
 } as const;

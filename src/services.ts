@@ -198,7 +198,7 @@ export function createServices(db: Db, config: Config): Services {
   const discovery = new Discovery({ content, trends, followedTags: new FollowedTags(users), visibility, readerFilters, changes });
   const repairStalled = repairStalledWork({ graph, content, interactions, followEffects: relations.followEffects, media: postEdits });
   const lists = new ReaderLists({ lists: graph.lists, users, reading: timelines, changes });
-  const conversations = new Conversations({ content, visibility, readerFilters, pins: content.pins });
+  const conversations = new Conversations({ content, visibility, readerFilters, pins: content.pins, changes });
   const live = liveCore(changes, graph, timelines, lists, liveGroup, conversations, config, discovery);
   const accountRemoval = new AccountRemoval(graph, userAccounts, content, publishing, relations, changes, work, notifications, media);
   // Every kind of queued work and its handler: a kind added to QueuedTasks is asked for here.
@@ -327,7 +327,10 @@ function forgetWhatChangesMakeStale(
       forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
       postCounted: (postId, counts) => content.lookups.countsChanged(postId, counts),
       forgetViewerState: (viewerId, state, postId) => viewerStates[state].forgetHeld(viewerId, [postId]),
-      forgetUsers: (change) => graph.invalidate(change),
+      forgetUsers: (change) => {
+        graph.invalidate(change);
+        content.pins.forgetHeld(change.users);
+      },
       applyCounts: (counts) => graph.applyCounts(counts),
       forgetFilters: (readerIds) => (readerIds === 'all' ? readerFilters.invalidateAll() : readerFilters.invalidate(readerIds)),
       forgetTimelines: (userIds, edits) => backend.forgetHeld(userIds, edits),

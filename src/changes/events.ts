@@ -57,7 +57,7 @@ export const postEdited = (post: PostRef, reposts: readonly PostRef[], audience:
 
 /**
  * Records that changed outside follows and posts, for every instance's in-process tier to forget:
- * users (deleted, now pulling), readers' filters (mutes, blocks, keywords; `allFilters` when a
+ * users (deleted, now pulling, their pinned posts), readers' filters (mutes, blocks, keywords; `allFilters` when a
  * deleted account left many lists), and the cache strategy's timelines (every write to one).
  */
 export interface StoredChange {

@@ -1,4 +1,6 @@
 import type { Collection, Db, ObjectId } from 'mongodb';
+import { ReadThroughCache } from '../cache/readThrough.js';
+import { heldCaches } from '../config.js';
 import { plannedCollection } from '../db/shardPlan.js';
 import { badInput, isDuplicateKeyError } from '../errors.js';
 
@@ -18,6 +20,11 @@ interface PinsDocument {
  */
 export class Pins {
   private readonly pins: Collection<PinsDocument>;
+  /**
+   * Authors' pins held in this process: a page asks for its authors' pins to show `pinned`, and
+   * pins change seldom. A change is announced as a change of the author (see `forgetHeld`).
+   */
+  private readonly held = new ReadThroughCache<string, { ids: ObjectId[] }>('pins', heldCaches.pins);
 
   constructor(db: Db) {
     this.pins = plannedCollection<PinsDocument>(db, 'pins');
@@ -53,6 +60,20 @@ export class Pins {
     if (authorIds.length === 0) return new Map();
     const docs = await this.pins.find({ _id: { $in: [...authorIds] } }).toArray();
     return new Map(docs.map((doc) => [doc._id, doc.p.map((pin) => pin.id)]));
+  }
+
+  /** `of`, through the in-process tier: no query for authors held. */
+  async heldOf(authorIds: readonly string[]): Promise<Map<string, ObjectId[]>> {
+    const held = await this.held.getMany(authorIds, async (missing) => {
+      const stored = await this.of(missing);
+      return new Map(missing.map((authorId) => [authorId, { ids: stored.get(authorId) ?? [] }]));
+    });
+    return new Map([...held].map(([authorId, { ids }]) => [authorId, ids]));
+  }
+
+  /** These authors' pins changed (here or, announced, on another instance). */
+  forgetHeld(authorIds: readonly string[]): void {
+    this.held.invalidate(authorIds);
   }
 
   /** A deleted account's pins. */

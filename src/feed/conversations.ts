@@ -1,4 +1,5 @@
 import type { Filter, ObjectId } from 'mongodb';
+import { changed, type ChangePublisher } from '../changes/events.js';
 import type { ContentService } from '../content/contentService.js';
 import type { Pins } from '../content/pins.js';
 import type { Page, PageRequest } from '../content/position.js';
@@ -13,6 +14,7 @@ export interface ConversationDependencies {
   visibility: PostVisibility;
   readerFilters: Pick<ReaderFilters, 'of'>;
   pins: Pins;
+  changes: ChangePublisher;
 }
 
 /**
@@ -51,8 +53,13 @@ export class Conversations {
   /** Pins one of the viewer's own posts (FORBIDDEN for another's); at most 5, idempotent. */
   async pin(viewerId: string, id: string): Promise<void> {
     const post = await this.ownPost(viewerId, id);
+    await this.pinStored(viewerId, post.id);
+    await this.pinsChanged(viewerId);
+  }
+
+  private async pinStored(viewerId: string, postId: ObjectId): Promise<void> {
     try {
-      await this.deps.pins.pin(viewerId, post.id);
+      await this.deps.pins.pin(viewerId, postId);
     } catch (error) {
       // A deleted post leaves the pins: it is let go of here, when its place is wanted, rather than by every deletion.
       if (!(error instanceof AppError) || error.code !== 'BAD_USER_INPUT') throw error;
@@ -61,7 +68,7 @@ export class Conversations {
       const gone = pinned.filter((pinnedId) => !existing.has(pinnedId.toHexString()));
       if (gone.length === 0) throw error;
       for (const pinnedId of gone) await this.deps.pins.unpin(viewerId, pinnedId);
-      await this.deps.pins.pin(viewerId, post.id);
+      await this.deps.pins.pin(viewerId, postId);
     }
   }
 
@@ -71,14 +78,21 @@ export class Conversations {
     // A deleted post has left the pins already; unpinning it again changes nothing.
     if (!post) {
       if (postId) await this.deps.pins.unpin(viewerId, postId);
-      return;
+    } else {
+      if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can unpin a post');
+      await this.deps.pins.unpin(viewerId, post.id);
     }
-    if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can unpin a post');
-    await this.deps.pins.unpin(viewerId, post.id);
+    await this.pinsChanged(viewerId);
   }
 
+  /** Every instance forgets the pins it holds of the author: pins are part of what others see of them. */
+  private pinsChanged(authorId: string): Promise<void> {
+    return this.deps.changes.publish(changed({ users: [authorId] }));
+  }
+
+  /** Authors' pinned post ids, through the in-process tier. */
   pinsOf(authorIds: readonly string[]): Promise<Map<string, ObjectId[]>> {
-    return this.deps.pins.of(authorIds);
+    return this.deps.pins.heldOf(authorIds);
   }
 
   /** Whether an edit of this post is news to the viewer live: they may see it and do not hide its author. */

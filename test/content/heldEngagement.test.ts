@@ -35,6 +35,7 @@ describe.each(['cache', 'fanout-on-read'])('counts and viewer states held in eve
       likes: finds.filter((command) => command.command.find === 'likes').length,
       reposts: finds.filter((command) => command.command.find === 'reposts').length,
       bookmarks: finds.filter((command) => command.command.find === 'bookmarks').length,
+      pins: finds.filter((command) => command.command.find === 'pins').length,
     };
   };
 
@@ -52,6 +53,7 @@ describe.each(['cache', 'fanout-on-read'])('counts and viewer states held in eve
       liked: node.viewerHasLiked,
       reposted: node.viewerHasReposted,
       bookmarked: node.viewerHasBookmarked,
+      pinned: node.pinned,
     }));
     return { posts, ids: answer.data.timeline.edges.map(({ node }: any) => node.id as string), queries: kinds(commands) };
   };
@@ -65,7 +67,7 @@ describe.each(['cache', 'fanout-on-read'])('counts and viewer states held in eve
     return page(app);
   };
 
-  const none = { counts: 0, likes: 0, reposts: 0, bookmarks: 0 };
+  const none = { counts: 0, likes: 0, reposts: 0, bookmarks: 0, pins: 0 };
 
   it('reads each kind at most once for a cold page and nothing for a warm one, on every instance', async () => {
     for (const app of [first, second]) {
@@ -108,5 +110,19 @@ describe.each(['cache', 'fanout-on-read'])('counts and viewer states held in eve
       await onceHeard(app);
       expect((await page(app)).queries).toEqual(none);
     }
+  });
+
+  it("shows a pin made through the other instance on the next page, reading the author's pins once", async () => {
+    const { ids } = await page(first);
+    const target = ids[1]!;
+    const pinned = await second.gql(`mutation { pinPost(id: "${target}") { handle } }`, {}, tokens.he_author);
+    expect(pinned.errors).toBeUndefined();
+    const shown = await onceHeard(first);
+    expect(shown.posts.map((post: { pinned: boolean }) => post.pinned)).toEqual(ids.map((id) => id === target));
+    expect(shown.queries.pins).toBeLessThanOrEqual(1);
+    expect((await page(first)).queries).toEqual(none);
+    await first.gql(`mutation { unpinPost(id: "${target}") { handle } }`, {}, tokens.he_author);
+    const unpinned = await onceHeard(second);
+    expect(unpinned.posts.every((post: { pinned: boolean }) => !post.pinned)).toBe(true);
   });
 });
