@@ -118,7 +118,7 @@ describe.each(['cache', 'fanout-on-read'])('counts and viewer states held in eve
     const pinned = await second.gql(`mutation { pinPost(id: "${target}") { handle } }`, {}, tokens.he_author);
     expect(pinned.errors).toBeUndefined();
     const shown = await onceHeard(first);
-    expect(shown.posts.map((post: { pinned: boolean }) => post.pinned)).toEqual(ids.map((id) => id === target));
+    expect(shown.posts.map((post: { pinned: boolean }) => post.pinned)).toEqual(ids.map((id: string) => id === target));
     expect(shown.queries.pins).toBeLessThanOrEqual(1);
     expect((await page(first)).queries).toEqual(none);
     await first.gql(`mutation { unpinPost(id: "${target}") { handle } }`, {}, tokens.he_author);
