@@ -2,13 +2,18 @@ import { Kind, type FragmentDefinitionNode, type GraphQLResolveInfo, type Operat
 import type { PostCounts, PostRecord } from '../records/posts.js';
 import type { Loaders } from './loaders.js';
 
-/** What a page of posts can show beside each post: its counts, and the viewer's like, repost and bookmark. */
-type EngagementKind = 'counts' | 'likes' | 'reposts' | 'bookmarks';
+/**
+ * What a page of posts can show beside each post: its counts, the viewer's like, repost and
+ * bookmark, and the post it quotes.
+ */
+type EngagementKind = 'counts' | 'likes' | 'reposts' | 'bookmarks' | 'quoted';
 
 const kindOfField: Record<string, EngagementKind> = {
   likeCount: 'counts',
   repostCount: 'counts',
   replyCount: 'counts',
+  quoteCount: 'counts',
+  quoted: 'quoted',
   viewerHasLiked: 'likes',
   viewerHasReposted: 'reposts',
   viewerHasBookmarked: 'bookmarks',
@@ -60,11 +65,12 @@ function collect(selectionSet: SelectionSetNode, fragments: Record<string, Fragm
 
 /**
  * Reads, for every post of a page at once, what the operation asks of them: one batched load per
- * kind (each through the in-process tiers), kept in `known` for the posts' fields to answer from.
+ * kind (each through the in-process tiers), kept in `known` for the posts' fields to answer from;
+ * the quoted posts share the counts' load (primed into the request's loaders).
  */
 export async function loadEngagement(
   known: KnownEngagement,
-  loaders: Pick<Loaders, 'postCounts' | 'viewerLikes' | 'viewerReposts' | 'viewerBookmarks'>,
+  loaders: Pick<Loaders, 'postCounts' | 'postsWithCounts' | 'viewerLikes' | 'viewerReposts' | 'viewerBookmarks'>,
   info: Pick<GraphQLResolveInfo, 'operation' | 'fragments'>,
   posts: readonly PostRecord[],
 ): Promise<void> {
@@ -78,10 +84,17 @@ export async function loadEngagement(
   };
   await Promise.all([
     (async () => {
-      if (!asked.has('counts')) return;
-      const missing = posts.filter((post) => post.counts === null).map((post) => post.id.toHexString());
-      const values = await loaders.postCounts.loadMany(missing);
-      values.forEach((value, index) => !(value instanceof Error) && known.counts.set(missing[index]!, value));
+      const quoted = asked.has('quoted') ? [...new Set(posts.flatMap((post) => (post.body.quoteOf ? [post.body.quoteOf.id.toHexString()] : [])))] : [];
+      if (!asked.has('counts') && quoted.length === 0) return;
+      const missing = asked.has('counts') ? posts.filter((post) => post.counts === null).map((post) => post.id.toHexString()) : [];
+      if (quoted.length === 0) {
+        const values = await loaders.postCounts.loadMany(missing);
+        values.forEach((value, index) => !(value instanceof Error) && known.counts.set(missing[index]!, value));
+        return;
+      }
+      // The quoted posts come with the page's counts, their own counts too: no query of their own.
+      const counts = await loaders.postsWithCounts(quoted, asked.has('counts') ? [...new Set([...missing, ...quoted])] : []);
+      for (const [id, value] of counts) known.counts.set(id, value);
     })(),
     states('likes', loaders.viewerLikes),
     states('reposts', loaders.viewerReposts),

@@ -25,6 +25,11 @@ export interface Loaders {
   visiblePosts: DataLoader<string, PostRecord | null>;
   /** Keyed by lowercase hex post id: the current counts, read only when a response asks for them. */
   postCounts: DataLoader<string, PostCounts>;
+  /**
+   * Posts shown beside a page's own (the quoted ones) and counts, read together (one query for
+   * what the in-process tiers miss) and primed into `posts` and `postCounts`; the counts by hex id.
+   */
+  postsWithCounts(postIds: readonly string[], countIds: readonly string[]): Promise<Map<string, PostCounts>>;
   viewerFollows: DataLoader<string, boolean>;
   /** Whether the viewer waits for these locked accounts to approve a follow: one query per response. */
   viewerRequests: DataLoader<string, boolean>;
@@ -62,6 +67,10 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
     const byId = new Map(found.map((post) => [post.id.toHexString(), post]));
     return ids.map((id) => byId.get(id) ?? null);
   });
+  const postCounts = new DataLoader<string, PostCounts>(async (ids) => {
+    const counts = await services.content.lookups.countsOf(ids.map((id) => new ObjectId(id)));
+    return ids.map((id) => counts.get(id) ?? noCounts);
+  });
   const users = new DataLoader<string, UserRecord | null>(async (handles) => {
     const byHandle = new Map((await services.users.getUsers(handles)).map((user) => [user.handle, user]));
     return handles.map((handle) => {
@@ -91,10 +100,13 @@ export function createLoaders(services: ApiServices, viewerId: string | null): L
       const hidden = new Set(present.filter((post, index) => !seen[index] || !authors.has(post.authorId) || view?.isBlockedEitherWay(post.authorId)));
       return found.map((post) => (post && !hidden.has(post) ? post : null));
     }),
-    postCounts: new DataLoader(async (ids) => {
-      const counts = await services.content.lookups.countsOf(ids.map((id) => new ObjectId(id)));
-      return ids.map((id) => counts.get(id) ?? noCounts);
-    }),
+    postCounts,
+    async postsWithCounts(postIds, countIds) {
+      const found = await services.content.lookups.postsWithCounts(postIds.map((id) => new ObjectId(id)), countIds.map((id) => new ObjectId(id)));
+      for (const id of postIds) posts.prime(id, found.posts.get(id) ?? null);
+      for (const id of countIds) postCounts.prime(id, found.counts.get(id) ?? noCounts);
+      return found.counts;
+    },
     viewerFollows: createViewerFollowsLoader(services, viewerId),
     viewerRequests: new DataLoader(async (handles) => {
       const requested = viewerId === null ? new Set<string>() : await services.graph.pairs.requestedAmong(viewerId, handles);

@@ -17,6 +17,8 @@ export class PostLookups {
   private readonly heldCounts: ReadThroughCache<string, PostCounts>;
   /** Posts deleted lately: a page that still showed one must not bring it back into the tier (see `hold`). */
   private readonly removedLately = new RecentRemovals(heldCaches.posts.ttlMs);
+  /** Posts a read of `postsWithCounts` found gone: stored once, so deleted, and never back. */
+  private readonly foundGone = new RecentRemovals(heldCaches.posts.ttlMs);
 
   constructor(
     private readonly content: Collection<ContentDocument>,
@@ -112,6 +114,47 @@ export class PostLookups {
         return new Map(docs.map((doc) => [doc._id.toHexString(), toPostCounts(doc)]));
       },
     );
+  }
+
+  /**
+   * Posts through the tier of posts and counts through the tier of counts, for one page at once:
+   * what either tier misses is read in one query, so the posts a page shows beside its own (the
+   * quoted ones) cost no query more than the page's counts do. For posts known to have been stored
+   * (a quoted post existed when it was quoted): one the read finds gone was deleted, never comes
+   * back, and is not asked for again while it is remembered.
+   */
+  async postsWithCounts(postIds: readonly ObjectId[], countIds: readonly ObjectId[]): Promise<{ posts: Map<string, PostRecord>; counts: Map<string, PostCounts> }> {
+    let wanted: string[] = [];
+    let read: Promise<Map<string, ContentDocument>> | undefined;
+    // Both tiers name what they miss as they are called; the read starts once both have.
+    const readWith = (missing: string[]) => {
+      read ??= Promise.resolve().then(async () => {
+        const ids = [...new Set(wanted)].map((hex) => new ObjectId(hex));
+        [wanted, read] = [[], undefined];
+        const docs = await this.content.find(byPostIds(ids), { projection: tokensLeftOut }).toArray();
+        return new Map(docs.map((doc) => [doc._id.toHexString(), doc]));
+      });
+      wanted.push(...missing);
+      return read;
+    };
+    const known = (hex: string) => !this.foundGone.includes({ id: new ObjectId(hex), repostOf: null });
+    const [posts, counts] = await Promise.all([
+      this.postCache.getMany(postIds.map((id) => id.toHexString()).filter(known), async (missing) => {
+        const docs = await readWith(missing);
+        const found = new Map<string, PostRecord>();
+        for (const hex of missing) {
+          const doc = docs.get(hex);
+          if (doc) found.set(hex, { ...toPostRecord(doc), counts: null });
+          else this.foundGone.remember(new ObjectId(hex));
+        }
+        return found;
+      }),
+      this.heldCounts.getMany(countIds.map((id) => id.toHexString()), async (missing) => {
+        const docs = await readWith(missing);
+        return new Map(missing.flatMap((hex) => { const doc = docs.get(hex); return doc ? [[hex, toPostCounts(doc)] as const] : []; }));
+      }),
+    ]);
+    return { posts, counts };
   }
 
   /**

@@ -48,6 +48,28 @@ describe.each(combinations)('quotes in timelines: FEED_STRATEGY=$strategy TIMELI
     const commands = await app.commandsDuring(() => app.gql('{ timeline(first: 10) { edges { node { id quoted { id text } } } } }', {}, tokens.cal));
     const contentFinds = requestCommands(commands).filter((command) => command.commandName === 'find' && command.command.find === 'content');
     expect(contentFinds.length).toBeLessThanOrEqual(content === 'link' ? 2 : 1);
+
+    // The page people load, on instances that hold nothing yet: with embedded entries the quoted
+    // posts and their counts come with the page's counts, at no query of their own; linked
+    // entries add one query for all of them.
+    const fullPage = (withQuoted: boolean) =>
+      `{ timeline(first: 10) { edges { node { id text likeCount repostCount replyCount viewerHasLiked ${withQuoted ? 'quoted { id text likeCount quoteCount author { handle } }' : ''} } } } }`;
+    const coldContentFinds = async (query: string) => {
+      const cold = await startTestApp({ FEED_STRATEGY: strategy, TIMELINE_CONTENT: content, MONGODB_URI: app.mongodbUri });
+      try {
+        let answer: any;
+        const commands = await cold.commandsDuring(async () => (answer = await cold.gql(query, {}, tokens.cal)));
+        expect(answer.errors).toBeUndefined();
+        return { answer, finds: requestCommands(commands).filter((command) => command.command.find === 'content').length };
+      } finally {
+        await cold.stop();
+      }
+    };
+    const [without, withQuoted] = [await coldContentFinds(fullPage(false)), await coldContentFinds(fullPage(true))];
+    const quotedCards = withQuoted.answer.data.timeline.edges.filter((edge: any) => quotes.includes(edge.node.id)).map((edge: any) => edge.node.quoted);
+    expect(quotedCards).toEqual(quotes.map(() => ({ id: original, text: 'an edited thought', likeCount: 1, quoteCount: 3, author: { handle: 'ada' } })));
+    if (content === 'embed') expect(withQuoted.finds).toBe(without.finds);
+    else expect(withQuoted.finds - without.finds).toBeLessThanOrEqual(1);
     // Once this process holds the quoted posts (every instance forgets them on an edit), an embedded page reads none.
     if (content === 'embed') {
       const warm = await app.warmCommandsDuring(() => app.gql('{ timeline(first: 10) { edges { node { id quoted { id text } } } } }', {}, tokens.cal), ['content']);
