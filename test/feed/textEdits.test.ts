@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { follow } from '../live/liveClient.js';
+import { internalId } from '../support/ids.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { twoInstancesWithAFollowChain } from '../support/twoInstances.js';
 
@@ -82,6 +83,23 @@ describe.each(combinations)('editing a post: FEED_STRATEGY=$strategy TIMELINE_CO
     expect(new Set(written.map((answer) => answer.editedAt)).size).toBe(8);
     expect(written[0].text).toBe(post.data.post.text);
     expect(written.slice(1).map((answer) => answer.text)).toEqual(history.slice(0, 7));
+  });
+
+  it('never lets a rewrite that read the post before a later edit put the older text back', async () => {
+    const id = await create(app, tokens.ada!, 'draft');
+    await app.settled();
+    const textIn = async (handle: string) =>
+      (await app.gql('{ timeline { edges { node { id text } } } }', {}, tokens[handle])).data.timeline.edges.find((edge: any) => edge.node.id === id)?.node.text;
+    // Read once, so that every strategy holds the entry in its stored timelines.
+    for (const handle of ['ada', 'bea']) expect(await textIn(handle)).toBe('draft');
+    await edit(app, tokens.ada!, id, 'first fix');
+    // What a worker read for the first edit's rewrite, before the second edit landed.
+    const readEarly = (await app.services.content.lookups.getEntry(internalId(id)))!;
+    await edit(app, tokens.ada!, id, 'second fix');
+    await app.settled();
+    // That worker writes only now, after the second edit's rewrite.
+    await app.services.feed.backend.rewrite(['ada', 'bea'], readEarly);
+    for (const handle of ['ada', 'bea']) expect(await textIn(handle)).toBe('second fix');
   });
 
   it('keeps visibility, media links and a mentioned-only audience as posted', async () => {

@@ -38,17 +38,24 @@ export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryO
     return this.options.content === 'embed';
   }
 
-  /** One update of every document of these recipients that holds the entry, through the positional `$`. */
+  /**
+   * One update of every document of these recipients that holds the entry. An entry that carries
+   * a later edit than `post` is left alone: a rewrite that read the post before a newer edit landed
+   * and writes after that edit's own rewrite (two workers, or one running sub-tasks side by side)
+   * must not put the older text back.
+   */
   async rewrite(recipients: readonly string[], post: PostRecord): Promise<void> {
     if (!this.embedsBodies || recipients.length === 0) return;
-    await this.rewriteWhere(this.holders(recipients, post), bodyUpdate(post.body, '_c.$.'), recipients);
+    const { editedAt } = post.body;
+    const entry = { 'entry._id': post.id, ...(editedAt ? { 'entry._e': { $not: { $gt: editedAt } } } : {}) };
+    await this.rewriteWhere(this.holders(recipients, post), bodyUpdate(post.body, '_c.$[entry].'), [entry], recipients);
   }
 
   /** The documents of these recipients' timelines that can hold the post's entry. */
   protected abstract holders(recipients: readonly string[], post: PostRecord): Filter<T>;
 
-  protected async rewriteWhere(filter: Filter<T>, update: Document, _recipients: readonly string[]): Promise<void> {
-    await this.timelines.updateMany(filter, update);
+  protected async rewriteWhere(filter: Filter<T>, update: Document, arrayFilters: Document[], _recipients: readonly string[]): Promise<void> {
+    await this.timelines.updateMany(filter, update, { arrayFilters });
   }
 
   /** Buckets are read from the database on every page: nothing held to forget. */

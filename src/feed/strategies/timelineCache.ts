@@ -275,8 +275,8 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   }
 
   /** Held copies go and every instance is told, as for every write to caches. */
-  protected override async rewriteWhere(filter: Filter<CacheDocument>, update: Document, recipients: readonly string[]): Promise<void> {
-    await this.writing(recipients, () => this.timelines.updateMany(filter, update));
+  protected override async rewriteWhere(filter: Filter<CacheDocument>, update: Document, arrayFilters: Document[], recipients: readonly string[]): Promise<void> {
+    await this.writing(recipients, () => this.timelines.updateMany(filter, update, { arrayFilters }));
   }
 
   /**
