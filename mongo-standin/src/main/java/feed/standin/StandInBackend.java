@@ -68,7 +68,7 @@ final class StandInBackend extends MemoryBackend {
         LeadingMatch match = LeadingMatch.of(databaseName, command, query);
         Document response = match == null
             ? super.handleCommand(channel, databaseName, command, query)
-            : leadingMatches.during(match, () -> super.handleCommand(channel, databaseName, command, query));
+            : leadingMatches.during(match, () -> super.handleCommand(channel, databaseName, command, match.command()));
         if (response != null && Double.valueOf(1.0).equals(toDouble(response.get("ok")))) {
             changes.commandSucceeded(databaseName, command, query);
         }

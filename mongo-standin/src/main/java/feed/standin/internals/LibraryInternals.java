@@ -6,7 +6,10 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 
 import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.backend.AbstractMongoCollection;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
 import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.BsonTimestamp;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
 import de.bwaldvogel.mongo.oplog.OplogPosition;
@@ -23,6 +26,13 @@ public final class LibraryInternals {
     private static final Field POSITION_TIMESTAMP = accessibleField(OplogPosition.class, "timestamp");
     // The field indexes must call values equal exactly when the library's matcher does, so they use its normalisation.
     private static final MethodHandle NORMALIZE_VALUE = accessibleMethod(Utils.class, "normalizeValue", Object.class);
+    // An update counts as a modification exactly when the library's equality says the document changed.
+    private static final MethodHandle NULL_AWARE_EQUALS = accessibleMethod(Utils.class, "nullAwareEquals", Object.class, Object.class);
+
+    // One matched document's update (apply, check and update the indexes, store), so that a collection can choose
+    // the query its positional `$` element comes from and still update exactly as the library does.
+    private static final MethodHandle UPDATE_DOCUMENT = accessibleMethod(AbstractMongoCollection.class, "updateDocument",
+        Document.class, Document.class, ArrayFilters.class, Integer.class);
 
     // Read only: the listening channel, where each accepted connection can be given a handler before the library's.
     private static final Field SERVER_CHANNEL = accessibleField(MongoServer.class, "channel");
@@ -57,6 +67,33 @@ public final class LibraryInternals {
     public static Object normalizeValue(Object value) {
         try {
             return NORMALIZE_VALUE.invoke(value);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The library's {@code AbstractMongoCollection.updateDocument}: applies {@code update} to {@code document} in place
+     * ({@code positionalElement} is the array index the positional {@code $} stands for) and returns the document as it
+     * was before. Its exceptions (duplicate keys, invalid updates) arrive unchanged.
+     */
+    public static Document updateDocument(AbstractMongoCollection<?> collection, Document document, Document update,
+                                          ArrayFilters arrayFilters, Integer positionalElement) {
+        try {
+            return (Document) UPDATE_DOCUMENT.invoke(collection, document, update, arrayFilters, positionalElement);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The library's {@code Utils.nullAwareEquals}. */
+    public static boolean nullAwareEquals(Object a, Object b) {
+        try {
+            return (boolean) NULL_AWARE_EQUALS.invoke(a, b);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -1,5 +1,6 @@
 package feed.standin.query;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -8,18 +9,24 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 
 import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.DefaultQueryMatcher;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.QueryMatcher;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import feed.standin.ChangeRecorder;
 import feed.standin.index.MultikeySafeUniqueIndex;
+import feed.standin.internals.LibraryInternals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
@@ -36,11 +43,14 @@ import io.netty.buffer.Unpooled;
  *       {@link FieldIndex}: value → positions, kept up to date on insert, update, delete, index creation and
  *       drop.</li>
  * </ul>
- * The candidates are then filtered with the library's own matcher and the full query, in natural (position) order,
+ * The candidates are then filtered with the library's own matcher and the query, in natural (position) order,
  * exactly as a full scan would see them, and sorted, skipped, limited and projected by the library. So results,
  * their order, counts and upserts are the same as with a full scan; only documents that cannot match are skipped.
- * Anything not covered (other operators, regular expressions, unusual value types, queries the validator does not
- * know) takes the library's path unchanged.
+ * A predicate the index proved for a candidate is left out of its check: re-checking a long {@code $in} list cost
+ * (values × candidates), and updates check each document once more for the positional {@code $} element.
+ * A query on {@code _id} alone that the library answers through its {@code _id} index keeps that index's positions
+ * and order and is not checked again at all. Anything not covered (other operators, regular expressions, unusual
+ * value types, queries the validator does not know) takes the library's path unchanged.
  *
  * <p>All methods that touch the field indexes hold this collection's monitor, like the library's own methods
  * ({@link de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection}).
@@ -55,6 +65,8 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     private int positionLimit;
     private final ChangeRecorder changes;
     private final LeadingMatch.Scope leadingMatches;
+    /** Finds the array element an update's positional {@code $} stands for, as the library's own matcher does. */
+    private final QueryMatcher positionalMatcher = new DefaultQueryMatcher();
 
     public IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
                                    CursorRegistry cursorRegistry, ChangeRecorder changes, LeadingMatch.Scope leadingMatches) {
@@ -212,37 +224,128 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     @Override
     protected synchronized QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit,
                                                       int batchSize, Document fieldSelector) {
-        Plan plan = query == null || query.isEmpty() ? null : plan(query);
-        if (plan == null) {
+        Stream<Selected> selected = select(query, orderBy);
+        if (selected == null) {
             return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+        Stream<Document> matched = selected
+            .filter(candidate -> documentMatchesQuery(candidate.document(), candidate.remainingQuery()))
+            .map(Selected::document);
+        // Already filtered: the library's stream stage now matches against {} (always true), then sorts,
+        // skips, limits and projects exactly as after a full scan, or as after its own index lookup.
+        return matchDocumentsFromStream(matched, EMPTY_QUERY, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /**
+     * The library's update loop, except for the query each document's positional {@code $} element is found with:
+     * the library matches every updated document against the whole selector again, which re-checks an
+     * {@code _id: {$in: [...]}} list value by value (1,000 ids × 1,000 documents per fanout update). Where the
+     * index proved a predicate for a document, the rest of the selector is used. A proved predicate never sets the
+     * element: the matcher sets it only while it walks through an array, and {@code _id}, or a path an index found
+     * no array on, has none. The matched documents, the updates, the counts, the upsert and the oplog entry are the
+     * library's; without matches the library's own method runs (it matches nothing again, then upserts or records
+     * the empty update).
+     */
+    @Override
+    public synchronized Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
+                                                 boolean isMulti, boolean isUpsert, Oplog oplog) {
+        boolean replacement = updateQuery.keySet().stream().anyMatch(key -> !key.startsWith("$"));
+        Stream<Selected> selected = isMulti && replacement ? null : select(selector, null);
+        if (selected == null) {
+            return super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog);
+        }
+        // All matches first, then the updates, in the library's order (it collects the query's result first).
+        List<Selected> matched = selected
+            .filter(candidate -> documentMatchesQuery(candidate.document(), candidate.remainingQuery()))
+            .toList();
+        if (matched.isEmpty()) {
+            return super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog);
+        }
+        int nMatched = 0;
+        List<Object> updatedIds = new ArrayList<>();
+        for (Selected candidate : matched) {
+            Document document = candidate.document();
+            Integer positionalElement = positionalMatcher.matchPosition(document, candidate.remainingQuery());
+            Document oldDocument = LibraryInternals.updateDocument(this, document, updateQuery, arrayFilters,
+                positionalElement);
+            if (!LibraryInternals.nullAwareEquals(oldDocument, document)) {
+                updatedIds.add(document.get(getIdField()));
+            }
+            nMatched++;
+            if (!isMulti) {
+                break;
+            }
+        }
+        oplog.handleUpdate(getFullName(), selector, updateQuery, updatedIds);
+        Document result = new Document();
+        result.put("n", nMatched);
+        result.put("nModified", updatedIds.size());
+        return result;
+    }
+
+    /** A candidate document and what of the query is left to check for it. */
+    private record Selected(Document document, Document remainingQuery) {
+    }
+
+    /**
+     * The candidates for {@code query} in the order a query without a sort sees them, each with the query minus
+     * any predicate an index proved for it; null where the library's own path must run.
+     */
+    private Stream<Selected> select(Document query, Document orderBy) {
+        if (query == null || query.isEmpty()) {
+            return null;
+        }
+        Index<Integer> libraryIndex = null;
+        for (Index<Integer> index : getIndexes()) {
+            if (index.canHandle(query)) {
+                libraryIndex = index;
+                break;
+            }
+        }
+        if (libraryIndex != null) {
+            return selectByLibraryIdIndex(libraryIndex, query);
+        }
+        Plan plan = plan(query);
+        if (plan == null) {
+            return null;
         }
         int[] positions = plan.positions;
         boolean descending = isNaturalDescending(orderBy); // what a full scan does with {$natural: -1}
-        Document reduced = plan.reducedQuery;
-        Stream<Document> candidates = IntStream.range(0, positions.length)
+        return IntStream.range(0, positions.length)
             .map(i -> positions[descending ? positions.length - 1 - i : i])
             .mapToObj(position -> {
                 Document document = getDocument(position);
                 if (document == null) {
                     return null;
                 }
-                Document effectiveQuery = plan.knownTrue(position) ? reduced : query;
-                return documentMatchesQuery(document, effectiveQuery) ? document : null;
+                return new Selected(document, plan.knownTrue(position) ? plan.reducedQuery : query);
             })
             .filter(Objects::nonNull);
-        // Already filtered: the library's stream stage now matches against {} (always true), then sorts,
-        // skips, limits and projects exactly as after a full scan.
-        return matchDocumentsFromStream(candidates, EMPTY_QUERY, orderBy, numberToSkip, limit, batchSize,
-            fieldSelector);
     }
 
-    /** Candidates for {@code query}, or null for the library's own path. */
-    private Plan plan(Document query) {
-        for (Index<Integer> index : getIndexes()) {
-            if (index.canHandle(query)) {
-                return null; // the library uses this index itself: keep its behaviour (and its order)
-            }
+    /**
+     * A query the library answers through an index itself. When that is the unique {@code _id} index and the
+     * predicate is an equality or {@code $in} of plain values (no regular expression, no null), the index's
+     * positions, in its order (by value, as MongoDB's {@code _id} index orders them; {@code $natural} is ignored
+     * there), are exactly the matching documents: {@code _id} is never an array, and the index finds the values
+     * the matcher calls equal. So nothing of the query is left to check, where the library matched every document
+     * against the whole list again. Anything else keeps the library's path.
+     */
+    private Stream<Selected> selectByLibraryIdIndex(Index<Integer> index, Document query) {
+        if (!isIdIndex(index) || QueryCheck.equalityValues(query.get(ID), true) == null) {
+            return null;
         }
+        return StreamSupport.stream(index.getPositions(query).spliterator(), false)
+            .map(position -> new Selected(getDocument(position), EMPTY_QUERY));
+    }
+
+    private static boolean isIdIndex(Index<Integer> index) {
+        List<IndexKey> keys = index.getKeys();
+        return index.isUnique() && keys.size() == 1 && keys.get(0).getKey().equals(ID);
+    }
+
+    /** Candidates for {@code query} from the {@code _id} index or a field index, or null for a full scan. */
+    private Plan plan(Document query) {
         if (!QueryCheck.isSupportedQuery(query)) {
             return null;
         }
@@ -275,8 +378,7 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     private Plan planById(Document query, List<Object> values) {
         Index<Integer> idIndex = null;
         for (Index<Integer> index : getIndexes()) {
-            List<IndexKey> keys = index.getKeys();
-            if (index.isUnique() && keys.size() == 1 && keys.get(0).getKey().equals(ID)) {
+            if (isIdIndex(index)) {
                 idIndex = index;
                 break;
             }
