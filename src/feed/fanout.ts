@@ -32,6 +32,8 @@ const deletingRequestGraceMs = 5_000;
 
 /** A post missing from `content` this long after its task was queued was never stored (its request died). */
 const unstoredGraceMs = 60_000;
+/** Sub-tasks of one edit's rewrite under way at once in one worker: enough to overlap round trips, few enough to share the database. */
+const parallelRewrites = 4;
 
 const toPayload: (post: PostRecord) => PostPayload = toPostTask;
 const fromPayload: (post: PostPayload) => PostRecord = fromPostTask;
@@ -58,9 +60,10 @@ export class Fanout {
     'fill-gap': (task, run) => this.fillGap(task, run),
   };
 
-  /** Deliveries claimed together run as one piece of work (see `deliverEach`). */
-  readonly batchHandlers: Pick<BatchTaskHandlers, 'deliver'> = {
+  /** Deliveries claimed together run as one piece of work (see `deliverEach`); rewrites side by side (`rewriteEach`). */
+  readonly batchHandlers: Pick<BatchTaskHandlers, 'deliver' | 'rewrite'> = {
     deliver: (tasks, run) => this.deliverEach(tasks, run, { inline: true }),
+    rewrite: (tasks, run) => this.rewriteEach(tasks, run),
   };
 
   constructor(
@@ -292,6 +295,22 @@ export class Fanout {
     const recipients = await this.graph.followerIdsIn(post.authorId, range);
     await run.checkpoint();
     await this.rewriteCurrent(recipients, post.id);
+  }
+
+  /**
+   * The sub-tasks of an edit's rewrite claimed together, `parallelRewrites` at a time: each is a
+   * read of its range and one update of other documents, so one claim of a large audience's
+   * sub-tasks no longer waits for each round trip in turn (an edit reaches every copy sooner).
+   * Root tasks run on their own, as they split.
+   */
+  private async rewriteEach(tasks: TaskDocument<FanoutPayload>[], run: TaskRun): Promise<TaskDocument[]> {
+    const ranged = tasks.filter((task) => task.payload.range);
+    let next = 0;
+    const lane = async () => {
+      while (next < ranged.length) await this.rewrite(ranged[next++]!, run);
+    };
+    await Promise.all(Array.from({ length: Math.min(parallelRewrites, ranged.length) }, lane));
+    return tasks.filter((task) => !task.payload.range);
   }
 
   /** Rewrites these recipients' entries of a post (or repost) from `content`; nothing for a deleted one. */
