@@ -34,6 +34,13 @@ const deletingRequestGraceMs = 5_000;
 const unstoredGraceMs = 60_000;
 /** Sub-tasks of one edit's rewrite under way at once in one worker: enough to overlap round trips, few enough to share the database. */
 const parallelRewrites = 4;
+/**
+ * An edit's rewrite sub-task covers this many FANOUT_BATCHes of readers: its one update only sets
+ * fields of entries already there (no active-reader read, no push, sort or trim, as a delivery
+ * has), and an edit is waited for, so fewer and larger updates reach every copy sooner (an edit in
+ * 10,000 timelines: 0.1 to 0.15 s less than with sub-tasks of one batch, `npm run bench:conversations`).
+ */
+const rewriteBatches = 2;
 
 const toPayload: (post: PostRecord) => PostPayload = toPostTask;
 const fromPayload: (post: PostPayload) => PostRecord = fromPostTask;
@@ -329,7 +336,8 @@ export class Fanout {
     const kind = task.kind as FanoutKind;
     let pending: QueuedTask[] = [];
     let index = 0;
-    for await (const range of this.graph.followerRanges(post.authorId, this.options.batchSize)) {
+    const size = kind === 'rewrite' ? this.options.batchSize * rewriteBatches : this.options.batchSize;
+    for await (const range of this.graph.followerRanges(post.authorId, size)) {
       // The sub-tasks carry the origin of the task that split them: the request that posted.
       pending.push({ ...subTask(kind, post, index++, range, String(task._id)), ...(task.origin ? { origin: task.origin } : {}) });
       if (pending.length === splitInsertSize) {
