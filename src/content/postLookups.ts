@@ -149,7 +149,7 @@ export class PostLookups {
         }
         return found;
       }),
-      this.heldCounts.getMany(countIds.map((id) => id.toHexString()), async (missing) => {
+      this.heldCounts.getMany(countIds.map((id) => id.toHexString()).filter(known), async (missing) => {
         const docs = await readWith(missing);
         return new Map(missing.flatMap((hex) => { const doc = docs.get(hex); return doc ? [[hex, toPostCounts(doc)] as const] : []; }));
       }),

@@ -143,6 +143,12 @@ describe('quote rules', () => {
     await app.gql('mutation($id: ID!) { deletePost(id: $id) }', { id: post }, tokens.ada);
     const orphan = await app.gql('query($id: ID!) { post(id: $id) { text quoted { id } } }', { id: quotes[1] }, tokens.cal);
     expect(orphan.data.post).toEqual({ text: 'quote by cal', quoted: null });
+    // On a page too; and once a page found it gone, the next pages ask nothing for it.
+    const page = '{ user(handle: "cal") { posts(first: 5) { edges { node { id likeCount quoted { id likeCount } } } } } }';
+    const shown = await app.gql(page, {}, tokens.dan);
+    expect(shown.data.user.posts.edges.find((edge: any) => edge.node.id === quotes[1]).node.quoted).toBeNull();
+    const again = await app.warmCommandsDuring(() => app.gql(page, {}, tokens.dan), ['content']);
+    expect(requestCommands(again).filter((command) => command.command.find === 'content')).toEqual([]);
   });
 
   it('counts racing quotes exactly', async () => {
