@@ -325,6 +325,7 @@ function forgetWhatChangesMakeStale(
     forgetStale(event, {
       forgetOutboxes: (authorIds, change) => content.outboxesChanged(authorIds, change),
       forgetPosts: (postIds) => content.lookups.forgetPosts(postIds),
+      postEdited: (post, repostIds) => content.lookups.postEdited(post, repostIds),
       postCounted: (postId, counts) => content.lookups.countsChanged(postId, counts),
       forgetViewerState: (viewerId, state, postId) => viewerStates[state].forgetHeld(viewerId, [postId]),
       forgetUsers: (change) => {

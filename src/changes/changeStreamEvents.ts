@@ -27,7 +27,7 @@ export type LiveEventDocument = {
 } & (
   | { kind: 'postAdded'; post: ContentDocument }
   | { kind: 'postRemoved'; postId: ObjectId; authorId: string; originalAuthorId?: string | null; replyToId?: ObjectId; _v?: ContentDocument['_v']; _to?: string[]; _tg?: string[] }
-  | { kind: 'postEdited'; post: PostRefDocument; reposts: PostRefDocument[]; _to?: string[] }
+  | { kind: 'postEdited'; post: PostRefDocument; reposts: PostRefDocument[]; _to?: string[]; edited?: ContentDocument }
   | { kind: 'followed' | 'unfollowed'; followerId: string; followeeId: string; counts?: UserCounts[] }
   | {
       kind: 'changed';
@@ -59,7 +59,14 @@ export function toDocument(event: ChangeEvent, at = new Date()): LiveEventDocume
         ...(event.tags ? { _tg: [...event.tags] } : {}),
       };
     case 'postEdited':
-      return { at, kind: event.kind, post: fromRef(event.post), reposts: event.reposts.map(fromRef), ...(event.audience ? { _to: [...event.audience] } : {}) };
+      return {
+        at,
+        kind: event.kind,
+        post: fromRef(event.post),
+        reposts: event.reposts.map(fromRef),
+        ...(event.audience ? { _to: [...event.audience] } : {}),
+        ...(event.edited ? { edited: toAnnouncedPost(event.edited) } : {}),
+      };
     case 'followed':
     case 'unfollowed':
       return { at, kind: event.kind, followerId: event.followerId, followeeId: event.followeeId, ...(event.counts ? { counts: [...event.counts] } : {}) };
@@ -103,7 +110,13 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
         ...(doc._tg ? { tags: doc._tg } : {}),
       };
     case 'postEdited':
-      return { kind: doc.kind, post: toRef(doc.post)!, reposts: doc.reposts.map((repost) => toRef(repost)!), ...(doc._to ? { audience: doc._to } : {}) };
+      return {
+        kind: doc.kind,
+        post: toRef(doc.post)!,
+        reposts: doc.reposts.map((repost) => toRef(repost)!),
+        ...(doc._to ? { audience: doc._to } : {}),
+        ...(doc.edited ? { edited: fromAnnouncedPost(doc.edited) } : {}),
+      };
     case 'followed':
     case 'unfollowed':
       return { kind: doc.kind, followerId: doc.followerId, followeeId: doc.followeeId, ...(doc.counts ? { counts: doc.counts } : {}) };

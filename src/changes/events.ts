@@ -40,9 +40,10 @@ export type ChangeEvent =
 export type ChangeKind = ChangeEvent['kind'];
 
 /**
- * A stored post's body changed (its text, an image's alt text), and with it its reposts' copies: every
- * instance forgets what it holds of them, and pages read them again. Timelines' embedded copies
- * are rewritten through the queue, which announces those timelines as it goes.
+ * A stored post's body changed (its text, an image's alt text), and with it its reposts' copies:
+ * every instance takes an edited text in place in what it holds of them, and forgets them after an
+ * alt text change, for pages to read again. Timelines' embedded copies are rewritten through the
+ * queue, which announces those timelines as it goes.
  */
 export interface PostEditedEvent {
   kind: 'postEdited';
@@ -50,10 +51,17 @@ export interface PostEditedEvent {
   reposts: readonly PostRef[];
   /** Whom a mentioned-only post is addressed to: their live subscriptions hear of the edit too. */
   audience?: readonly string[];
+  /** The post as a text edit left it (its `editedAt` orders edits); absent for an alt text change. */
+  edited?: PostRecord;
 }
 
-export const postEdited = (post: PostRef, reposts: readonly PostRef[], audience: readonly string[] = []): PostEditedEvent =>
-  audience.length > 0 ? { kind: 'postEdited', post, reposts, audience } : { kind: 'postEdited', post, reposts };
+export const postEdited = (post: PostRef, reposts: readonly PostRef[], audience: readonly string[] = [], edited?: PostRecord): PostEditedEvent => ({
+  kind: 'postEdited',
+  post,
+  reposts,
+  ...(audience.length > 0 ? { audience } : {}),
+  ...(edited ? { edited } : {}),
+});
 
 /**
  * Records that changed outside follows and posts, for every instance's in-process tier to forget:

@@ -16,6 +16,8 @@ export interface HeldRecords {
    */
   forgetOutboxes(authorIds: readonly string[], change?: OutboxChange): void;
   forgetPosts(postIds: readonly ObjectId[]): void;
+  /** A post's text was edited: held copies of it and of these reposts take its body, when newer. */
+  postEdited(post: PostRecord, repostIds: readonly ObjectId[]): void;
   /** A post's counts as a change left them (taken when newer), or, with none, forgotten. */
   postCounted(postId: ObjectId, counts: PostCounts | null): void;
   /** A viewer's state of a post changed: liked, reposted or bookmarked. */
@@ -55,9 +57,11 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
       held.forgetTimelines([event.authorId], { removed: [event.postId] });
       return;
     case 'postEdited': {
-      // Held posts and outboxes carry the body: the post's and its reposts' go, and are read again.
+      // Held posts take an edited text in place (counts do not change); after an alt text change
+      // they go, and are read again. Outboxes carry the body too, and go either way.
       const posts = [event.post, ...event.reposts];
-      held.forgetPosts(posts.map((post) => post.id));
+      if (event.edited) held.postEdited(event.edited, event.reposts.map((repost) => repost.id));
+      else held.forgetPosts(posts.map((post) => post.id));
       held.forgetOutboxes([...new Set(posts.map((post) => post.authorId))]);
       return;
     }

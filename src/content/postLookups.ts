@@ -90,6 +90,20 @@ export class PostLookups {
   }
 
   /**
+   * A post's text was edited: the held post and held reposts of it take the edited body in place,
+   * unless what they hold is a later edit (announcements can arrive out of order); their counts
+   * stay. Pages do not hold their embedded copies of them for a while, as after a deletion: an
+   * entry may still carry the text from before the edit until its rewrite runs.
+   */
+  postEdited(post: PostRecord, repostIds: readonly ObjectId[]): void {
+    const editedAt = post.body.editedAt?.getTime() ?? 0;
+    const newer = (held: PostRecord) => (held.body.editedAt?.getTime() ?? 0) < editedAt;
+    for (const id of [post.id, ...repostIds]) this.removedLately.remember(id);
+    this.postCache.update(post.id.toHexString(), (held) => (newer(held) ? { ...post, counts: null } : held));
+    for (const id of repostIds) this.postCache.update(id.toHexString(), (held) => (newer(held) ? { ...held, body: post.body } : held));
+  }
+
+  /**
    * Public posts a page showed from its timeline's embedded entries, held so that liking or
    * reposting one of them reads nothing; one deleted lately is not taken back in.
    */

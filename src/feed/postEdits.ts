@@ -90,7 +90,7 @@ export class PostEdits {
     const { content, changes, fanout } = this.deps;
     const reposts = await content.scans.allRepostsOf(post.id);
     await content.textEdits.copyInto(post, version, reposts.map((repost) => repost.id));
-    await changes.publish(postEdited(ref(post), reposts.map(ref), audienceOf(post)));
+    await changes.publish(postEdited(ref(post), reposts.map(ref), audienceOf(post), post));
     const before = replaced === null || !replaced.includes('@') ? [] : mentionedHandles(replaced);
     const dropped = before.filter((handle) => !post.body.mentions.includes(handle));
     const added = post.body.mentions.some((handle) => !before.includes(handle));

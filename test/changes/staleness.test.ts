@@ -1,6 +1,6 @@
 import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { changed, counted, followChange, postAdded, postRemoved, type ChangeEvent } from '../../src/changes/events.js';
+import { changed, counted, followChange, postAdded, postEdited, postRemoved, type ChangeEvent } from '../../src/changes/events.js';
 import { forgetStale, type HeldRecords } from '../../src/changes/staleness.js';
 import type { PostRecord } from '../../src/records/posts.js';
 import { publicPost } from '../support/records.js';
@@ -12,6 +12,7 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
   const held: HeldRecords = {
     forgetOutboxes: (authorIds) => forgotten.push(`outboxes ${authorIds.join(',')}`),
     forgetPosts: (postIds) => forgotten.push(`posts ${postIds.map((id) => id.toHexString()).join(',')}`),
+    postEdited: (edited, repostIds) => forgotten.push(`edited in place ${[edited.id, ...repostIds].map((id) => id.toHexString()).join(',')}: ${edited.body.text}`),
     forgetUsers: ({ users, following }) => forgotten.push(`users ${users.join(',')} following ${following.join(',')}`),
     applyCounts: (counts) => forgotten.push(`counts ${counts.map(({ handle, followerCount, version }) => `${handle}:${followerCount}@${version}`).join(',')}`),
     forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
@@ -49,6 +50,12 @@ describe('forgetStale', () => {
     expect(forgottenBy(postRemoved(post({ repostOf: original })))).toEqual(['posts 000000000000000000000002', 'outboxes ann', 'timelines ann']);
   });
 
+  it('takes an edited text in place in the post and its reposts, and drops them after an alt text change; outboxes go either way', () => {
+    const repost = { id: new ObjectId('000000000000000000000005'), authorId: 'bob' };
+    const edited = publicPost({ id: new ObjectId('000000000000000000000001'), authorId: 'ann', text: 'hello, edited', createdAt: new Date(0) });
+    expect(forgottenBy(postEdited(edited, [repost], [], edited))).toEqual(['edited in place 000000000000000000000001,000000000000000000000005: hello, edited', 'outboxes ann,bob']);
+    expect(forgottenBy(postEdited(edited, [repost]))).toEqual(['posts 000000000000000000000001,000000000000000000000005', 'outboxes ann,bob']);
+  });
   it('drops both users, the follower\'s list and the follower\'s timeline for a follow or an unfollow', () => {
     for (const following of [true, false]) {
       expect(forgottenBy(followChange(following, 'ann', 'bob'))).toEqual(['users ann,bob following ann', 'timelines ann']);
