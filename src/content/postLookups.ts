@@ -8,9 +8,10 @@ import { byPostId, byPostIds, tokensLeftOut, toPostCounts, toPostRecord, type Co
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
 export class PostLookups {
   /**
-   * Posts held in this process for linked timeline entries, `post(id)` and `replyTo` (see ReadThroughCache):
-   * only what never changes once a post is stored, so a deletion is the one change to forget (here at once,
-   * elsewhere through the `postRemoved` change event). Counts change all the time and are read apart (`countsOf`).
+   * Posts held in this process for linked timeline entries, `post(id)`, `replyTo` and quoted posts (see
+   * ReadThroughCache), without counts: a deletion forgets one (here at once, elsewhere through the
+   * `postRemoved` change event), an edit of its text is taken in place (`postEdited`), an alt text change
+   * forgets it. Counts change all the time and are read apart (`countsOf`).
    */
   private readonly postCache = new ReadThroughCache<string, PostRecord>('posts', heldCaches.posts);
   /** Counts by hex post id (see `countsOf`). */
