@@ -316,7 +316,10 @@ export class Fanout {
     const lane = async () => {
       while (next < ranged.length) await this.rewrite(ranged[next++]!, run);
     };
-    await Promise.all(Array.from({ length: Math.min(parallelRewrites, ranged.length) }, lane));
+    // Every lane ends before a failure is reported: the tasks then run again one by one, never beside a lane still writing.
+    const lanes = await Promise.allSettled(Array.from({ length: Math.min(parallelRewrites, ranged.length) }, lane));
+    const failed = lanes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
     return tasks.filter((task) => !task.payload.range);
   }
 
