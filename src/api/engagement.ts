@@ -83,21 +83,30 @@ export async function loadEngagement(
     values.forEach((value, index) => typeof value === 'boolean' && known[kind].set(ids[index]!, value));
   };
   await Promise.all([
-    (async () => {
-      const quoted = asked.has('quoted') ? [...new Set(posts.flatMap((post) => (post.body.quoteOf ? [post.body.quoteOf.id.toHexString()] : [])))] : [];
-      if (!asked.has('counts') && quoted.length === 0) return;
-      const missing = asked.has('counts') ? posts.filter((post) => post.counts === null).map((post) => post.id.toHexString()) : [];
-      if (quoted.length === 0) {
-        const values = await loaders.postCounts.loadMany(missing);
-        values.forEach((value, index) => !(value instanceof Error) && known.counts.set(missing[index]!, value));
-        return;
-      }
-      // The quoted posts come with the page's counts, their own counts too: no query of their own.
-      const counts = await loaders.postsWithCounts(quoted, asked.has('counts') ? [...new Set([...missing, ...quoted])] : []);
-      for (const [id, value] of counts) known.counts.set(id, value);
-    })(),
+    countsAndQuoted(known, loaders, asked, posts),
     states('likes', loaders.viewerLikes),
     states('reposts', loaders.viewerReposts),
     states('bookmarks', loaders.viewerBookmarks),
   ]);
+}
+
+/**
+ * The page's counts, and the posts it quotes: with quotes, both (and the quoted posts' own counts)
+ * in one load, so the quoted posts cost no query of their own; without, the counts' batched load.
+ */
+async function countsAndQuoted(
+  known: KnownEngagement,
+  loaders: Pick<Loaders, 'postCounts' | 'postsWithCounts'>,
+  asked: ReadonlySet<EngagementKind>,
+  posts: readonly PostRecord[],
+): Promise<void> {
+  const quoted = asked.has('quoted') ? [...new Set(posts.flatMap((post) => (post.body.quoteOf ? [post.body.quoteOf.id.toHexString()] : [])))] : [];
+  const missing = asked.has('counts') ? posts.filter((post) => post.counts === null).map((post) => post.id.toHexString()) : [];
+  if (quoted.length > 0) {
+    const counts = await loaders.postsWithCounts(quoted, asked.has('counts') ? [...new Set([...missing, ...quoted])] : []);
+    for (const [id, value] of counts) known.counts.set(id, value);
+    return;
+  }
+  const values = await loaders.postCounts.loadMany(missing);
+  values.forEach((value, index) => !(value instanceof Error) && known.counts.set(missing[index]!, value));
 }
