@@ -278,10 +278,13 @@ export function createServices(db: Db, config: Config): Services {
 }
 
 /** A repost's own timeline entry beside its notification group, both made before the count settles. */
+const countedByTimeline = async () => null;
+
 function withTimelineEffects(timeline: RepostTimelineEffects, group: InteractionEffects): InteractionEffects {
   return {
     ...group,
-    adding: async (edge) => (await Promise.all([timeline.adding(edge), group.adding(edge)])).flat(),
+    // The repost's entry changes the count once it is stored (see PostDelivery); the group's join does not wait for it.
+    adding: async (edge, count) => (await Promise.all([timeline.adding(edge, count), group.adding(edge, countedByTimeline)])).flat(),
     removing: async (edge, members) => (await Promise.all([timeline.removing(edge), group.removing(edge, members)]))[1],
   };
 }

@@ -50,14 +50,21 @@ const present: InteractionState[] = ['adding', 'on', 'leaving'];
 export interface InteractionEffects {
   /** The group a new edge joins: null when the action tells no one. Asked before the edge is written. */
   groupOf(post: PostRef, userId: string): Promise<string | null>;
-  /** Each returns what it has to announce: the transition announces it all in one write, once the edge is settled. */
-  adding(edge: InteractionDocument): Promise<ChangeEvent[]>;
+  /**
+   * Each returns what it has to announce: the transition announces it all in one write, once the
+   * edge is settled. `count` changes the post's count (once, however often it is called): an
+   * effect calls it as early as its order allows, and the transition calls it after any that did not.
+   */
+  adding(edge: InteractionDocument, count: CountChange): Promise<ChangeEvent[]>;
   removing(edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]>;
   /** Takes the edge out of its group, leaving the like itself (a mute or block of its actor). */
   leaving(edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]>;
   /** Drops group tokens that no transition records any longer. */
   pruneGroupTokens(tokensByGroup: GroupTokens): Promise<void>;
 }
+
+/** The post's count changed by an adding transition: its counts after, null when the post is gone or a replay changed it before. */
+export type CountChange = () => Promise<PostCounts | null>;
 
 export const noEffects: InteractionEffects = {
   groupOf: async () => null,
@@ -351,7 +358,10 @@ export class Interactions implements GroupMemberSource {
     let events: ChangeEvent[] = [];
     switch (edge.state) {
       case 'adding': {
-        [counts, events] = await Promise.all([this.counters.apply(edge.p, this.count, 1, token), this.effects.adding(edge)]);
+        let applied: Promise<PostCounts | null> | undefined;
+        const count = () => (applied ??= this.counters.apply(edge.p, this.count, 1, token));
+        events = await this.effects.adding(edge, count);
+        counts = await count();
         const joined = edge.gc?.to ? { g: edge.gc.to, ga: edge.gc.at } : {};
         await this.edges.updateOne(held, { $set: { state: 'on', tp: true, ...joined }, $unset: { token: '', gc: '' }, ...prune });
         break;

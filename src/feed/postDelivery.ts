@@ -1,6 +1,6 @@
 import { changed, postAdded, postRemoved, type ChangeEvent, type ChangePublisher } from '../changes/events.js';
 import type { ContentService } from '../content/contentService.js';
-import type { InteractionDocument } from '../content/interactions.js';
+import type { CountChange, InteractionDocument } from '../content/interactions.js';
 import { AppError } from '../errors.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
 import type { UserFeedState } from '../graph/userFeedState.js';
@@ -13,8 +13,8 @@ import { tagCountTasks } from './trendCounting.js';
 
 /** What a repost's transition does to timelines: its own entry, made and taken back. */
 export interface RepostTimelineEffects {
-  /** Returns what to announce, with the rest of the transition. */
-  adding(edge: InteractionDocument): Promise<ChangeEvent[]>;
+  /** Returns what to announce, with the rest of the transition; changes the original's count once the repost is stored. */
+  adding(edge: InteractionDocument, count: CountChange): Promise<ChangeEvent[]>;
   removing(edge: InteractionDocument): Promise<void>;
 }
 
@@ -39,7 +39,7 @@ export interface PostDeliveryDependencies {
 export class PostDelivery {
   /** The reposts' transition effects (see Interactions): their own timeline entry. */
   readonly repostEffects: RepostTimelineEffects = {
-    adding: (edge) => this.repostAdded(edge),
+    adding: (edge, count) => this.repostAdded(edge, count),
     removing: (edge) => this.repostRemoved(edge),
   };
 
@@ -108,7 +108,7 @@ export class PostDelivery {
    * Also run by whoever finishes a repost its request left half-made: the sweep, or the removal of
    * the reposter's account, which must not fail on it.
    */
-  private async repostAdded(edge: InteractionDocument): Promise<ChangeEvent[]> {
+  private async repostAdded(edge: InteractionDocument, count: CountChange): Promise<ChangeEvent[]> {
     // The original as the repost's request held it (its text never changes); one deleted meanwhile
     // is found by the deletion, which takes back its reposts, or else right below.
     const [[original], reposter] = await Promise.all([this.deps.content.lookups.cachedPosts([edge.p]), this.deps.users.getUser(edge.u)]);
@@ -117,9 +117,10 @@ export class PostDelivery {
     if (!original || original.repostOf || !reposter) return [];
     const repost = this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled: this.pulls(reposter) });
     const events = await this.store(repost);
-    // Stored, then checked, as deliveries are: a deletion that scanned for reposts before this one
-    // was stored would have missed it.
-    if (!(await this.deps.content.lookups.exists(original.id))) {
+    // Stored, then counted on the original, which tells whether it still exists: a deletion removes
+    // the original before it scans for reposts, so one whose scan missed this repost leaves the
+    // count nothing to change. A replay whose count was changed before checks apart.
+    if (!(await count()) && !(await this.deps.content.lookups.exists(original.id))) {
       await this.retract(repost);
       return [];
     }

@@ -68,9 +68,13 @@ export class GroupMemberships {
     };
     return {
       groupOf: async (post: PostRef, userId: string) => ((await this.tells(post.authorId, userId)) ? this.postGroup(kind, post.id) : null),
-      adding: async (edge) => {
-        if (!edge.gc?.to) return [];
-        const joined = await this.deps.groups.join({ group: edge.gc.to, token: edge.token!, actor: edge.u, at: edge.gc.at, kind, recipient: edge.r!, postId: edge.p });
+      // The post's count beside the group's join: neither waits for the other.
+      adding: async (edge, count) => {
+        const group = edge.gc?.to;
+        const [, joined] = await Promise.all([
+          count(),
+          group && this.deps.groups.join({ group, token: edge.token!, actor: edge.u, at: edge.gc!.at, kind, recipient: edge.r!, postId: edge.p }),
+        ]);
         return joined ? [notificationAdded(toNotificationRecord(joined))] : [];
       },
       removing: leave,

@@ -74,6 +74,31 @@ describe('likes, reposts and replies', () => {
     expect(await app.database.db.collection('content').countDocuments({ '_o._id': internalId(id) })).toBe(0);
   });
 
+  it('leaves no repost behind when the original is deleted, reposts scanned and all, just before the repost is stored', async () => {
+    const id = await post('amy', 'deleted under a repost');
+    const { content } = app.services;
+    const store = content.storePost.bind(content);
+    let deleted = false;
+    // The repost's request has checked the original; the whole deletion runs before its entry is stored.
+    content.storePost = async (record) => {
+      if (record.repostOf && !deleted) {
+        deleted = true;
+        await ok('amy', `mutation { deletePost(id: "${id}") }`);
+      }
+      return store(record);
+    };
+    try {
+      const repost = await gql('bob', `mutation { repost(id: "${id}") { id } }`);
+      expect(repost.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    } finally {
+      content.storePost = store;
+    }
+    expect(deleted).toBe(true);
+    expect(await app.database.db.collection('content').countDocuments({ '_o._id': internalId(id) })).toBe(0);
+    const bobsPosts = await ok('bob', '{ user(handle: "bob") { posts(first: 20) { edges { node { id } repostedBy { handle } } } } }');
+    expect(bobsPosts.user.posts.edges.filter((edge: any) => edge.node.id === id)).toEqual([]);
+  });
+
   it('refuses unknown posts, signed-out callers and bad ids, writing nothing', async () => {
     const unknown = apiPostId(new ObjectId());
     for (const mutation of ['likePost', 'unlikePost', 'repost', 'undoRepost']) {
