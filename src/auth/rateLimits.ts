@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Db } from 'mongodb';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitOptions } from '../config.js';
@@ -12,6 +13,10 @@ const hour = 3600;
 export const freeLoginFailures = 5;
 /** The back-off doubles from this with each further failure, up to an hour. */
 const firstBackoffSeconds = 2;
+/** A leased limit takes up to this share of its points at once: 3 of 60 posts, 6 of 120 follows a minute. */
+const leaseShare = 1 / 20;
+/** Accounts whose leases one process holds at most; the least recently used is dropped first. */
+const heldLeases = 50_000;
 
 /**
  * Rate limits kept in MongoDB (rate-limiter-flexible's RateLimiterMongo), so every instance counts
@@ -23,8 +28,8 @@ export class RateLimits {
   private readonly loginFailuresByHandle: RateLimiterMongo;
   private readonly loginFailuresByAddress: RateLimiterMongo;
   private readonly signUpsByAddress: RateLimiterMongo;
-  private readonly postsByAccount: RateLimiterMongo;
-  private readonly followsByAccount: RateLimiterMongo;
+  private readonly postsByAccount: LeasedLimit;
+  private readonly followsByAccount: LeasedLimit;
   private readonly uploadsByAccount: RateLimiterMongo;
   private readonly reportsByAccount: RateLimiterMongo;
   private readonly db: Db;
@@ -36,8 +41,9 @@ export class RateLimits {
     this.loginFailuresByHandle = limiter('login-handle', 10_000, 24 * hour);
     this.loginFailuresByAddress = limiter('login-address', options.loginFailuresPerAddressPerHour, hour);
     this.signUpsByAddress = limiter('signup-address', options.signUpsPerAddressPerHour, hour);
-    this.postsByAccount = limiter('post-account', options.postsPerAccountPerMinute, 60);
-    this.followsByAccount = limiter('follow-account', options.followsPerAccountPerMinute, 60);
+    // Every post and follow passes one of these: their points are leased, not counted one round trip at a time.
+    this.postsByAccount = new LeasedLimit(limiter('post-account', options.postsPerAccountPerMinute, 60));
+    this.followsByAccount = new LeasedLimit(limiter('follow-account', options.followsPerAccountPerMinute, 60));
     this.uploadsByAccount = limiter('upload-account', options.uploadsPerAccountPerHour, hour);
     this.reportsByAccount = limiter('report-account', options.reportsPerAccountPerHour, hour);
   }
@@ -95,7 +101,7 @@ export class RateLimits {
   }
 
   post(accountId: string): Promise<void> {
-    return consume(this.postsByAccount, accountId, 'Too many posts; wait before posting again');
+    return this.postsByAccount.consume(accountId, 'Too many posts; wait before posting again');
   }
 
   report(accountId: string): Promise<void> {
@@ -103,7 +109,7 @@ export class RateLimits {
   }
 
   follow(accountId: string): Promise<void> {
-    return consume(this.followsByAccount, accountId, 'Too many follows and unfollows; wait before trying again');
+    return this.followsByAccount.consume(accountId, 'Too many follows and unfollows; wait before trying again');
   }
 
   /**
@@ -113,6 +119,72 @@ export class RateLimits {
   async upload(accountId: string): Promise<{ refund: () => Promise<void> }> {
     await consume(this.uploadsByAccount, accountId, 'Too many uploads; wait before uploading again');
     return { refund: () => this.uploadsByAccount.reward(accountId, 1).then(() => undefined) };
+  }
+}
+
+/** Points of one account's window this process has taken from the shared count and not spent yet. */
+interface Lease {
+  unspent: number;
+  /** What the shared count had left when the lease was taken: later leases shrink as it runs low. */
+  sharedRemaining: number;
+  /** When the shared window ends, and the lease with it. */
+  endsAt: number;
+}
+
+/**
+ * A limit counted in MongoDB whose points this process takes a few at a time: an account's next
+ * writes in the window spend them in memory, with no round trip. The shared count holds every point
+ * any instance took, so no account ever gets more than the limit on any number of instances; an
+ * account whose writes in one window go to several instances may be refused while another instance
+ * still holds points it leased. Leases shrink to one point as the window's points run low, so
+ * that loss is a few points at most, and none on one instance.
+ */
+class LeasedLimit {
+  private readonly leases = new LRUCache<string, Lease>({ max: heldLeases });
+  private readonly leaseSize: number;
+
+  constructor(private readonly limiter: RateLimiterMongo) {
+    this.leaseSize = Math.max(1, Math.floor(limiter.points * leaseShare));
+  }
+
+  async consume(key: string, message: string): Promise<void> {
+    const now = Date.now();
+    const held = this.heldLease(key, now);
+    if (held && held.unspent > 0) {
+      held.unspent -= 1;
+      noteRateLimit(this.stateOf(held, now));
+      return;
+    }
+    const wanted = held ? Math.min(this.leaseSize, Math.max(1, Math.floor(held.sharedRemaining / this.leaseSize))) : this.leaseSize;
+    let taken: RateLimiterRes;
+    let granted = wanted;
+    try {
+      taken = await this.limiter.consume(key, wanted);
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal;
+      // The shared count took all `wanted` points; those it had left before are this lease's.
+      taken = refusal;
+      granted = Math.max(0, Math.min(wanted, this.limiter.points - (refusal.consumedPoints - wanted)));
+      if (granted === 0) {
+        const state = stateOf(this.limiter, refusal);
+        noteRateLimit(state);
+        throw rateLimited(message, refusal.msBeforeNext, state);
+      }
+    }
+    // Requests that found no points left lease at once: what each took adds up.
+    const lease = { unspent: (this.heldLease(key, now)?.unspent ?? 0) + granted - 1, sharedRemaining: Math.max(0, taken.remainingPoints), endsAt: now + taken.msBeforeNext };
+    this.leases.set(key, lease);
+    noteRateLimit(this.stateOf(lease, now));
+  }
+
+  private heldLease(key: string, now: number): Lease | undefined {
+    const lease = this.leases.get(key);
+    return lease && lease.endsAt > now ? lease : undefined;
+  }
+
+  /** What the headers say: the shared count's points left, and those this process holds. */
+  private stateOf(lease: Lease, now: number): RateLimitState {
+    return { limit: this.limiter.points, remaining: lease.sharedRemaining + lease.unspent, resetSeconds: Math.max(0, Math.ceil((lease.endsAt - now) / 1000)) };
   }
 }
 

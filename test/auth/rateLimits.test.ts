@@ -86,6 +86,28 @@ describe('rate limits', () => {
     }
   });
 
+  it('counts posts against the shared limit a few at a time, never letting one more through', async () => {
+    // Its own database: the tests above used up this address's sign-ups.
+    const fresh = await startTestApp(realLimits);
+    const results: Awaited<ReturnType<TestApp['gql']>>[] = [];
+    let commands;
+    try {
+      const token = await fresh.signUp('leaser');
+      commands = await fresh.commandsDuring(async () => {
+        for (let i = 0; i < 61; i++) results.push(await fresh.gql(`mutation { createPost(text: "leased ${i}") { id } }`, {}, token));
+      });
+      expect(await fresh.database.db.collection('content').countDocuments({ _a: 'leaser' })).toBe(60);
+    } finally {
+      await fresh.stop();
+    }
+    expect(results.slice(0, 60).every((result) => result.errors === undefined)).toBe(true);
+    expect(results[60]!.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    // Three points a round trip while plenty are left, one at a time near the end.
+    const limitRoundTrips = commands.filter((command) => command.command[command.commandName] === 'rate_limits').length;
+    expect(limitRoundTrips).toBeGreaterThan(1);
+    expect(limitRoundTrips).toBeLessThanOrEqual(30);
+  });
+
   it('says where the client stands in RateLimit-Limit, -Remaining and -Reset on every answer under a limit', async () => {
     // Its own database: the tests above used up this address's sign-ups.
     const fresh = await startTestApp(realLimits);

@@ -13,19 +13,22 @@ import { startTestApp, type TestApp } from '../support/testApp.js';
  * to a write shows here first. docs/write-path.md explains each.
  */
 const budgets: Record<string, Record<(typeof feedStrategies)[number], number>> = {
-  follow: { 'fanout-on-read': 10.5, 'time-buckets': 11.5, 'sized-buckets': 11.5, cache: 10.5 },
+  // The writers followed someone earlier in the minute: the follow spends a point of the rate
+  // limit's lease, as an account's later writes in a minute do (one command more for its first).
+  follow: { 'fanout-on-read': 9.5, 'time-buckets': 10.5, 'sized-buckets': 10.5, cache: 9.5 },
   unfollow: { 'fanout-on-read': 8.5, 'time-buckets': 10.5, 'sized-buckets': 9.5, cache: 8.5 },
   post: { 'fanout-on-read': 3, 'time-buckets': 6, 'sized-buckets': 6, cache: 6 },
   // A public post with two tags: a post's, its count task (in the delivery's insert where one is
   // queued, an insert of its own under fanout on read), and its share of the worker's batched count
   // (which posts are stored, one find and two bulk writes per batch, with the batch's claim and completion).
-  taggedPost: { 'fanout-on-read': 4.8, 'time-buckets': 6.4, 'sized-buckets': 6.4, cache: 6.5 },
+  // (The authors' second post of the minute: its rate limit is a leased point.)
+  taggedPost: { 'fanout-on-read': 3.8, 'time-buckets': 5.4, 'sized-buckets': 5.4, cache: 5.5 },
   like: { 'fanout-on-read': 6, 'time-buckets': 6, 'sized-buckets': 6, cache: 6 },
   unlike: { 'fanout-on-read': 6, 'time-buckets': 6, 'sized-buckets': 6, cache: 6 },
-  repost: { 'fanout-on-read': 8.5, 'time-buckets': 11.5, 'sized-buckets': 11.5, cache: 11.5 },
+  repost: { 'fanout-on-read': 7.5, 'time-buckets': 10.5, 'sized-buckets': 10.5, cache: 10.5 },
   delete: { 'fanout-on-read': 14.5, 'time-buckets': 24.5, 'sized-buckets': 24.5, cache: 25.5 },
   edit: { 'fanout-on-read': 7.5, 'time-buckets': 16.5, 'sized-buckets': 16.5, cache: 18.5 },
-  quote: { 'fanout-on-read': 13.5, 'time-buckets': 15, 'sized-buckets': 15, cache: 15 },
+  quote: { 'fanout-on-read': 12.5, 'time-buckets': 14, 'sized-buckets': 14, cache: 14 },
 };
 
 const times = 10;
@@ -143,8 +146,9 @@ describe('what a reply waits on before it is stored', () => {
 
   it('reads the post it answers beside the rate limit, not after it', async () => {
     app = await startTestApp({ FANOUT_WORKERS: '0' });
+    // The reply is the replier's first write of the minute: its rate limit takes a lease (see RateLimits).
+    const parent = await app.gql('mutation { createPost(text: "asked") { id } }', {}, await app.signUp('wrt_asker'));
     const token = await app.signUp('wrt_replier');
-    const parent = await app.gql('mutation { createPost(text: "asked") { id } }', {}, token);
     const steps: string[] = [];
     const started = (event: CommandStartedEvent) => steps.push(`started ${event.commandName} ${event.command[event.commandName]}`);
     const answered = (event: CommandSucceededEvent) => steps.push(`answered ${event.commandName}`);
