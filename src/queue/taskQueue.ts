@@ -212,13 +212,18 @@ export class TaskQueue {
   }
 
   /** Records the failure; retries after `retryBaseMs · 2^(attempt-1)`, or parks the task as dead. */
+  /** How long a failed task waits before its next attempt: doubling with each. */
+  retryDelayMs(task: TaskDocument): number {
+    return this.options.retryBaseMs * 2 ** (task.attempts - 1);
+  }
+
   async fail(task: TaskDocument, error: unknown): Promise<'retry' | 'dead'> {
     const message = error instanceof Error ? error.message : String(error);
     if (task.attempts >= this.options.maxAttempts) {
       await this.park(task, message);
       return 'dead';
     }
-    const delay = this.options.retryBaseMs * 2 ** (task.attempts - 1);
+    const delay = this.retryDelayMs(task);
     await this.tasks.updateOne(
       { _id: task._id, claim: task.claim },
       { $set: { claim: null, runAt: this.at(delay), lastError: message } },

@@ -94,6 +94,8 @@ export class TaskWorkers {
   private loops: Promise<void>[] = [];
   private readonly sleepers = new Set<() => void>();
   private lastPeriodic = 0;
+  /** Whether work was queued here while every worker was busy (see `wake`). */
+  private workAnnounced = false;
 
   constructor(
     private readonly queue: TaskQueue,
@@ -110,22 +112,40 @@ export class TaskWorkers {
   /** Lets running tasks finish, gives back the claimed ones not started yet, then resolves. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wake();
+    for (const wake of this.sleepers) wake();
+    this.sleepers.clear();
     await Promise.all(this.loops);
     this.loops = [];
   }
 
-  /** New work was queued by this process: look now instead of at the next poll. */
+  /**
+   * New work was queued by this process: one sleeping worker looks now instead of at the next
+   * poll. With none asleep, the first to finish what it runs looks again at once. One is enough:
+   * a worker that claims a full batch wakes another for what may be left.
+   */
   wake(): void {
-    for (const wake of this.sleepers) wake();
-    this.sleepers.clear();
+    const [sleeper] = this.sleepers;
+    if (!sleeper) {
+      this.workAnnounced = true;
+      return;
+    }
+    this.sleepers.delete(sleeper);
+    sleeper();
   }
 
+  /**
+   * Claims and runs tasks while there are any. Work this process queues wakes a worker; the poll
+   * finds what other processes queue, what was queued for later and what a dead worker's lease
+   * left, within `maxIdleMs`. A worker that finds the queue empty, or finishes a batch short of
+   * full with no work announced meanwhile, sleeps until either: an idle queue costs no command more
+   * than one claim per poll, and a write's task is claimed once, by one worker.
+   */
   private async loop(): Promise<void> {
-    const maxIdleMs = this.options.maxIdleMs ?? 250;
+    const pollMs = this.options.maxIdleMs ?? 250;
     const claimBatch = this.options.claimBatch ?? 1;
-    let idleMs = 10;
     while (this.running) {
+      // Work announced from here on is looked for after this claim, whatever it finds.
+      this.workAnnounced = false;
       let tasks: TaskDocument[] = [];
       try {
         await this.housekeeping();
@@ -133,19 +153,25 @@ export class TaskWorkers {
       } catch (error) {
         this.options.logger.error('fanout worker: could not claim a task', error);
       }
-      if (tasks.length === 0) {
-        await sleep(idleMs, this.sleepers);
-        idleMs = Math.min(idleMs * 2, maxIdleMs);
-        continue;
+      if (tasks.length > 0) {
+        // A full batch may have left more behind: another worker looks beside this one.
+        if (tasks.length === claimBatch) this.wake();
+        const lease = new BatchLease(this.queue, tasks);
+        try {
+          await this.runClaimed(tasks, lease);
+        } finally {
+          lease.end();
+        }
+        if (tasks.length === claimBatch) continue;
       }
-      idleMs = 10;
-      const lease = new BatchLease(this.queue, tasks);
-      try {
-        await this.runClaimed(tasks, lease);
-      } finally {
-        lease.end();
-      }
+      if (this.workAnnounced) continue;
+      await sleep(pollMs, this.sleepers);
     }
+  }
+
+  /** A task postponed or retried in `ms`: a worker looks for it then, not at the poll after. */
+  private wakeIn(ms: number): void {
+    setTimeout(() => this.wake(), ms).unref();
   }
 
   /**
@@ -210,13 +236,17 @@ export class TaskWorkers {
     } catch (error) {
       if (error instanceof RetryLater) {
         await this.queue.postpone(task, error.delayMs).then(
-          () => this.logRun(task, 'postponed', started, 1),
+          () => {
+            this.logRun(task, 'postponed', started, 1);
+            this.wakeIn(error.delayMs);
+          },
           (postponeError: unknown) => this.options.logger.error(`fanout worker: could not postpone task ${task._id}`, postponeError),
         );
         return;
       }
       try {
         const outcome = await this.queue.fail(task, error);
+        if (outcome === 'retry') this.wakeIn(this.queue.retryDelayMs(task));
         this.options.logger.error(`fanout worker: task ${task._id} failed (attempt ${task.attempts}, ${outcome})`, error, taskFields(task));
       } catch (failError) {
         this.options.logger.error(`fanout worker: could not record the failure of task ${task._id}`, failError, taskFields(task));

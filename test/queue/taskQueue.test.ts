@@ -261,4 +261,33 @@ describe('the durable task queue', () => {
     }
     expect((await queue.claimBatch(10)).map((task) => task._id).sort()).toEqual(['b', 'c', 'd']);
   });
+
+  it('has one idle worker claim work queued in this process, at once and once, and polls an empty queue no more than once a poll', async () => {
+    const clock = testClock();
+    const queue = newQueue(clock, { leaseMs: 60_000 });
+    const ran: string[] = [];
+    // Polls a minute apart: only a wake can have a task claimed within the test's wait.
+    const workers = new TaskWorkers(queue, { note: async (task) => void ran.push(task._id) }, { concurrency: 2, claimBatch: 50, logger: quietLogger, maxIdleMs: 60_000 });
+    const commands: string[] = [];
+    const record = (event: { commandName: string; databaseName: string }) => {
+      if (event.databaseName === queue.tasks.dbName && ['find', 'update', 'findAndModify'].includes(event.commandName)) commands.push(event.commandName);
+    };
+    database.client.on('commandStarted', record);
+    workers.start();
+    try {
+      // Both workers found the queue empty, and sleep until the poll.
+      await waitFor(async () => commands.length === 2, 'both workers to look at the empty queue');
+      commands.length = 0;
+      for (const id of ['first', 'second', 'third']) {
+        await queue.enqueue([{ _id: id, kind: 'note', payload: {} }]);
+        workers.wake();
+        await waitFor(async () => ran.includes(id), `task ${id} to run`);
+      }
+      // Each was claimed by one worker: one look and one claim each, and no look at the empty queue after it.
+      expect(commands).toEqual(['find', 'update', 'find', 'update', 'find', 'update']);
+    } finally {
+      database.client.off('commandStarted', record);
+      await workers.stop();
+    }
+  });
 });
