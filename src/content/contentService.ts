@@ -157,6 +157,7 @@ export class ContentService {
       if (!isDuplicateKeyError(error)) throw error;
       stored = false;
     }
+    this.lookups.stored(post.id);
     this.outboxes.take(post);
     // A replay counts only a reply that is still marked as not yet counted.
     const uncounted = stored || (await this.content.countDocuments({ ...byPostId(post.id), _cq: true }, { limit: 1 })) > 0;

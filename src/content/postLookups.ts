@@ -1,9 +1,14 @@
+import { LRUCache } from 'lru-cache';
 import { ObjectId, type Collection } from 'mongodb';
 import { ReadThroughCache } from '../cache/readThrough.js';
 import { RecentRemovals } from '../cache/recentRemovals.js';
 import { heldCaches } from '../config.js';
 import { everyEvent, type HeldScope } from '../changes/partitions.js';
 import { byPostId, byPostIds, tokensLeftOut, toPostCounts, toPostRecord, type ContentDocument, type PostCounts, type PostRecord, type EditableBody, editableBodyFields, type TombstoneDocument } from '../records/posts.js';
+
+/** Posts this process remembers having stored, for `storedOnce`: a worker delivers most within a second. */
+const storedHereMax = 10_000;
+const storedHereMs = 60_000;
 
 /** Posts by id: one or many, through the in-process tier or not, with their counts apart. */
 export class PostLookups {
@@ -18,6 +23,8 @@ export class PostLookups {
   private readonly heldCounts: ReadThroughCache<string, PostCounts>;
   /** Posts deleted lately: a page that still showed one must not bring it back into the tier (see `hold`). */
   private readonly removedLately = new RecentRemovals(heldCaches.posts.ttlMs);
+  /** Posts this process stored lately, by hex id (see `storedOnce`). */
+  private readonly storedHere = new LRUCache<string, true>({ max: storedHereMax, ttl: storedHereMs });
   /** Posts a read of `postsWithCounts` found gone: stored once, so deleted, and never back. */
   private readonly foundGone = new RecentRemovals(heldCaches.posts.ttlMs);
 
@@ -40,6 +47,23 @@ export class PostLookups {
     if (ids.length === 0) return new Set();
     const docs = await this.content.find(byPostIds(ids), { projection: { _id: 1 } }).toArray();
     return new Set(docs.map((doc) => doc._id.toHexString()));
+  }
+
+  /** The post was stored by this process (or found stored by a replay of its store). */
+  stored(id: ObjectId): void {
+    this.storedHere.set(id.toHexString(), true);
+  }
+
+  /**
+   * Which of these posts were stored at some time, as hex ids: those this process stored lately
+   * without a query, the others by one. One deleted since counts too: for a delivery, which checks
+   * again after it writes (a deletion may come at any time before that check anyway).
+   */
+  async storedOnce(ids: readonly ObjectId[]): Promise<Set<string>> {
+    const known = ids.filter((id) => this.storedHere.has(id.toHexString()));
+    const found = known.length === ids.length ? new Set<string>() : await this.existing(ids.filter((id) => !this.storedHere.has(id.toHexString())));
+    for (const id of known) found.add(id.toHexString());
+    return found;
   }
 
   /**

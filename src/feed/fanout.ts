@@ -176,7 +176,8 @@ export class Fanout {
     const posts = tasks.map((task) => fromPayload(task.payload.post));
     const roots = inline ? [...new Set(tasks.filter((task) => !task.payload.range).map((task) => task.payload.post.authorId))] : [];
     const [stored, audiences] = await Promise.all([
-      this.content.lookups.existing(posts.map((post) => post.id)),
+      // A task is queued before its post is stored: one whose post never was is not delivered.
+      this.content.lookups.storedOnce(posts.map((post) => post.id)),
       this.graph.smallAudiences(roots, this.options.batchSize),
     ]);
     const notStored: TaskDocument[] = [];

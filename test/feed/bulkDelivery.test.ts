@@ -42,6 +42,9 @@ describe.each(strategies)('many small deliveries claimed together: $strategy', (
     });
     const timelineWrites = commands.filter((command) => command.commandName === 'update' && command.command.update === collection);
     expect(timelineWrites).toHaveLength((authorCount * postsPerAuthor) / 50);
+    // This process stored the posts: it reads `content` only to check, after each bulk write, that none was deleted meanwhile.
+    const contentReads = commands.filter((command) => command.commandName === 'find' && command.command.find === 'content');
+    expect(contentReads).toHaveLength(timelineWrites.length);
 
     const docs = await app.database.db.collection<any>(collection).find().toArray();
     const owner = (doc: any) => (strategy === 'time-buckets' ? doc._id._u : strategy === 'sized-buckets' ? doc._u : doc._id);
