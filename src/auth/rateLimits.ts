@@ -15,6 +15,8 @@ export const freeLoginFailures = 5;
 const firstBackoffSeconds = 2;
 /** A leased limit takes up to this share of its points at once: 3 of 60 posts, 6 of 120 follows a minute. */
 const leaseShare = 1 / 20;
+/** Points one lease takes at most, whatever the limit: what another instance may be left without. */
+const maxLease = 10;
 /** Accounts whose leases one process holds at most; the least recently used is dropped first. */
 const heldLeases = 50_000;
 
@@ -141,40 +143,55 @@ interface Lease {
  */
 class LeasedLimit {
   private readonly leases = new LRUCache<string, Lease>({ max: heldLeases });
+  /** Leases being taken, by account. */
+  private readonly leasing = new Map<string, Promise<void>>();
   private readonly leaseSize: number;
 
   constructor(private readonly limiter: RateLimiterMongo) {
-    this.leaseSize = Math.max(1, Math.floor(limiter.points * leaseShare));
+    this.leaseSize = Math.min(maxLease, Math.max(1, Math.floor(limiter.points * leaseShare)));
   }
 
   async consume(key: string, message: string): Promise<void> {
-    const now = Date.now();
-    const held = this.heldLease(key, now);
-    if (held && held.unspent > 0) {
-      held.unspent -= 1;
-      noteRateLimit(this.stateOf(held, now));
-      return;
-    }
-    const wanted = held ? Math.min(this.leaseSize, Math.max(1, Math.floor(held.sharedRemaining / this.leaseSize))) : this.leaseSize;
-    let taken: RateLimiterRes;
-    let granted = wanted;
-    try {
-      taken = await this.limiter.consume(key, wanted);
-    } catch (refusal) {
-      if (!(refusal instanceof RateLimiterRes)) throw refusal;
-      // The shared count took all `wanted` points; those it had left before are this lease's.
-      taken = refusal;
-      granted = Math.max(0, Math.min(wanted, this.limiter.points - (refusal.consumedPoints - wanted)));
-      if (granted === 0) {
-        const state = stateOf(this.limiter, refusal);
-        noteRateLimit(state);
-        throw rateLimited(message, refusal.msBeforeNext, state);
+    for (;;) {
+      const now = Date.now();
+      const held = this.heldLease(key, now);
+      if (held && held.unspent > 0) {
+        held.unspent -= 1;
+        noteRateLimit(this.stateOf(held, now));
+        return;
       }
+      // Requests of one account at once take one lease between them, then spend it; one that
+      // finds it spent takes the next (and is refused by the shared count itself when none is left).
+      const leasing = this.leasing.get(key);
+      if (leasing) await leasing.catch(() => {});
+      else await this.takeLease(key, held, message);
     }
-    // Requests that found no points left lease at once: what each took adds up.
-    const lease = { unspent: (this.heldLease(key, now)?.unspent ?? 0) + granted - 1, sharedRemaining: Math.max(0, taken.remainingPoints), endsAt: now + taken.msBeforeNext };
-    this.leases.set(key, lease);
-    noteRateLimit(this.stateOf(lease, now));
+  }
+
+  /** Points from the shared count, as many as the window can spare; refuses when it has none left. */
+  private takeLease(key: string, held: Lease | undefined, message: string): Promise<void> {
+    const leasing = (async () => {
+      const now = Date.now();
+      const wanted = held ? Math.min(this.leaseSize, Math.max(1, Math.floor(held.sharedRemaining / this.leaseSize))) : this.leaseSize;
+      let taken: RateLimiterRes;
+      let granted = wanted;
+      try {
+        taken = await this.limiter.consume(key, wanted);
+      } catch (refusal) {
+        if (!(refusal instanceof RateLimiterRes)) throw refusal;
+        // The shared count took all `wanted` points; those it had left before are this lease's.
+        taken = refusal;
+        granted = Math.max(0, Math.min(wanted, this.limiter.points - (refusal.consumedPoints - wanted)));
+        if (granted === 0) {
+          const state = stateOf(this.limiter, refusal);
+          noteRateLimit(state);
+          throw rateLimited(message, refusal.msBeforeNext, state);
+        }
+      }
+      this.leases.set(key, { unspent: granted, sharedRemaining: Math.max(0, taken.remainingPoints), endsAt: now + taken.msBeforeNext });
+    })();
+    this.leasing.set(key, leasing);
+    return leasing.finally(() => this.leasing.delete(key));
   }
 
   private heldLease(key: string, now: number): Lease | undefined {

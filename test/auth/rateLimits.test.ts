@@ -97,6 +97,11 @@ describe('rate limits', () => {
         for (let i = 0; i < 61; i++) results.push(await fresh.gql(`mutation { createPost(text: "leased ${i}") { id } }`, {}, token));
       });
       expect(await fresh.database.db.collection('content').countDocuments({ _a: 'leaser' })).toBe(60);
+      // All at once: the requests share leases, and exactly the limit gets through.
+      const burster = await fresh.signUp('burster');
+      const burst = await Promise.all(Array.from({ length: 70 }, (_, i) => fresh.gql(`mutation { createPost(text: "burst ${i}") { id } }`, {}, burster)));
+      expect(burst.filter((result) => result.errors?.[0]?.extensions?.code === 'RATE_LIMITED')).toHaveLength(10);
+      expect(await fresh.database.db.collection('content').countDocuments({ _a: 'burster' })).toBe(60);
     } finally {
       await fresh.stop();
     }
