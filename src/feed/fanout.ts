@@ -8,7 +8,7 @@ import { deliveryLag, fanoutRecipients } from '../observability/metrics.js';
 import type { QueueStatus, TaskDocument } from '../queue/taskQueue.js';
 import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
-import type { BatchTaskHandlers, FanoutPayload, GapPayload, PostPayload, QueuedTask, QueuedWork, TaskHandlers } from './queuedWork.js';
+import type { BatchTaskHandlers, FanoutPayload, GapPayload, HeldTasks, PostPayload, QueuedTask, QueuedWork, TaskHandlers } from './queuedWork.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 
 /** Recipients reached per minute, for the delivery rate operators see. */
@@ -100,10 +100,11 @@ export class Fanout {
 
   /**
    * Queues the post's delivery to its followers (unless `deliver` is false: its readers pull it)
-   * and the other work of the same moment (its notifications), in one write; call before storing the post.
+   * and the other work of the same moment (its notifications), in one write; call before storing
+   * the post, and release what it returns once the post is stored (see QueuedWork.enqueueHeld).
    */
-  async enqueueDelivery(post: PostRecord, alongside: QueuedTask[] = [], deliver = true): Promise<void> {
-    await this.enqueueWith(deliver ? [rootTask('deliver', post)] : [], alongside);
+  enqueueDelivery(post: PostRecord, alongside: QueuedTask[] = [], deliver = true): Promise<HeldTasks> {
+    return this.work.enqueueHeld([...(this.backend.materialized && deliver ? [rootTask('deliver', post)] : []), ...alongside]);
   }
 
   /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */

@@ -7,6 +7,7 @@ import type { UserFeedState } from '../graph/userFeedState.js';
 import type { PostRecord } from '../records/posts.js';
 import type { UserRecord } from '../records/users.js';
 import type { Fanout } from './fanout.js';
+import type { HeldTasks } from './queuedWork.js';
 import type { FeedBackend } from './feedBackend.js';
 import { postNotificationTasks, retractionNotificationTasks } from '../notifications/notificationService.js';
 import { tagCountTasks } from './trendCounting.js';
@@ -56,24 +57,32 @@ export class PostDelivery {
 
   /** `publish` without its announcement, which it returns: for a repost, announced with the rest of its transition. */
   async store(post: PostRecord): Promise<ChangeEvent[]> {
-    const { feedState, content, backend, fanout, changes } = this.deps;
+    const { feedState, backend, fanout, changes } = this.deps;
     const { visibility, audience } = post.body;
     if (visibility !== 'PUBLIC') {
       // Readers ask for limited posts only where these marks say some exist: mark first.
       const marked = await feedState.markLimited(post.authorId, visibility, audience);
       if (marked.length > 0) await changes.publish(changed({ users: marked }));
       // No delivery, but the replied-to and mentioned accounts who may see it are told.
-      await fanout.enqueueDelivery(post, postNotificationTasks(post), false);
-      await content.storePost(post);
+      await this.storeQueued(post, fanout.enqueueDelivery(post, postNotificationTasks(post), false));
       return [postAdded(post)];
     }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     // Its tags' trend count rides in the same write (a post without tags, or a repost, queues none).
-    await fanout.enqueueDelivery(post, [...postNotificationTasks(post), ...tagCountTasks(post)], backend.materialized && !post.pulled);
-    await content.storePost(post);
+    await this.storeQueued(post, fanout.enqueueDelivery(post, [...postNotificationTasks(post), ...tagCountTasks(post)], !post.pulled));
     await backend.deliverTo([post.authorId], [post], { announced: true });
     return [postAdded(post)];
+  }
+
+  /** The post stored once its work is queued; the work runs once it is stored, or its store failed. */
+  private async storeQueued(post: PostRecord, queued: Promise<HeldTasks>): Promise<void> {
+    const held = await queued;
+    try {
+      await this.deps.content.storePost(post);
+    } finally {
+      held.release();
+    }
   }
 
   /**

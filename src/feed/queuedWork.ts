@@ -1,4 +1,4 @@
-import type { Db, Document, ObjectId } from 'mongodb';
+import { ObjectId, type Db, type Document } from 'mongodb';
 import type { FanoutOptions } from '../config.js';
 import type { FollowerRange } from '../graph/userGraphService.js';
 import type { Logger } from '../logger.js';
@@ -99,6 +99,13 @@ export type BatchTaskHandlers = { [K in TaskKind]?: (tasks: TaskDocument<QueuedT
  * the workers that run it in this process. Services queue through it; the handlers are given to
  * `start` in one table, by services.ts.
  */
+/** Tasks queued for this process's workers, to hand over when their caller is ready (see `QueuedWork.enqueueHeld`). */
+export interface HeldTasks {
+  release(): void;
+}
+
+const notHeld: HeldTasks = { release: () => {} };
+
 export class QueuedWork {
   readonly queue: TaskQueue;
   private workers: TaskWorkers | null = null;
@@ -120,6 +127,28 @@ export class QueuedWork {
     await this.queue.enqueue(tasks);
     this.workers?.wake();
   }
+
+  /**
+   * Queues tasks that must not run before the caller has done what they follow (a post's delivery
+   * is queued before the post is stored), for `release` to hand over once it has. While a worker
+   * here is idle, they are queued claimed for it, and it runs them on release without claiming
+   * them: a post's tasks cost their insert and completion, not the claim's two round trips more. A
+   * process that dies before it releases them leaves them to whoever claims them once their lease
+   * ends, as a worker that died would. Otherwise they are queued for any worker, as `enqueue` does.
+   */
+  async enqueueHeld(tasks: readonly QueuedTask[]): Promise<HeldTasks> {
+    const workers = this.workers;
+    if (!workers?.idle) {
+      await this.enqueue(tasks);
+      return notHeld;
+    }
+    const added = await this.queue.enqueue(tasks, { claim: this.ownClaim });
+    const held = added.filter((task) => task.claim === this.ownClaim);
+    return { release: () => workers.handOff(held) };
+  }
+
+  /** The claim of the tasks this process queues for its own workers (see `enqueueHeld`). */
+  private readonly ownClaim = new ObjectId().toHexString();
 
   /**
    * Starts `workers` workers in this process (none for 0). They also run `periodic` (finishing what

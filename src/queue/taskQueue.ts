@@ -3,7 +3,7 @@
  * tasks (TaskQueue), and the workers that claim and run tasks (TaskWorkers). It knows no kind of
  * task; fanout and account removal register theirs.
  */
-import { ObjectId, type Collection, type Db, type Document } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { duplicateKeyFailures } from '../errors.js';
 import type { QueueSnapshot, QueueTaskState } from '../observability/metrics.js';
 import { currentOrigin, type TaskOrigin } from '../observability/requestScope.js';
@@ -101,31 +101,43 @@ export class TaskQueue {
     ]);
   }
 
-  /** Adds tasks; one whose `_id` is already queued is left as it is. */
-  async enqueue(tasks: readonly NewTask[]): Promise<void> {
-    if (tasks.length === 0) return;
+  /**
+   * Adds tasks; one whose `_id` is already queued is left as it is. Returns the tasks it added.
+   * With `claim`, those due now are added already claimed under it, leased from now, as a claim
+   * would leave them: their queuer runs them (TaskWorkers.handOff) without claiming them, and
+   * anyone may claim them once the lease ends, should it die first.
+   */
+  async enqueue(tasks: readonly NewTask[], { claim }: { claim?: string } = {}): Promise<TaskDocument[]> {
+    if (tasks.length === 0) return [];
     const now = this.at();
     const origin = currentOrigin();
     const docs: TaskDocument[] = tasks.map((task) => {
       const taskOrigin = task.origin ?? origin;
+      const later = task.runAt !== undefined && task.runAt > now;
       return {
         _id: task._id,
         kind: task.kind,
         payload: task.payload,
         state: 'ready',
-        runAt: task.runAt ?? now,
-        claim: null,
-        attempts: 0,
+        ...(claim && !later ? { runAt: this.at(this.options.leaseMs), claim, attempts: 1 } : { runAt: task.runAt ?? now, claim: null, attempts: 0 }),
         createdAt: now,
-        ...(task.runAt && task.runAt > now ? { later: true as const } : {}),
+        ...(later ? { later: true as const } : {}),
         ...(taskOrigin ? { origin: taskOrigin } : {}),
       };
     });
     try {
       await this.tasks.insertMany(docs, { ordered: false });
+      return docs;
     } catch (error) {
       if (!duplicateKeyFailures(error)) throw error;
+      const refused = new Set(error instanceof MongoBulkWriteError ? [error.writeErrors].flat().map((failure) => failure.index) : docs.keys());
+      return docs.filter((_, index) => !refused.has(index));
     }
+  }
+
+  /** How long the lease of a claimed task has left, on the queue's clock. */
+  leaseLeftMs(task: TaskDocument): number {
+    return task.runAt.getTime() - this.now();
   }
 
   /**
