@@ -94,11 +94,6 @@ export type TaskHandlers = { [K in TaskKind]: (task: TaskDocument<QueuedTasks[K]
 /** Kinds whose claimed tasks run together; each returns the tasks it left for a run of their own. */
 export type BatchTaskHandlers = { [K in TaskKind]?: (tasks: TaskDocument<QueuedTasks[K] & Document>[], run: TaskRun) => Promise<TaskDocument[]> };
 
-/**
- * The one durable queue of background work (fanout, notifications' clean-ups, account removal) and
- * the workers that run it in this process. Services queue through it; the handlers are given to
- * `start` in one table, by services.ts.
- */
 /** Tasks queued for this process's workers, to hand over when their caller is ready (see `QueuedWork.enqueueHeld`). */
 export interface HeldTasks {
   release(): void;
@@ -106,9 +101,16 @@ export interface HeldTasks {
 
 const notHeld: HeldTasks = { release: () => {} };
 
+/**
+ * The one durable queue of background work (fanout, notifications' clean-ups, account removal) and
+ * the workers that run it in this process. Services queue through it; the handlers are given to
+ * `start` in one table, by services.ts.
+ */
 export class QueuedWork {
   readonly queue: TaskQueue;
   private workers: TaskWorkers | null = null;
+  /** The claim of the tasks this process queues for its own workers (see `enqueueHeld`). */
+  private readonly ownClaim = new ObjectId().toHexString();
 
   constructor(
     db: Db,
@@ -146,9 +148,6 @@ export class QueuedWork {
     const held = added.filter((task) => task.claim === this.ownClaim);
     return { release: () => workers.handOff(held) };
   }
-
-  /** The claim of the tasks this process queues for its own workers (see `enqueueHeld`). */
-  private readonly ownClaim = new ObjectId().toHexString();
 
   /**
    * Starts `workers` workers in this process (none for 0). They also run `periodic` (finishing what
