@@ -60,9 +60,14 @@ export class PostLookups {
    * again after it writes (a deletion may come at any time before that check anyway).
    */
   async storedOnce(ids: readonly ObjectId[]): Promise<Set<string>> {
-    const known = ids.filter((id) => this.storedHere.has(id.toHexString()));
-    const found = known.length === ids.length ? new Set<string>() : await this.existing(ids.filter((id) => !this.storedHere.has(id.toHexString())));
-    for (const id of known) found.add(id.toHexString());
+    const found = new Set<string>();
+    const unknown: ObjectId[] = [];
+    for (const id of ids) {
+      const hex = id.toHexString();
+      if (this.storedHere.has(hex)) found.add(hex);
+      else unknown.push(id);
+    }
+    if (unknown.length > 0) for (const hex of await this.existing(unknown)) found.add(hex);
     return found;
   }
 

@@ -104,7 +104,7 @@ export class Fanout {
    * the post, and release what it returns once the post is stored (see QueuedWork.enqueueHeld).
    */
   enqueueDelivery(post: PostRecord, alongside: QueuedTask[] = [], deliver = true): Promise<HeldTasks> {
-    return this.work.enqueueHeld([...(this.backend.materialized && deliver ? [rootTask('deliver', post)] : []), ...alongside]);
+    return this.work.enqueueHeld(this.withTimelineWork(deliver ? [rootTask('deliver', post)] : [], alongside));
   }
 
   /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */
@@ -156,9 +156,13 @@ export class Fanout {
     await this.work.enqueue(tasks);
   }
 
-  /** Timeline work only under a materialized strategy; `always` whatever the strategy. */
   private async enqueueWith(timelineWork: QueuedTask[], always: QueuedTask[]): Promise<void> {
-    await this.work.enqueue([...(this.backend.materialized ? timelineWork : []), ...always]);
+    await this.work.enqueue(this.withTimelineWork(timelineWork, always));
+  }
+
+  /** Timeline work only under a materialized strategy; `always` whatever the strategy. */
+  private withTimelineWork(timelineWork: QueuedTask[], always: QueuedTask[]): QueuedTask[] {
+    return [...(this.backend.materialized ? timelineWork : []), ...always];
   }
 
   /** One task alone: a post's first task always splits its audience into sub-tasks. */

@@ -223,12 +223,12 @@ export class TaskQueue {
     await this.tasks.deleteOne({ _id: task._id, claim: task.claim });
   }
 
-  /** Records the failure; retries after `retryBaseMs · 2^(attempt-1)`, or parks the task as dead. */
   /** How long a failed task waits before its next attempt: doubling with each. */
   retryDelayMs(task: TaskDocument): number {
     return this.options.retryBaseMs * 2 ** (task.attempts - 1);
   }
 
+  /** Records the failure; retries after `retryDelayMs`, or parks the task as dead. */
   async fail(task: TaskDocument, error: unknown): Promise<'retry' | 'dead'> {
     const message = error instanceof Error ? error.message : String(error);
     if (task.attempts >= this.options.maxAttempts) {
