@@ -58,8 +58,9 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
   }
 
   async unfollowed(followerId: string, followeeId: string): Promise<void> {
-    await this.timelines.updateMany({ '_id._u': followerId }, { $pull: { _c: { _a: followeeId } } });
-    await this.timelines.deleteMany({ '_id._u': followerId, _c: { $size: 0 } });
+    const pulled = await this.timelines.updateMany({ '_id._u': followerId, '_c._a': followeeId }, { $pull: { _c: { _a: followeeId } } });
+    // Only a bucket that lost entries here can have been left empty by this unfollow.
+    if (pulled.modifiedCount > 0) await this.timelines.deleteMany({ '_id._u': followerId, _c: { $size: 0 } });
   }
 
   /** Buckets are refilled by redelivering what fanout skipped (see FeedService). */
