@@ -23,6 +23,7 @@ import { loadConfig } from '../src/config.js';
 import { connectDatabase, type Database } from '../src/db/connect.js';
 import { startStandIn, type StandIn } from '../src/db/standIn.js';
 import { createServices } from '../src/services.js';
+import { noRequest } from '../src/observability/requestScope.js';
 
 const jwtSecret = 'bench-live-secret-that-is-at-least-32-characters';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
     const tokens = new Map<string, string>();
     await inParallel(followers, 32, async (handle) => {
       await services.graph.createUser({ handle, displayName: null, passwordHash: 'unused' });
-      await services.relations.follow(handle, author);
+      await services.relations.follow(handle, author, noRequest);
       tokens.set(handle, await services.accounts.tokenFor(handle));
     });
     const authorToken = await services.accounts.tokenFor(author);

@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import { serveEndpoints, type EndpointServer, type Readiness } from './observability/endpoints.js';
 import { reportLive, reportQueue } from './observability/metrics.js';
 import { createServices, prepareDatabase, startWorkers, stopWorkers, type Services } from './services.js';
+import { noRequest } from './observability/requestScope.js';
 
 export interface RunningApp {
   /** The GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
@@ -158,7 +159,8 @@ function apiDependencies(services: Services, readiness: () => Promise<Readiness>
     readiness,
     media: {
       authenticate: (authorization) => services.accounts.authenticate(authorization),
-      countUpload: (owner) => services.rateLimits.upload(owner),
+      // Uploads are answered outside GraphQL, by the media routes, which send no RateLimit headers.
+      countUpload: (owner) => services.rateLimits.upload(owner, noRequest),
       store: (owner, data, alt) => services.media.store(owner, data, alt),
       record: (media, origin) => services.media.record(media, origin),
       verify: (id, variant, expiry, signature) => services.media.urls.verify(id, variant, expiry, signature),

@@ -218,7 +218,7 @@ export function createServices(db: Db, config: Config): Services {
     audit,
     publishing,
     notifications,
-    accounts: { suspend: (handle) => suspensions.suspend(handle) },
+    accounts: { suspend: (handle, _staff, _reportId, scope) => suspensions.suspend(handle, scope) },
   });
   const trendCounting = new TrendCounting({ trends, stored: (postIds) => content.lookups.existing(postIds) });
   const taskHandlers: TaskHandlers = {
@@ -284,8 +284,8 @@ function withTimelineEffects(timeline: RepostTimelineEffects, group: Interaction
   return {
     ...group,
     // The repost's entry changes the count once it is stored (see PostDelivery); the group's join does not wait for it.
-    adding: async (edge, count) => (await Promise.all([timeline.adding(edge, count), group.adding(edge, countedByTimeline)])).flat(),
-    removing: async (edge, members) => (await Promise.all([timeline.removing(edge), group.removing(edge, members)]))[1],
+    adding: async (edge, count, scope) => (await Promise.all([timeline.adding(edge, count, scope), group.adding(edge, countedByTimeline, scope)])).flat(),
+    removing: async (edge, members, scope) => (await Promise.all([timeline.removing(edge, scope), group.removing(edge, members, scope)]))[1],
   };
 }
 

@@ -7,6 +7,7 @@ import type { ApiServices } from './apiServices.js';
 import { noEngagement, type KnownEngagement } from './engagement.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { RequestObservation } from './observedRequests.js';
+import { noRequest, type Scope } from '../observability/requestScope.js';
 
 export interface RequestContext {
   /**
@@ -35,6 +36,11 @@ export interface RequestContext {
   origin: string;
   /** What the request's log line and metrics say, filled in as the request learns it; null over WebSocket. */
   observation: RequestObservation | null;
+  /**
+   * The request as the services it calls see it (observability/requestScope.ts): the limit it
+   * counted against, for its headers, and its id on the work it queues. Null over WebSocket.
+   */
+  scope: Scope;
 }
 
 /**
@@ -69,7 +75,7 @@ async function createRequestContext(
   const tokenProblem = authenticated === 'invalid' || authenticated === 'not-bearer' ? authenticated : null;
   const account = typeof authenticated === 'object' ? authenticated : null;
   const viewerId = account?.handle ?? null;
-  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), known: noEngagement(), live, clientAddress, origin, observation: null };
+  return { viewerId, viewerAccountId: account?.accountId ?? null, tokenProblem, services, loaders: createLoaders(services, viewerId), known: noEngagement(), live, clientAddress, origin, observation: null, scope: noRequest };
 }
 
 /** The answer to an Authorization header that holds a bare token or another scheme. */

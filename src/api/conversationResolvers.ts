@@ -104,7 +104,7 @@ export const conversationUserResolvers: Pick<UserResolvers, 'pinnedPosts'> = {
 };
 
 export const conversationMutationResolvers: Pick<MutationResolvers, 'editPost' | 'pinPost' | 'unpinPost'> = {
-  editPost: (_parent, { id, text }, context) => context.services.postEdits.editText(requireViewer(context), postKey(id), text),
+  editPost: (_parent, { id, text }, context) => context.services.postEdits.editText(requireViewer(context), postKey(id), text, context.scope),
   pinPost: async (_parent, { id }, context) => {
     const viewerId = requireViewer(context);
     await context.services.conversations.pin(viewerId, postKey(id));

@@ -58,7 +58,7 @@ export const followRequestResolvers: {
     approveFollowRequest: (_parent, { handle }, context) => context.services.followRequests.approve(requireViewer(context), handle),
     rejectFollowRequest: (_parent, { handle }, context) => context.services.followRequests.reject(requireViewer(context), handle),
     updateProfile: (_parent, args, context) =>
-      context.services.followRequests.updateProfile(requireViewer(context), args).then((user) => {
+      context.services.followRequests.updateProfile(requireViewer(context), args, context.scope).then((user) => {
         context.loaders.users.clear(user.handle).prime(user.handle, user);
         return user;
       }),

@@ -14,8 +14,6 @@ export interface GraphqlPostOptions<Context extends BaseContext> {
    * leave the request to Apollo, which then gets the same context (server.ts, compiledExecution.ts).
    */
   direct?: (request: PlainRequest, context: Context) => Promise<string | null>;
-  /** Runs the request's handling, given its parsed body: in a request scope when it needs one (server.ts). */
-  around?: (request: IncomingMessage, body: unknown, work: () => Promise<void>) => Promise<void>;
 }
 
 /** A single operation as JSON clients send it, with nothing Apollo would refuse or treat apart. */
@@ -57,8 +55,7 @@ export function graphqlPostHandler<Context extends BaseContext>(
         return;
       }
       const { body } = admitted;
-      const work = () => execute(apollo, options, request, response, body);
-      (options.around ? options.around(request, body, work) : work()).catch((error: unknown) => {
+      execute(apollo, options, request, response, body).catch((error: unknown) => {
         if (response.headersSent) response.destroy(error as Error);
         else answerTransportError(response, 500);
       });

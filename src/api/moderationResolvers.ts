@@ -40,15 +40,15 @@ export const moderationResolvers: {
   Mutation: {
     report: (_parent, { handle, postId, reason, comment }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.reports.report(viewerId, { handle, postId: postId == null ? null : new ObjectId(postKey(postId)), reason, comment: comment ?? null });
+      return context.services.reports.report(viewerId, { handle, postId: postId == null ? null : new ObjectId(postKey(postId)), reason, comment: comment ?? null }, context.scope);
     },
     resolveReport: async (_parent, { id, action }, context) => {
       const staff = await requireStaff(context);
-      return context.services.reports.resolve(staff, reportKey(id), action);
+      return context.services.reports.resolve(staff, reportKey(id), action, context.scope);
     },
     unsuspendAccount: async (_parent, { handle }, context) => {
       const staff = await requireStaff(context);
-      return context.services.suspensions.unsuspend(handle, staff);
+      return context.services.suspensions.unsuspend(handle, staff, context.scope);
     },
   },
   Report: {

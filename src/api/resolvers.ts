@@ -117,15 +117,16 @@ export const resolvers: Resolvers = {
   },
 
   Mutation: {
-    signUp: (_parent, args, context) => context.services.accounts.signUp(args, context.clientAddress),
-    logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress),
-    follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle),
+    signUp: (_parent, args, context) => context.services.accounts.signUp(args, context.clientAddress, context.scope),
+    logIn: (_parent, args, context) => context.services.accounts.logIn(args, context.clientAddress, context.scope),
+    follow: (_parent, { handle }, context) => context.services.relations.follow(requireViewer(context), handle, context.scope),
     unfollow: (_parent, { handle }, context) => context.services.relations.unfollow(requireViewer(context), handle),
     createPost: (_parent, { text, replyTo, visibility, media, quoteOf }, context) => {
       const viewerId = requireViewer(context);
       return context.services.publishing.post(
         viewerId,
         text,
+        context.scope,
         replyTo == null ? null : postKey(replyTo),
         visibility ?? 'PUBLIC',
         (media ?? []).map(mediaKey),
@@ -134,31 +135,31 @@ export const resolvers: Resolvers = {
     },
     updateMedia: async (_parent, { id, alt }, context) => {
       const viewerId = requireViewer(context);
-      const updated = await context.services.postEdits.setAlt(viewerId, mediaKey(id), alt);
+      const updated = await context.services.postEdits.setAlt(viewerId, mediaKey(id), alt, context.scope);
       return context.services.media.record(toDescriptor(updated), context.origin);
     },
     deletePost: (_parent, { id }, context) => {
       const viewerId = requireViewer(context);
-      return context.services.publishing.deletePost(viewerId, postKey(id));
+      return context.services.publishing.deletePost(viewerId, postKey(id), context.scope);
     },
     likePost: (_parent, { id }, context) =>
-      context.services.publishing.likePost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerLikes, true)),
+      context.services.publishing.likePost(requireViewer(context), postKey(id), context.scope).then(showing(context.loaders.viewerLikes, true)),
     unlikePost: (_parent, { id }, context) =>
-      context.services.publishing.unlikePost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerLikes, false)),
+      context.services.publishing.unlikePost(requireViewer(context), postKey(id), context.scope).then(showing(context.loaders.viewerLikes, false)),
     repost: (_parent, { id }, context) =>
-      context.services.publishing.repost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerReposts, true)),
+      context.services.publishing.repost(requireViewer(context), postKey(id), context.scope).then(showing(context.loaders.viewerReposts, true)),
     undoRepost: (_parent, { id }, context) =>
-      context.services.publishing.undoRepost(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerReposts, false)),
-    mute: (_parent, { handle }, context) => context.services.relations.mute(requireViewer(context), handle),
+      context.services.publishing.undoRepost(requireViewer(context), postKey(id), context.scope).then(showing(context.loaders.viewerReposts, false)),
+    mute: (_parent, { handle }, context) => context.services.relations.mute(requireViewer(context), handle, context.scope),
     unmute: (_parent, { handle }, context) => context.services.relations.unmute(requireViewer(context), handle),
-    block: (_parent, { handle }, context) => context.services.relations.block(requireViewer(context), handle),
+    block: (_parent, { handle }, context) => context.services.relations.block(requireViewer(context), handle, context.scope),
     unblock: (_parent, { handle }, context) => context.services.relations.unblock(requireViewer(context), handle),
     addKeywordFilter: (_parent, { phrase }, context) => context.services.relations.addKeywordFilter(requireViewer(context), phrase),
     removeKeywordFilter: (_parent, { id }, context) => {
       const viewerId = requireViewer(context);
       return context.services.relations.removeKeywordFilter(viewerId, requireId(id, 'KeywordFilter', 'keyword filter').filterId.toHexString());
     },
-    deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress),
+    deleteAccount: (_parent, { password }, context) => context.services.accounts.deleteAccount(requireViewer(context), password, context.clientAddress, context.scope),
     createList: (_parent, { name }, context) => context.services.lists.create(requireViewer(context), name),
     renameList: (_parent, { id, name }, context) => {
       const viewerId = requireViewer(context);
@@ -184,7 +185,7 @@ export const resolvers: Resolvers = {
     unbookmark: (_parent, { id }, context) =>
       context.services.bookmarks.unbookmark(requireViewer(context), postKey(id)).then(showing(context.loaders.viewerBookmarks, false)),
     changePassword: (_parent, { current, next }, context) =>
-      context.services.settings.changePassword(requireViewer(context), current, next, context.clientAddress),
+      context.services.settings.changePassword(requireViewer(context), current, next, context.clientAddress, context.scope),
     logOutEverywhere: (_parent, _args, context) => context.services.settings.logOutEverywhere(requireViewer(context)),
     ...followRequestResolvers.Mutation,
     ...moderationResolvers.Mutation,

@@ -20,8 +20,6 @@ import type { Config } from '../config.js';
 import type { LiveConnections } from '../live/liveConnections.js';
 import type { Logger } from '../logger.js';
 import { answerEndpoint, type Readiness } from '../observability/endpoints.js';
-import { currentRateLimit, inRequestScope } from '../observability/requestScope.js';
-import { tracingOn } from '../observability/tracing.js';
 import { compiledExecution } from './compiledExecution.js';
 import { requestOrigin, type Authenticate, type CreateContext, type RequestContext } from './context.js';
 import { createErrorFormatter } from './errors.js';
@@ -117,7 +115,8 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
     try {
       const created = await dependencies.createContext(request.headers.authorization, null, request.socket.remoteAddress ?? 'unknown', requestOrigin(request));
       if (observation) observation.accountId = created.viewerAccountId;
-      return { ...created, observation };
+      // What the request's services note for its answer and stamp on the work it queues.
+      return { ...created, observation, scope: observation ? { requestId: observation.id } : null };
     } catch (error) {
       if (observation) observation.errorCode = codeOf(error) ?? 'INTERNAL_SERVER_ERROR';
       throw error;
@@ -132,7 +131,6 @@ export async function createApiServer(dependencies: ApiDependencies, config: Con
     context,
     documents,
     direct,
-    around: inScopeWhenNeeded,
   });
 
   return {
@@ -202,7 +200,7 @@ function createApollo(options: {
           },
           willSendResponse: async ({ response, contextValue }) => {
             // Every answer of a request that counted against a limit says where the client stands.
-            const limit = currentRateLimit();
+            const limit = contextValue.scope?.rateLimit;
             if (limit) for (const [name, value] of rateLimitHeaders(limit)) response.http.headers.set(name, value);
             const errors = response.body.kind === 'single' ? response.body.singleResult.errors : undefined;
             if (contextValue.observation && errors?.length) contextValue.observation.errorCode = codeOf(errors[0]) ?? 'INTERNAL_SERVER_ERROR';
@@ -247,17 +245,10 @@ function routeRequests(
       else next();
     });
   }
-  const scope: RequestHandler = (request, response, next) => {
-    void inScopeWhenNeeded(request, request.body, () => new Promise<void>((resolve) => {
-      response.once('close', () => resolve());
-      next();
-    }));
-  };
   app.use(
     graphqlPath,
     express.json({ limit: config.maxBodyBytes }),
     admittedDocuments(documents),
-    scope,
     expressMiddleware(apollo, { context: ({ req }) => context(req) }),
   );
   app.use(transportErrors);
@@ -322,25 +313,6 @@ function directAnswers(compiled: ReturnType<typeof compiledExecution>, refusal: 
     if (answer !== null && contextValue.observation) contextValue.observation.operation = operationLabels(valid.document, valid.definition);
     return answer;
   };
-}
-
-/**
- * Requests that can queue work or count against a rate limit run in a request scope
- * (observability/requestScope.ts): mutations, and every request while tracing is on (its hooks
- * run then anyway). A query that merely contains the word `mutation` pays for a scope it needs not.
- */
-function inScopeWhenNeeded(request: IncomingMessage, body: unknown, work: () => Promise<void>): Promise<void> {
-  const observation = observationOf(request);
-  if (!observation || !(tracingOn() || mayMutate(body))) return work();
-  return inRequestScope({ requestId: observation.id }, work);
-}
-
-function mayMutate(body: unknown): boolean {
-  const operations = Array.isArray(body) ? body : [body];
-  return operations.some((operation) => {
-    const query = (operation as { query?: unknown } | null)?.query;
-    return typeof query === 'string' && /\bmutation\b/.test(query);
-  });
 }
 
 /** The `extensions.code` of a GraphQL error (thrown or formatted), if it has one. */

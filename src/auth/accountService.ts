@@ -13,6 +13,7 @@ import type { Session } from '../records/users.js';
 import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from './passwords.js';
 import type { RateLimits } from './rateLimits.js';
 import type { TokenService } from './tokens.js';
+import type { Scope } from '../observability/requestScope.js';
 
 export const minPasswordLength = 8;
 // Hashing costs grow with input; an upper bound keeps a huge "password" from being a cheap DoS.
@@ -25,15 +26,15 @@ export class AccountService {
     private readonly accounts: UserAccounts,
     private readonly tokens: TokenService,
     private readonly rateLimits: RateLimits,
-    private readonly removal: { remove(handle: string, accountId: string): Promise<void> },
+    private readonly removal: { remove(handle: string, accountId: string, scope: Scope): Promise<void> },
   ) {}
 
-  async signUp(input: { handle: string; password: string; displayName?: string | null }, clientAddress: string): Promise<Session> {
+  async signUp(input: { handle: string; password: string; displayName?: string | null }, clientAddress: string, scope: Scope): Promise<Session> {
     // Bad input is refused before it counts against the address's sign-ups.
     assertHandle(input.handle);
     assertPassword(input.password);
     const displayName = displayNameOrNull(input.displayName ?? '');
-    await this.rateLimits.signUp(clientAddress);
+    await this.rateLimits.signUp(clientAddress, scope);
     const user = await this.graph.createUser({
       handle: input.handle,
       displayName,
@@ -43,15 +44,15 @@ export class AccountService {
   }
 
   /** Unknown handle and wrong password fail alike, in message and in time. */
-  async logIn(input: { handle: string; password: string }, clientAddress: string): Promise<Session> {
-    await this.rateLimits.assertLoginAllowed(input.handle, clientAddress);
+  async logIn(input: { handle: string; password: string }, clientAddress: string, scope: Scope): Promise<Session> {
+    await this.rateLimits.assertLoginAllowed(input.handle, clientAddress, scope);
     const credentials = handlePattern.test(input.handle) ? await this.accounts.getCredentials(input.handle) : null;
     const matches = await verifyPassword(input.password.slice(0, maxPasswordLength + 1), credentials?.passwordHash ?? decoyPasswordHash);
     const user = matches && credentials ? await this.users.getUser(input.handle) : null;
     // Told only to whoever knows the password: to anyone else a suspended account is a wrong log-in.
     if (matches && credentials?.suspended) throw new AppError('ACCOUNT_SUSPENDED', 'This account is suspended by the service\'s staff');
     if (!user) {
-      await this.rateLimits.loginFailed(input.handle, clientAddress);
+      await this.rateLimits.loginFailed(input.handle, clientAddress, scope);
       throw new AppError('UNAUTHENTICATED', 'Wrong handle or password');
     }
     await this.rateLimits.loginSucceeded(input.handle);
@@ -66,15 +67,15 @@ export class AccountService {
    * Deletes the signed-in account once its password is confirmed (see AccountRemoval). Wrong
    * passwords count against the same limits as failed log-ins.
    */
-  async deleteAccount(handle: string, password: string, clientAddress: string): Promise<boolean> {
-    await this.rateLimits.assertLoginAllowed(handle, clientAddress);
+  async deleteAccount(handle: string, password: string, clientAddress: string, scope: Scope): Promise<boolean> {
+    await this.rateLimits.assertLoginAllowed(handle, clientAddress, scope);
     const credentials = await this.accounts.getCredentials(handle);
     const matches = credentials && (await verifyPassword(password.slice(0, maxPasswordLength + 1), credentials.passwordHash));
     if (!matches || !credentials.accountId) {
-      await this.rateLimits.loginFailed(handle, clientAddress);
+      await this.rateLimits.loginFailed(handle, clientAddress, scope);
       throw new AppError('FORBIDDEN', 'Wrong password: the account is not deleted');
     }
-    await this.removal.remove(handle, credentials.accountId);
+    await this.removal.remove(handle, credentials.accountId, scope);
     return true;
   }
 

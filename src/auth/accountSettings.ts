@@ -8,6 +8,7 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { bioOrNull, displayNameOrNull } from './profileRules.js';
 import type { RateLimits } from './rateLimits.js';
 import type { TokenService } from './tokens.js';
+import type { Scope } from '../observability/requestScope.js';
 
 const accountGone = () => new AppError('UNAUTHENTICATED', 'This account no longer exists');
 
@@ -41,13 +42,13 @@ export class AccountSettings {
    * A wrong current password is FORBIDDEN and counts against the same limits as a failed log-in.
    * Earlier tokens end with the same update that stores the new password.
    */
-  async changePassword(handle: string, current: string, next: string, clientAddress: string): Promise<Session> {
+  async changePassword(handle: string, current: string, next: string, clientAddress: string, scope: Scope): Promise<Session> {
     assertPassword(next);
-    await this.rateLimits.assertLoginAllowed(handle, clientAddress);
+    await this.rateLimits.assertLoginAllowed(handle, clientAddress, scope);
     const credentials = await this.accounts.getCredentials(handle);
     if (!credentials?.accountId) throw accountGone();
     if (!(await verifyPassword(current.slice(0, maxPasswordLength + 1), credentials.passwordHash))) {
-      await this.rateLimits.loginFailed(handle, clientAddress);
+      await this.rateLimits.loginFailed(handle, clientAddress, scope);
       throw new AppError('FORBIDDEN', 'Wrong current password: the password is not changed');
     }
     const generation = await this.accounts.revokeTokens(handle, credentials.accountId, {

@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitOptions } from '../config.js';
 import { AppError } from '../errors.js';
-import { noteRateLimit, type RateLimitState } from '../observability/requestScope.js';
+import { noteRateLimit, type RateLimitState, type Scope } from '../observability/requestScope.js';
 import { plannedIndexes } from '../db/shardPlan.js';
 
 const collectionName = 'rate_limits';
@@ -60,14 +60,14 @@ export class RateLimits {
   }
 
   /** Refuses a log-in attempt while the handle or the address is backing off. */
-  async assertLoginAllowed(handle: string, address: string): Promise<void> {
+  async assertLoginAllowed(handle: string, address: string, scope: Scope): Promise<void> {
     const [byHandle, byAddress] = await Promise.all([
       this.loginFailuresByHandle.get(handle),
       this.loginFailuresByAddress.get(address),
     ]);
     // The address's failures are the limit a client sees in the RateLimit-* headers of its log-ins.
     const addressState = byAddress ? stateOf(this.loginFailuresByAddress, byAddress) : { limit: this.loginFailuresByAddress.points, remaining: this.loginFailuresByAddress.points, resetSeconds: hour };
-    noteRateLimit(addressState);
+    noteRateLimit(scope, addressState);
     if (byHandle && byHandle.consumedPoints >= freeLoginFailures) {
       const backoffMs = backoffSeconds(byHandle.consumedPoints) * 1000;
       // The failure counter's expiry moves with every failure, so it dates the last one.
@@ -76,7 +76,7 @@ export class RateLimits {
       if (waitMs > 0) {
         // The handle's free failures are used up until the wait is over.
         const handleState = { limit: freeLoginFailures, remaining: 0, resetSeconds: Math.ceil(waitMs / 1000) };
-        noteRateLimit(handleState);
+        noteRateLimit(scope, handleState);
         throw rateLimited('Too many failed log-ins for this handle; wait before trying again', waitMs, handleState);
       }
     }
@@ -85,41 +85,41 @@ export class RateLimits {
     }
   }
 
-  async loginFailed(handle: string, address: string): Promise<void> {
+  async loginFailed(handle: string, address: string, scope: Scope): Promise<void> {
     const [, byAddress] = await Promise.all([
       // Each failure renews the day-long window, so the count is of failures in a row.
       this.loginFailuresByHandle.penalty(handle, 1).then((result) => this.loginFailuresByHandle.set(handle, result.consumedPoints, 24 * hour)),
       this.loginFailuresByAddress.penalty(address, 1),
     ]);
-    noteRateLimit(stateOf(this.loginFailuresByAddress, byAddress));
+    noteRateLimit(scope, stateOf(this.loginFailuresByAddress, byAddress));
   }
 
   async loginSucceeded(handle: string): Promise<void> {
     await this.loginFailuresByHandle.delete(handle);
   }
 
-  signUp(address: string): Promise<void> {
-    return consume(this.signUpsByAddress, address, 'Too many sign-ups from this address; wait before trying again');
+  signUp(address: string, scope: Scope): Promise<void> {
+    return consume(this.signUpsByAddress, address, 'Too many sign-ups from this address; wait before trying again', scope);
   }
 
-  post(accountId: string): Promise<void> {
-    return this.postsByAccount.consume(accountId, 'Too many posts; wait before posting again');
+  post(accountId: string, scope: Scope): Promise<void> {
+    return this.postsByAccount.consume(accountId, 'Too many posts; wait before posting again', scope);
   }
 
-  report(accountId: string): Promise<void> {
-    return consume(this.reportsByAccount, accountId, 'Too many reports; wait before reporting again');
+  report(accountId: string, scope: Scope): Promise<void> {
+    return consume(this.reportsByAccount, accountId, 'Too many reports; wait before reporting again', scope);
   }
 
-  follow(accountId: string): Promise<void> {
-    return this.followsByAccount.consume(accountId, 'Too many follows and unfollows; wait before trying again');
+  follow(accountId: string, scope: Scope): Promise<void> {
+    return this.followsByAccount.consume(accountId, 'Too many follows and unfollows; wait before trying again', scope);
   }
 
   /**
    * Counts an upload as it starts, so uploads running at once cannot all pass a limit that only
    * one more fits; `refund` takes it back when the upload is refused (refused uploads count against nothing).
    */
-  async upload(accountId: string): Promise<{ refund: () => Promise<void> }> {
-    await consume(this.uploadsByAccount, accountId, 'Too many uploads; wait before uploading again');
+  async upload(accountId: string, scope: Scope): Promise<{ refund: () => Promise<void> }> {
+    await consume(this.uploadsByAccount, accountId, 'Too many uploads; wait before uploading again', scope);
     return { refund: () => this.uploadsByAccount.reward(accountId, 1).then(() => undefined) };
   }
 }
@@ -151,25 +151,25 @@ class LeasedLimit {
     this.leaseSize = Math.min(maxLease, Math.max(1, Math.floor(limiter.points * leaseShare)));
   }
 
-  async consume(key: string, message: string): Promise<void> {
+  async consume(key: string, message: string, scope: Scope): Promise<void> {
     for (;;) {
       const now = Date.now();
       const held = this.heldLease(key, now);
       if (held && held.unspent > 0) {
         held.unspent -= 1;
-        noteRateLimit(this.stateOf(held, now));
+        noteRateLimit(scope, this.stateOf(held, now));
         return;
       }
       // Requests of one account at once take one lease between them, then spend it; one that
       // finds it spent takes the next (and is refused by the shared count itself when none is left).
       const leasing = this.leasing.get(key);
       if (leasing) await leasing.catch(() => {});
-      else await this.takeLease(key, held, message);
+      else await this.takeLease(key, held, message, scope);
     }
   }
 
   /** Points from the shared count, as many as the window can spare; refuses when it has none left. */
-  private takeLease(key: string, held: Lease | undefined, message: string): Promise<void> {
+  private takeLease(key: string, held: Lease | undefined, message: string, scope: Scope): Promise<void> {
     const leasing = (async () => {
       const now = Date.now();
       const wanted = held ? Math.min(this.leaseSize, Math.max(1, Math.floor(held.sharedRemaining / this.leaseSize))) : this.leaseSize;
@@ -184,7 +184,7 @@ class LeasedLimit {
         granted = Math.max(0, Math.min(wanted, this.limiter.points - (refusal.consumedPoints - wanted)));
         if (granted === 0) {
           const state = stateOf(this.limiter, refusal);
-          noteRateLimit(state);
+          noteRateLimit(scope, state);
           throw rateLimited(message, refusal.msBeforeNext, state);
         }
       }
@@ -209,13 +209,13 @@ function backoffSeconds(failures: number): number {
   return Math.min(firstBackoffSeconds * 2 ** (failures - freeLoginFailures), hour);
 }
 
-async function consume(limiter: RateLimiterMongo, key: string, message: string): Promise<void> {
+async function consume(limiter: RateLimiterMongo, key: string, message: string, scope: Scope): Promise<void> {
   try {
-    noteRateLimit(stateOf(limiter, await limiter.consume(key)));
+    noteRateLimit(scope, stateOf(limiter, await limiter.consume(key)));
   } catch (refusal) {
     if (!(refusal instanceof RateLimiterRes)) throw refusal;
     const state = stateOf(limiter, refusal);
-    noteRateLimit(state);
+    noteRateLimit(scope, state);
     throw rateLimited(message, refusal.msBeforeNext, state);
   }
 }

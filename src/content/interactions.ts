@@ -9,6 +9,7 @@ import { newPostId, type PostCounts, type PostRef } from '../records/posts.js';
 import { PostCounters, staleChangeMs, type CountName } from './postCounters.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 import { everyEvent, type HeldScope } from '../changes/partitions.js';
+import { noRequest, type Scope } from '../observability/requestScope.js';
 
 /**
  * One user's like or repost of one post (Weibo's existence service): the `_id` is the pair, so
@@ -54,9 +55,11 @@ export interface InteractionEffects {
    * Each returns what it has to announce: the transition announces it all in one write, once the
    * edge is settled. `count` changes the post's count (once, however often it is called): an
    * effect calls it as early as its order allows, and the transition calls it after any that did not.
+   * `scope`: the request making the transition, for the work an effect queues (`noRequest` when a
+   * sweep finishes one a dead request left).
    */
-  adding(edge: InteractionDocument, count: CountChange): Promise<ChangeEvent[]>;
-  removing(edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]>;
+  adding(edge: InteractionDocument, count: CountChange, scope: Scope): Promise<ChangeEvent[]>;
+  removing(edge: InteractionDocument, members: GroupMemberSource, scope: Scope): Promise<ChangeEvent[]>;
   /** Takes the edge out of its group, leaving the like itself (a mute or block of its actor). */
   leaving(edge: InteractionDocument, members: GroupMemberSource): Promise<ChangeEvent[]>;
   /** Drops group tokens that no transition records any longer. */
@@ -125,7 +128,7 @@ export class Interactions implements GroupMemberSource {
    * Returns once the pair is on and counted, whoever made it so, with the post's counts as this
    * add left them (null when another request made the pair, or when the post is gone).
    */
-  async add(post: PostRef, userId: string): Promise<PostCounts | null> {
+  async add(post: PostRef, userId: string, scope: Scope): Promise<PostCounts | null> {
     const _id = keyOf(post.id, userId);
     const group = await this.effects.groupOf(post, userId);
     for (;;) {
@@ -138,7 +141,7 @@ export class Interactions implements GroupMemberSource {
       try {
         // A new pair, or one taken back before: an edge in any other state makes the upsert collide.
         await this.edges.updateOne({ _id, u: userId, r: post.authorId, state: 'off' }, { $set: edge }, { upsert: true });
-        return await this.finish({ _id, ...edge });
+        return await this.finish({ _id, ...edge }, scope);
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
@@ -148,7 +151,7 @@ export class Interactions implements GroupMemberSource {
   }
 
   /** Returns once the pair is off and uncounted, with the post's counts as this removal left them (null when there was nothing to remove). */
-  async remove(postId: ObjectId, userId: string): Promise<PostCounts | null> {
+  async remove(postId: ObjectId, userId: string, scope: Scope): Promise<PostCounts | null> {
     const _id = keyOf(postId, userId);
     for (;;) {
       const now = new Date();
@@ -159,7 +162,7 @@ export class Interactions implements GroupMemberSource {
         { $set: { state: 'removing', token, at: now, gc: { t: token, to: null, at: now } } },
         { returnDocument: 'after' },
       );
-      if (claimed) return this.finish(claimed);
+      if (claimed) return this.finish(claimed, scope);
       const current = await this.settled(_id, userId);
       if (!current || current.state !== 'on') return null;
     }
@@ -179,7 +182,7 @@ export class Interactions implements GroupMemberSource {
         { $set: { state: 'leaving', token, at: now, gc: { t: token, to: null, at: now } } },
         { returnDocument: 'after' },
       );
-      if (claimed) return void (await this.finish(claimed));
+      if (claimed) return void (await this.finish(claimed, noRequest));
       const current = await this.settled(_id, userId);
       if (!current || current.state !== 'on' || !current.g) return;
     }
@@ -339,7 +342,7 @@ export class Interactions implements GroupMemberSource {
       { returnDocument: 'after' },
     );
     if (!claimed) return false;
-    await this.finish(claimed);
+    await this.finish(claimed, noRequest);
     return true;
   }
 
@@ -348,7 +351,7 @@ export class Interactions implements GroupMemberSource {
    * settles, recording the tokens it left for the sweep. Returns the post's counts as the count
    * change left them, null when it was applied before (a replay) or the post is gone.
    */
-  private async finish(edge: InteractionDocument): Promise<PostCounts | null> {
+  private async finish(edge: InteractionDocument, scope: Scope): Promise<PostCounts | null> {
     const token = edge.token!;
     const held = { _id: edge._id, u: edge.u, token };
     const group = edge.gc?.to ?? edge.g;
@@ -360,14 +363,14 @@ export class Interactions implements GroupMemberSource {
       case 'adding': {
         let applied: Promise<PostCounts | null> | undefined;
         const count = () => (applied ??= this.counters.apply(edge.p, this.count, 1, token));
-        events = await this.effects.adding(edge, count);
+        events = await this.effects.adding(edge, count, scope);
         counts = await count();
         const joined = edge.gc?.to ? { g: edge.gc.to, ga: edge.gc.at } : {};
         await this.edges.updateOne(held, { $set: { state: 'on', tp: true, ...joined }, $unset: { token: '', gc: '' }, ...prune });
         break;
       }
       case 'removing': {
-        [counts, events] = await Promise.all([this.counters.apply(edge.p, this.count, -1, token), this.effects.removing(edge, this)]);
+        [counts, events] = await Promise.all([this.counters.apply(edge.p, this.count, -1, token), this.effects.removing(edge, this, scope)]);
         await this.edges.updateOne(held, { $set: { state: 'off', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' }, ...prune });
         break;
       }

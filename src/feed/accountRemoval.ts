@@ -12,6 +12,7 @@ import type { Publishing } from './publishing.js';
 import type { ReaderRelations } from './readerRelations.js';
 import { stalledSince } from '../db/stalledWork.js';
 import { sleep } from '../sleep.js';
+import { noRequest, type Scope } from '../observability/requestScope.js';
 
 /** How long `deleteAccount` waits for a small account to be gone before answering anyway. */
 const answerWithinMs = 10_000;
@@ -53,13 +54,13 @@ export class AccountRemoval {
   readonly handlers: Pick<TaskHandlers, 'remove-account'> = { 'remove-account': (task, run) => this.run(task, run) };
 
   /** Returns once the account is gone, or once it surely will be (a large account takes longer). */
-  async remove(handle: string, accountId: string): Promise<void> {
+  async remove(handle: string, accountId: string, scope: Scope): Promise<void> {
     if (!(await this.accounts.markDeleted(handle, accountId))) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
     // No URL of the account's images answers from now on (the task repeats this if the request dies here).
     await this.media.markGoneOfOwner(handle);
     // Other instances hold the account too: its tokens must stop working there as well.
     await this.changes.publish(changed({ users: [handle] }));
-    await this.enqueue(handle, accountId);
+    await this.enqueue(handle, accountId, scope);
     const deadline = Date.now() + answerWithinMs;
     while (Date.now() < deadline && (await this.accounts.isBeingDeleted(handle, accountId))) await sleep(20);
   }
@@ -67,12 +68,12 @@ export class AccountRemoval {
   /** Queues the deletions whose request died between marking the user and queueing the task. */
   async requeueLost(): Promise<number> {
     const lost = await this.accounts.deletionsStartedBefore(stalledSince(lostRequestMs), 10);
-    for (const { handle, accountId } of lost) await this.enqueue(handle, accountId);
+    for (const { handle, accountId } of lost) await this.enqueue(handle, accountId, noRequest);
     return lost.length;
   }
 
-  private enqueue(handle: string, accountId: string): Promise<void> {
-    return this.work.enqueue([{ _id: rootId(handle, accountId), kind: 'remove-account', payload: { handle, accountId } }]);
+  private enqueue(handle: string, accountId: string, scope: Scope): Promise<void> {
+    return this.work.enqueue([{ _id: rootId(handle, accountId), kind: 'remove-account', payload: { handle, accountId } }], scope);
   }
 
   private async run(task: TaskDocument<AccountPayload>, run: TaskRun): Promise<void> {
@@ -91,7 +92,9 @@ export class AccountRemoval {
     let index = 0;
     for await (const batch of this.graph.followerIdBatches(handle, this.work.options.batchSize)) {
       await run.checkpoint();
-      await this.work.enqueue([{ _id: `${rootId(handle, accountId)}:${index++}`, kind: 'remove-account', payload: { handle, accountId, followers: batch } }]);
+      // The sub-tasks carry the origin of the task that split them: the request that deleted the account.
+      const subTask = { _id: `${rootId(handle, accountId)}:${index++}`, kind: 'remove-account', payload: { handle, accountId, followers: batch }, ...(task.origin ? { origin: task.origin } : {}) } as const;
+      await this.work.enqueue([subTask], noRequest);
     }
     await this.endFollows(await this.graph.followingIds(handle), handle, run, true);
     const pending = await this.work.queue.tasks.countDocuments({ _id: { $regex: `^${escapeRegex(rootId(handle, accountId))}:` } }, { limit: 1 });

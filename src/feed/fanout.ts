@@ -10,6 +10,7 @@ import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { BatchTaskHandlers, FanoutPayload, GapPayload, HeldTasks, PostPayload, QueuedTask, QueuedWork, TaskHandlers } from './queuedWork.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
+import { noRequest, type Scope } from '../observability/requestScope.js';
 
 /** Recipients reached per minute, for the delivery rate operators see. */
 interface StatsDocument {
@@ -103,27 +104,27 @@ export class Fanout {
    * and the other work of the same moment (its notifications), in one write; call before storing
    * the post, and release what it returns once the post is stored (see QueuedWork.enqueueHeld).
    */
-  enqueueDelivery(post: PostRecord, alongside: QueuedTask[] = [], deliver = true): Promise<HeldTasks> {
-    return this.work.enqueueHeld(this.withTimelineWork(deliver ? [rootTask('deliver', post)] : [], alongside));
+  enqueueDelivery(post: PostRecord, scope: Scope, alongside: QueuedTask[] = [], deliver = true): Promise<HeldTasks> {
+    return this.work.enqueueHeld(this.withTimelineWork(deliver ? [rootTask('deliver', post)] : [], alongside), scope);
   }
 
   /** Queues taking a deleted post out of its followers' timelines, with the other work of the same moment. */
-  async enqueueRetraction(post: PostRecord, alongside: QueuedTask[] = [], retract = true): Promise<void> {
-    await this.enqueueWith(retract ? [rootTask('retract', post)] : [], alongside);
+  async enqueueRetraction(post: PostRecord, scope: Scope, alongside: QueuedTask[] = [], retract = true): Promise<void> {
+    await this.enqueueWith(retract ? [rootTask('retract', post)] : [], alongside, scope);
   }
 
   /**
    * Queues putting these posts' bodies as they are now (after an edit at `editedAt`) into every
    * timeline entry that embeds them: nothing where entries link to `content`.
    */
-  async enqueueRewrites(posts: readonly PostRecord[], editedAt: Date, alongside: QueuedTask[] = []): Promise<void> {
+  async enqueueRewrites(posts: readonly PostRecord[], editedAt: Date, scope: Scope, alongside: QueuedTask[] = []): Promise<void> {
     const rewrites = this.backend.embedsBodies ? posts.map((post) => rootTask('rewrite', post, String(editedAt.getTime()))) : [];
-    await this.enqueueWith(rewrites, alongside);
+    await this.enqueueWith(rewrites, alongside, scope);
   }
 
   /** Queues work for later, as a safety net for a request that does it itself, and takes it back once it has. */
-  enqueueLater(task: QueuedTask): Promise<void> {
-    return this.work.enqueue([task]);
+  enqueueLater(task: QueuedTask, scope: Scope): Promise<void> {
+    return this.work.enqueue([task], scope);
   }
 
   cancel(id: string): Promise<void> {
@@ -151,13 +152,14 @@ export class Fanout {
     };
   }
 
+  /** Timeline work queued by no request: a reader's gap, a task's sub-tasks (which carry their parent's origin). */
   private async enqueue(tasks: QueuedTask[]): Promise<void> {
     if (!this.backend.materialized) return;
-    await this.work.enqueue(tasks);
+    await this.work.enqueue(tasks, noRequest);
   }
 
-  private async enqueueWith(timelineWork: QueuedTask[], always: QueuedTask[]): Promise<void> {
-    await this.work.enqueue(this.withTimelineWork(timelineWork, always));
+  private async enqueueWith(timelineWork: QueuedTask[], always: QueuedTask[], scope: Scope): Promise<void> {
+    await this.work.enqueue(this.withTimelineWork(timelineWork, always), scope);
   }
 
   /** Timeline work only under a materialized strategy; `always` whatever the strategy. */

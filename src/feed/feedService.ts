@@ -7,11 +7,12 @@ import type { PostPublishing } from './publishing.js';
 import type { RelationsOfReader } from './readerRelations.js';
 import type { TimelineReader } from './timelineReading.js';
 import type { PageLoads } from './timelineEntry.js';
+import { noRequest } from '../observability/requestScope.js';
 
 /**
  * The feed as Socialite's FeedService interface has it: post, follow, and read a timeline, over
  * the configured strategy. Tools, benchmarks and tests drive the feed through this; the API uses
- * the services by purpose, which this only forwards to.
+ * the services by purpose, which this only forwards to. Nothing here runs for an API request.
  */
 export interface FeedService {
   readonly backend: FeedBackend;
@@ -35,8 +36,8 @@ export function feedService(parts: {
   return {
     backend,
     readerFilters,
-    post: (authorId, text, replyToId) => publishing.post(authorId, text, replyToId),
-    follow: (followerId, followeeId) => relations.follow(followerId, followeeId),
+    post: (authorId, text, replyToId) => publishing.post(authorId, text, noRequest, replyToId),
+    follow: (followerId, followeeId) => relations.follow(followerId, followeeId, noRequest),
     timeline: (userId, request, loads) => reading.timeline(userId, request, loads),
     repairStalled,
   };

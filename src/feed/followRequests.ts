@@ -9,6 +9,7 @@ import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import type { UserRecord } from '../records/users.js';
 import type { QueuedWork, TaskHandlers, UnlockPayload } from './queuedWork.js';
 import type { ReaderRelations } from './readerRelations.js';
+import type { Scope } from '../observability/requestScope.js';
 
 /** Requests approved per step of an unlock's task, between checkpoints. */
 const approvalStep = 50;
@@ -40,12 +41,12 @@ export class FollowRequests {
    * before the account is unlocked: a request that dies after queueing leaves a task that finds
    * the account still locked and gives up; one that dies before leaves the account locked.
    */
-  async updateProfile(handle: string, input: { displayName?: string | null; bio?: string | null; locked?: boolean | null }): Promise<UserRecord> {
+  async updateProfile(handle: string, input: { displayName?: string | null; bio?: string | null; locked?: boolean | null }, scope: Scope): Promise<UserRecord> {
     // Bad input is refused before the task is queued: nothing is left behind.
     if (input.displayName != null) displayNameOrNull(input.displayName);
     if (input.bio != null) bioOrNull(input.bio);
     if (input.locked === false && (await this.graph.isLocked(handle))) {
-      await this.work.enqueue([{ _id: `approve-requests:${handle}:${Date.now()}`, kind: 'approve-requests', payload: { handle } }]);
+      await this.work.enqueue([{ _id: `approve-requests:${handle}:${Date.now()}`, kind: 'approve-requests', payload: { handle } }], scope);
     }
     return this.settings.updateProfile(handle, input);
   }

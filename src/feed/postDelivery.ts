@@ -11,12 +11,13 @@ import type { HeldTasks } from './queuedWork.js';
 import type { FeedBackend } from './feedBackend.js';
 import { postNotificationTasks, retractionNotificationTasks } from '../notifications/notificationService.js';
 import { tagCountTasks } from './trendCounting.js';
+import type { Scope } from '../observability/requestScope.js';
 
 /** What a repost's transition does to timelines: its own entry, made and taken back. */
 export interface RepostTimelineEffects {
   /** Returns what to announce, with the rest of the transition; changes the original's count once the repost is stored. */
-  adding(edge: InteractionDocument, count: CountChange): Promise<ChangeEvent[]>;
-  removing(edge: InteractionDocument): Promise<void>;
+  adding(edge: InteractionDocument, count: CountChange, scope: Scope): Promise<ChangeEvent[]>;
+  removing(edge: InteractionDocument, scope: Scope): Promise<void>;
 }
 
 export interface PostDeliveryDependencies {
@@ -40,8 +41,8 @@ export interface PostDeliveryDependencies {
 export class PostDelivery {
   /** The reposts' transition effects (see Interactions): their own timeline entry. */
   readonly repostEffects: RepostTimelineEffects = {
-    adding: (edge, count) => this.repostAdded(edge, count),
-    removing: (edge) => this.repostRemoved(edge),
+    adding: (edge, count, scope) => this.repostAdded(edge, count, scope),
+    removing: (edge, scope) => this.repostRemoved(edge, scope),
   };
 
   constructor(private readonly deps: PostDeliveryDependencies) {}
@@ -51,12 +52,12 @@ export class PostDelivery {
    * post is only stored and announced: it enters no timeline, and the inbox query of whoever may
    * see it finds it (see TimelineReading).
    */
-  async publish(post: PostRecord): Promise<void> {
-    await this.deps.changes.publish(await this.store(post));
+  async publish(post: PostRecord, scope: Scope): Promise<void> {
+    await this.deps.changes.publish(await this.store(post, scope));
   }
 
   /** `publish` without its announcement, which it returns: for a repost, announced with the rest of its transition. */
-  async store(post: PostRecord): Promise<ChangeEvent[]> {
+  async store(post: PostRecord, scope: Scope): Promise<ChangeEvent[]> {
     const { feedState, backend, fanout, changes } = this.deps;
     const { visibility, audience } = post.body;
     if (visibility !== 'PUBLIC') {
@@ -64,13 +65,13 @@ export class PostDelivery {
       const marked = await feedState.markLimited(post.authorId, visibility, audience);
       if (marked.length > 0) await changes.publish(changed({ users: marked }));
       // No delivery, but the replied-to and mentioned accounts who may see it are told.
-      await this.storeQueued(post, fanout.enqueueDelivery(post, postNotificationTasks(post), false));
+      await this.storeQueued(post, fanout.enqueueDelivery(post, scope, postNotificationTasks(post), false));
       return [postAdded(post)];
     }
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     // Its tags' trend count rides in the same write (a post without tags, or a repost, queues none).
-    await this.storeQueued(post, fanout.enqueueDelivery(post, [...postNotificationTasks(post), ...tagCountTasks(post)], !post.pulled));
+    await this.storeQueued(post, fanout.enqueueDelivery(post, scope, [...postNotificationTasks(post), ...tagCountTasks(post)], !post.pulled));
     await backend.deliverTo([post.authorId], [post], { announced: true });
     return [postAdded(post)];
   }
@@ -91,10 +92,10 @@ export class PostDelivery {
    * removal is told once. The retraction's first sub-task leaves the deletion to a live request
    * (see Fanout), so a request is not beaten to it by its own worker.
    */
-  async retract(post: PostRecord): Promise<boolean> {
+  async retract(post: PostRecord, scope: Scope): Promise<boolean> {
     const { content, backend, fanout, changes } = this.deps;
     const inTimelines = post.body.visibility === 'PUBLIC';
-    await fanout.enqueueRetraction(post, retractionNotificationTasks(post), inTimelines && !post.pulled);
+    await fanout.enqueueRetraction(post, scope, retractionNotificationTasks(post), inTimelines && !post.pulled);
     const removed = await content.deletePost(post);
     // Announced by whichever call removed the post, this one or a racing one.
     if (inTimelines) await backend.removeFrom([post.authorId], post, { announced: true });
@@ -117,7 +118,7 @@ export class PostDelivery {
    * Also run by whoever finishes a repost its request left half-made: the sweep, or the removal of
    * the reposter's account, which must not fail on it.
    */
-  private async repostAdded(edge: InteractionDocument, count: CountChange): Promise<ChangeEvent[]> {
+  private async repostAdded(edge: InteractionDocument, count: CountChange, scope: Scope): Promise<ChangeEvent[]> {
     // The original as the repost's request held it (its text never changes); one deleted meanwhile
     // is found by the deletion, which takes back its reposts, or else right below.
     const [[original], reposter] = await Promise.all([this.deps.content.lookups.cachedPosts([edge.p]), this.deps.users.getUser(edge.u)]);
@@ -125,19 +126,19 @@ export class PostDelivery {
     // gets no entry, and the account's removal takes the repost back.
     if (!original || original.repostOf || !reposter) return [];
     const repost = this.deps.content.prepareRepost(edge.u, original, { id: edge.entry, createdAt: edge.d }, { pulled: this.pulls(reposter) });
-    const events = await this.store(repost);
+    const events = await this.store(repost, scope);
     // Stored, then counted on the original, which tells whether it still exists: a deletion removes
     // the original before it scans for reposts, so one whose scan missed this repost leaves the
     // count nothing to change. A replay whose count was changed before checks apart.
     if (!(await count()) && !(await this.deps.content.lookups.exists(original.id))) {
-      await this.retract(repost);
+      await this.retract(repost, scope);
       return [];
     }
     return events;
   }
 
-  private async repostRemoved(edge: InteractionDocument): Promise<void> {
+  private async repostRemoved(edge: InteractionDocument, scope: Scope): Promise<void> {
     const repost = await this.deps.content.lookups.getEntry(edge.entry);
-    if (repost) await this.retract(repost);
+    if (repost) await this.retract(repost, scope);
   }
 }

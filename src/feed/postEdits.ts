@@ -11,6 +11,7 @@ import type { TaskDocument } from '../queue/taskQueue.js';
 import type { Fanout } from './fanout.js';
 import type { PostVisibility } from './postVisibility.js';
 import type { EditPayload, QueuedTask, TaskHandlers } from './queuedWork.js';
+import { noRequest, type Scope } from '../observability/requestScope.js';
 
 /**
  * How long an edit's safety net waits before it carries the edit itself: far beyond the request
@@ -46,7 +47,7 @@ export class PostEdits {
    * text changes, and the text it had goes into the post's history. Unknown or invisible:
    * NOT_FOUND; someone else's: FORBIDDEN.
    */
-  async editText(viewerId: string, id: string, text: string): Promise<PostRecord> {
+  async editText(viewerId: string, id: string, text: string, scope: Scope): Promise<PostRecord> {
     const { content, fanout, visibility } = this.deps;
     const postId = parsePostId(id);
     const missing = () => notFound(`No post with id "${id}"`);
@@ -62,7 +63,7 @@ export class PostEdits {
         if (!(await visibility.canSee(viewerId, [post]))[0]) throw missing();
         if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can edit a post');
         if (message === '' && post.body.media.length === 0) postText(message);
-        await fanout.enqueueLater(safetyNet);
+        await fanout.enqueueLater(safetyNet, scope);
         queued = true;
       }
       replaced = post.body.text;
@@ -71,7 +72,7 @@ export class PostEdits {
       if (queued) await fanout.cancel(safetyNet._id);
       throw missing();
     }
-    await this.carryText(edited.post, edited.version, replaced);
+    await this.carryText(edited.post, edited.version, replaced, scope);
     await fanout.cancel(safetyNet._id);
     return edited.post;
   }
@@ -79,14 +80,14 @@ export class PostEdits {
   /** What a request that died after its edit left: carried again from the post as it is now. */
   private async carryAgain(task: TaskDocument<EditPayload>): Promise<void> {
     const current = await this.deps.content.textEdits.current(task.payload.postId);
-    if (current && current.version > 0) await this.carryText(current.post, current.version, current.replaced);
+    if (current && current.version > 0) await this.carryText(current.post, current.version, current.replaced, noRequest);
   }
 
   /**
    * An edited text into the reposts' copies, every instance's held copies, the embedded timeline
    * entries (queued), and the notifications of whom the text mentions now and no longer does.
    */
-  private async carryText(post: PostRecord, version: number, replaced: string | null): Promise<void> {
+  private async carryText(post: PostRecord, version: number, replaced: string | null, scope: Scope): Promise<void> {
     const { content, changes, fanout } = this.deps;
     const reposts = await content.scans.allRepostsOf(post.id);
     await content.textEdits.copyInto(post, version, reposts.map((repost) => repost.id));
@@ -97,24 +98,24 @@ export class PostEdits {
     const notify: QueuedTask[] =
       dropped.length > 0 || added ? [{ _id: `notify-post:${post.id.toHexString()}@${version}`, kind: 'notify-post', payload: { postId: post.id, ...(dropped.length > 0 ? { dropped } : {}) } }] : [];
     const copies = [post, ...reposts.map((repost) => ({ ...repost, body: post.body }))];
-    await fanout.enqueueRewrites(copies.filter((copy) => copy.body.visibility === 'PUBLIC' && !copy.pulled), post.body.editedAt!, notify);
+    await fanout.enqueueRewrites(copies.filter((copy) => copy.body.visibility === 'PUBLIC' && !copy.pulled), post.body.editedAt!, scope, notify);
   }
 
   /** Sets an image's alt text, its uploader only, and carries it into every copy of its post. */
-  async setAlt(viewerId: string, mediaId: string, alt: string | null | undefined): Promise<MediaDocument> {
+  async setAlt(viewerId: string, mediaId: string, alt: string | null | undefined, scope: Scope): Promise<MediaDocument> {
     const doc = await this.deps.media.setAlt(viewerId, mediaId, alt);
-    if (doc.post && doc.editedAt) await this.carry(doc._id, doc.post, doc.alt, doc.editedAt);
+    if (doc.post && doc.editedAt) await this.carry(doc._id, doc.post, doc.alt, doc.editedAt, scope);
     return doc;
   }
 
   /** The media sweep, and the alt text changes it finds stalled carried again. */
   async repairStalled(): Promise<number> {
     const { stalledEdits } = await this.deps.media.sweep();
-    for (const doc of stalledEdits) if (doc.post && doc.editedAt) await this.carry(doc._id, doc.post, doc.alt, doc.editedAt);
+    for (const doc of stalledEdits) if (doc.post && doc.editedAt) await this.carry(doc._id, doc.post, doc.alt, doc.editedAt, noRequest);
     return stalledEdits.length;
   }
 
-  private async carry(mediaId: ObjectId, postId: ObjectId, alt: string | null, editedAt: Date): Promise<void> {
+  private async carry(mediaId: ObjectId, postId: ObjectId, alt: string | null, editedAt: Date, scope: Scope): Promise<void> {
     const { content, changes, fanout, media } = this.deps;
     const post = await content.lookups.getEntry(postId);
     if (post) {
@@ -126,7 +127,7 @@ export class PostEdits {
         ...record,
         body: { ...record.body, media: record.body.media.map((image) => (image.id.equals(mediaId) ? { ...image, alt } : image)) },
       });
-      await fanout.enqueueRewrites([post, ...reposts].filter((copy) => copy.body.visibility === 'PUBLIC' && !copy.pulled).map(withAlt), editedAt);
+      await fanout.enqueueRewrites([post, ...reposts].filter((copy) => copy.body.visibility === 'PUBLIC' && !copy.pulled).map(withAlt), editedAt, scope);
     }
     await media.edited(mediaId, editedAt);
   }

@@ -12,6 +12,7 @@ import { maxMediaPerPost } from '../records/media.js';
 import { narrowerVisibility, newBody, parsePostId, type PostBody, type PostCounts, type PostRecord, type Visibility } from '../records/posts.js';
 import type { PostDelivery } from './postDelivery.js';
 import type { PostVisibility } from './postVisibility.js';
+import { noRequest, type Scope } from '../observability/requestScope.js';
 
 /** The likes and reposts kept by ContentService's interactions. */
 export interface InteractionStores {
@@ -21,12 +22,12 @@ export interface InteractionStores {
 
 /** What a user does to posts: write, delete, like and repost them. */
 export interface PostPublishing {
-  post(authorId: string, text: string, replyToId?: string | null, visibility?: Visibility, mediaIds?: readonly string[], quoteOfId?: string | null): Promise<PostRecord>;
-  deletePost(viewerId: string, id: string): Promise<boolean>;
-  likePost(userId: string, id: string): Promise<PostRecord>;
-  unlikePost(userId: string, id: string): Promise<PostRecord>;
-  repost(userId: string, id: string): Promise<PostRecord>;
-  undoRepost(userId: string, id: string): Promise<PostRecord>;
+  post(authorId: string, text: string, scope: Scope, replyToId?: string | null, visibility?: Visibility, mediaIds?: readonly string[], quoteOfId?: string | null): Promise<PostRecord>;
+  deletePost(viewerId: string, id: string, scope: Scope): Promise<boolean>;
+  likePost(userId: string, id: string, scope: Scope): Promise<PostRecord>;
+  unlikePost(userId: string, id: string, scope: Scope): Promise<PostRecord>;
+  repost(userId: string, id: string, scope: Scope): Promise<PostRecord>;
+  undoRepost(userId: string, id: string, scope: Scope): Promise<PostRecord>;
 }
 
 export interface PublishingDependencies {
@@ -64,6 +65,7 @@ export class Publishing implements PostPublishing {
   async post(
     authorId: string,
     text: string,
+    scope: Scope,
     replyToId: string | null = null,
     visibility: Visibility = 'PUBLIC',
     mediaIds: readonly string[] = [],
@@ -75,7 +77,7 @@ export class Publishing implements PostPublishing {
     // What the post needs to read (its author, the post it answers) is read beside the rate
     // limit's write, not after it: a reply waits on one round trip before it is stored, not two.
     const [, authorPulled, replyTo, quoted] = await Promise.all([
-      this.deps.rateLimits.post(authorId),
+      this.deps.rateLimits.post(authorId, scope),
       this.delivery.isPulled(authorId),
       replyToId === null ? null : this.existingPost(authorId, replyToId),
       quoteOfId === null ? null : this.existingPost(authorId, quoteOfId),
@@ -98,7 +100,7 @@ export class Publishing implements PostPublishing {
     const media = mediaIds.length === 0 ? [] : await this.deps.media.claim(authorId, mediaIds, prepared.id);
     const post = media.length === 0 ? prepared : { ...prepared, body: { ...body, media } };
     // Its tags are counted for trends by the queue (feed/trendCounting.ts), queued with its delivery.
-    await this.delivery.publish(post);
+    await this.delivery.publish(post, scope);
     return post;
   }
 
@@ -119,38 +121,38 @@ export class Publishing implements PostPublishing {
    * writing and removes what it wrote, so a deleted post never lingers. Of racing deletes, the one
    * that removed the post answers true; the others find it gone, as a later delete would.
    */
-  async deletePost(viewerId: string, id: string): Promise<boolean> {
+  async deletePost(viewerId: string, id: string, scope: Scope): Promise<boolean> {
     const post = await this.existingPost(viewerId, id);
     if (post.authorId !== viewerId) throw new AppError('FORBIDDEN', 'Only the author can delete a post');
-    if (!(await this.removePost(post))) throw notFound(`No post with id "${id}"`);
+    if (!(await this.removePost(post, scope))) throw notFound(`No post with id "${id}"`);
     return true;
   }
 
-  async likePost(userId: string, id: string): Promise<PostRecord> {
+  async likePost(userId: string, id: string, scope: Scope): Promise<PostRecord> {
     const post = await this.existingPost(userId, id, { held: true });
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'like');
-    return this.withCounts(post, id, await this.interactions.likes.add(post, userId));
+    return this.withCounts(post, id, await this.interactions.likes.add(post, userId, scope));
   }
 
-  async unlikePost(userId: string, id: string): Promise<PostRecord> {
+  async unlikePost(userId: string, id: string, scope: Scope): Promise<PostRecord> {
     const post = await this.existingPost(userId, id, { held: true });
-    return this.withCounts(post, id, await this.interactions.likes.remove(post.id, userId));
+    return this.withCounts(post, id, await this.interactions.likes.remove(post.id, userId, scope));
   }
 
   /** The repost's own entry is made by the transition's effects (PostDelivery), so a crash is finished by the sweep. */
-  async repost(userId: string, id: string): Promise<PostRecord> {
+  async repost(userId: string, id: string, scope: Scope): Promise<PostRecord> {
     const post = await this.existingPost(userId, id, { held: true });
     if (post.authorId === userId) throw new AppError('FORBIDDEN', 'You cannot repost your own post');
     // A repost shows the post to the reposter's followers: only a post everyone may see can go there.
     if (post.body.visibility !== 'PUBLIC') throw new AppError('FORBIDDEN', 'Only public posts can be reposted');
     await this.deps.readerFilters.assertNotBlocked(userId, post.authorId, 'repost');
-    await this.deps.rateLimits.post(userId);
-    return this.withCounts(post, id, await this.interactions.reposts.add(post, userId));
+    await this.deps.rateLimits.post(userId, scope);
+    return this.withCounts(post, id, await this.interactions.reposts.add(post, userId, scope));
   }
 
-  async undoRepost(userId: string, id: string): Promise<PostRecord> {
+  async undoRepost(userId: string, id: string, scope: Scope): Promise<PostRecord> {
     const post = await this.existingPost(userId, id, { held: true });
-    return this.withCounts(post, id, await this.interactions.reposts.remove(post.id, userId));
+    return this.withCounts(post, id, await this.interactions.reposts.remove(post.id, userId, scope));
   }
 
   /**
@@ -163,15 +165,15 @@ export class Publishing implements PostPublishing {
     return { ...post, counts: current };
   }
 
-  /** A post or repost of an account being deleted. */
+  /** A post or repost of an account being deleted (by the queued removal, so for no request). */
   async removeAuthored(post: PostRecord): Promise<void> {
     if (!post.repostOf) {
-      await this.removePost(post);
+      await this.removePost(post, noRequest);
       return;
     }
-    await this.interactions.reposts.remove(post.repostOf.id, post.authorId);
+    await this.interactions.reposts.remove(post.repostOf.id, post.authorId, noRequest);
     // A repost whose original is gone has no edge left to undo.
-    if (await this.content.lookups.exists(post.id)) await this.delivery.retract(post);
+    if (await this.content.lookups.exists(post.id)) await this.delivery.retract(post, noRequest);
   }
 
   /** Takes back up to `limit` of the user's likes and reposts, and drops their bookmarks; returns how many it found. */
@@ -179,7 +181,7 @@ export class Publishing implements PostPublishing {
     let found = await this.deps.bookmarks.forgetUser(userId);
     for (const kind of [this.interactions.likes, this.interactions.reposts]) {
       const edges = await kind.ofUser(userId, limit);
-      for (const edge of edges) await kind.remove(edge.p, userId);
+      for (const edge of edges) await kind.remove(edge.p, userId, noRequest);
       found += edges.length;
     }
     return found;
@@ -194,19 +196,19 @@ export class Publishing implements PostPublishing {
    * Staff remove a post (moderation/): exactly the author's deletion. The post this call removed;
    * null when it was gone already (removed by a racing call, or by its author).
    */
-  async removeModerated(postId: ObjectId): Promise<PostRecord | null> {
+  async removeModerated(postId: ObjectId, scope: Scope): Promise<PostRecord | null> {
     const post = await this.content.lookups.getPost(postId);
     if (!post || post.repostOf) return null;
-    return (await this.removePost(post)) ? post : null;
+    return (await this.removePost(post, scope)) ? post : null;
   }
 
   /** A post goes with its reposts, likes and bookmarks; replies stay, their `replyTo` now null. Whether this call removed it. */
-  private async removePost(post: PostRecord): Promise<boolean> {
+  private async removePost(post: PostRecord, scope: Scope): Promise<boolean> {
     // Its images stop answering first: no URL of them works once the deletion has begun.
     const images = post.body.media.map((image) => image.id);
     await this.deps.media.markGone(images);
-    if (!(await this.delivery.retract(post))) return false;
-    for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId);
+    if (!(await this.delivery.retract(post, scope))) return false;
+    for (const repost of await this.content.scans.allRepostsOf(post.id)) await this.interactions.reposts.remove(post.id, repost.authorId, scope);
     await this.interactions.likes.forgetPost(post.id);
     await this.interactions.reposts.forgetPost(post.id);
     await this.deps.bookmarks.forgetPost(post.id);

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { NotificationTasks } from '../notifications/notificationService.js';
 import type { PostTask } from '../records/posts.js';
 import { TaskQueue, type NewTask, type TaskDocument } from '../queue/taskQueue.js';
+import { originOf, type Scope } from '../observability/requestScope.js';
 import { TaskWorkers, type TaskRun } from '../queue/taskWorkers.js';
 
 export const workCollection = 'fanout_tasks';
@@ -123,10 +124,13 @@ export class QueuedWork {
     return this.queue.ensureIndexes();
   }
 
-  /** Queues tasks in one write (one already queued under its `_id` is left as it is) and wakes this process's workers. */
-  async enqueue(tasks: readonly QueuedTask[]): Promise<void> {
+  /**
+   * Queues tasks in one write (one already queued under its `_id` is left as it is) and wakes this
+   * process's workers. `scope`: the request that queues them, which they name in their log lines.
+   */
+  async enqueue(tasks: readonly QueuedTask[], scope: Scope): Promise<void> {
     if (tasks.length === 0) return;
-    await this.queue.enqueue(tasks);
+    await this.queue.enqueue(tasks, { origin: originOf(scope) });
     this.workers?.wake();
   }
 
@@ -138,13 +142,13 @@ export class QueuedWork {
    * process that dies before it releases them leaves them to whoever claims them once their lease
    * ends, as a worker that died would. Otherwise they are queued for any worker, as `enqueue` does.
    */
-  async enqueueHeld(tasks: readonly QueuedTask[]): Promise<HeldTasks> {
+  async enqueueHeld(tasks: readonly QueuedTask[], scope: Scope): Promise<HeldTasks> {
     const workers = this.workers;
     if (!workers?.idle) {
-      await this.enqueue(tasks);
+      await this.enqueue(tasks, scope);
       return notHeld;
     }
-    const added = await this.queue.enqueue(tasks, { claim: this.ownClaim });
+    const added = await this.queue.enqueue(tasks, { claim: this.ownClaim, origin: originOf(scope) });
     const held = added.filter((task) => task.claim === this.ownClaim);
     return { release: () => workers.handOff(held) };
   }

@@ -11,6 +11,7 @@ import type { GroupMemberships } from '../notifications/groupMemberships.js';
 import { relationNotificationTasks, type NotificationService } from '../notifications/notificationService.js';
 import type { FeedBackend } from './feedBackend.js';
 import type { QueuedWork } from './queuedWork.js';
+import type { Scope } from '../observability/requestScope.js';
 
 /** An approval that finds its request gone was answered by someone else: nothing is left to do. */
 function ignoreNotFound(error: unknown): void {
@@ -19,11 +20,11 @@ function ignoreNotFound(error: unknown): void {
 
 /** Whom a reader follows, mutes and blocks, and which phrases they filter out. */
 export interface RelationsOfReader {
-  follow(followerId: string, followeeId: string): Promise<UserRecord>;
+  follow(followerId: string, followeeId: string, scope: Scope): Promise<UserRecord>;
   unfollow(followerId: string, followeeId: string): Promise<UserRecord>;
-  mute(viewerId: string, handle: string): Promise<UserRecord>;
+  mute(viewerId: string, handle: string, scope: Scope): Promise<UserRecord>;
   unmute(viewerId: string, handle: string): Promise<UserRecord>;
-  block(viewerId: string, handle: string): Promise<UserRecord>;
+  block(viewerId: string, handle: string, scope: Scope): Promise<UserRecord>;
   unblock(viewerId: string, handle: string): Promise<UserRecord>;
   addKeywordFilter(viewerId: string, phrase: string): Promise<KeywordFilterRecord>;
   removeKeywordFilter(viewerId: string, id: string): Promise<boolean>;
@@ -68,8 +69,8 @@ export class ReaderRelations implements RelationsOfReader {
   }
 
   /** Returns the followed user with fresh counts. Announced only when this request changed the pair. */
-  async follow(followerId: string, followeeId: string): Promise<UserRecord> {
-    const checks = Promise.all([this.deps.rateLimits.follow(followerId), this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow')]);
+  async follow(followerId: string, followeeId: string, scope: Scope): Promise<UserRecord> {
+    const checks = Promise.all([this.deps.rateLimits.follow(followerId, scope), this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow')]);
     // Unhandled only until the graph awaits it, which it does before any write.
     checks.catch(() => {});
     const followed = await this.graph.follow(followerId, followeeId, this.followEffects, checks);
@@ -135,15 +136,15 @@ export class ReaderRelations implements RelationsOfReader {
   }
 
   /** What `actor` did stops showing in `recipient`'s notifications. */
-  private hide(recipient: string, actor: string): Promise<void> {
-    return this.deps.work.enqueue(relationNotificationTasks(recipient, actor));
+  private hide(recipient: string, actor: string, scope: Scope): Promise<void> {
+    return this.deps.work.enqueue(relationNotificationTasks(recipient, actor), scope);
   }
 
-  async mute(viewerId: string, handle: string): Promise<UserRecord> {
+  async mute(viewerId: string, handle: string, scope: Scope): Promise<UserRecord> {
     const user = await this.otherUser(viewerId, handle, 'mute');
     await this.readerFilters.mute(viewerId, handle);
     await this.announce({ filters: [viewerId] });
-    await this.hide(viewerId, handle);
+    await this.hide(viewerId, handle, scope);
     return user;
   }
 
@@ -155,13 +156,13 @@ export class ReaderRelations implements RelationsOfReader {
   }
 
   /** Recorded first, so no follow can slip in between; then the follows go both ways. */
-  async block(viewerId: string, handle: string): Promise<UserRecord> {
+  async block(viewerId: string, handle: string, scope: Scope): Promise<UserRecord> {
     await this.otherUser(viewerId, handle, 'block');
     await this.readerFilters.block(viewerId, handle);
     await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
       await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.followEffects), followerId, followeeId);
-      await this.hide(followeeId, followerId);
+      await this.hide(followeeId, followerId, scope);
     }
     return this.freshUser(handle);
   }

@@ -27,6 +27,7 @@ import { assertHandle } from '../records/users.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
 import type { AuditLog } from './auditLog.js';
 import type { Staff } from './staff.js';
+import type { Scope } from '../observability/requestScope.js';
 
 /** A report's place in the staff's list: open before resolved, then oldest first. */
 export interface ReportPosition {
@@ -42,7 +43,7 @@ export interface ReportPageRequest extends ListPageRequest<ReportPosition> {
 
 /** Suspending an account is its own service (suspensions.ts); reports only ask for it. */
 export interface AccountActions {
-  suspend(handle: string, staff: string, reportId: ObjectId): Promise<void>;
+  suspend(handle: string, staff: string, reportId: ObjectId, scope: Scope): Promise<void>;
 }
 
 export interface ReportsDependencies {
@@ -86,7 +87,7 @@ export class Reports {
    * `reporter` reports `handle`, or one of its posts they may see. Everything is checked before
    * anything is written; the open report is answered again while it stays open.
    */
-  async report(reporter: string, input: { handle: string; postId: ObjectId | null; reason: ReportReason; comment: string | null }): Promise<ReportRecord> {
+  async report(reporter: string, input: { handle: string; postId: ObjectId | null; reason: ReportReason; comment: string | null }, scope: Scope): Promise<ReportRecord> {
     assertHandle(input.handle);
     const comment = reportComment(input.comment);
     if (input.handle === reporter) throw badInput('You cannot report yourself');
@@ -100,7 +101,7 @@ export class Reports {
     const k = openReportKey(reporter, input.handle, input.postId);
     const open = await this.reports.findOne({ k });
     if (open) return toReportRecord(open);
-    await this.deps.rateLimits.report(reporter);
+    await this.deps.rateLimits.report(reporter, scope);
     const doc: ReportDocument = {
       _id: new ObjectId(),
       r: reporter,
@@ -154,7 +155,7 @@ export class Reports {
    * marked resolved: every step can be repeated, so a request that dies is finished by resolving
    * again (the report stays open until then).
    */
-  async resolve(staffHandle: string, id: ObjectId, action: ModerationAction): Promise<ReportRecord> {
+  async resolve(staffHandle: string, id: ObjectId, action: ModerationAction, scope: Scope): Promise<ReportRecord> {
     const report = await this.reports.findOne({ _id: id });
     if (!report) throw notFound(`No report with id "${id.toHexString()}"`);
     if (report.st === 'RESOLVED') {
@@ -172,11 +173,11 @@ export class Reports {
       report: id,
     });
     if (action === 'REMOVE_POST') {
-      const removed = await this.deps.publishing.removeModerated(report.p!);
+      const removed = await this.deps.publishing.removeModerated(report.p!, scope);
       // Told once per post, also when a retry finds the post already removed by the first attempt.
       if (removed || !(await this.deps.lookups.getPost(report.p!))) await this.deps.notifications.notifyPostRemoved(report.a, report.p!, report.reason);
     } else if (action === 'SUSPEND_ACCOUNT') {
-      await this.deps.accounts.suspend(report.a, staffHandle, id);
+      await this.deps.accounts.suspend(report.a, staffHandle, id, scope);
     }
     // A resolved report's key names the report alone, so the next report of the target is new. (Not
     // unset: the stand-in keeps a missing field in a partial unique index, as MongoDB does not.)

@@ -14,6 +14,7 @@ import { RetryLater, type TaskRun } from '../queue/taskWorkers.js';
 import { assertHandle, toUserRecord, type UserDocument, type UserRecord } from '../records/users.js';
 import { plannedIndexes } from '../db/shardPlan.js';
 import type { AuditLog } from './auditLog.js';
+import type { Scope } from '../observability/requestScope.js';
 
 /** Counterparts changed per write while a suspension's effects are taken out. */
 const hideBatch = 1000;
@@ -90,13 +91,13 @@ export class Suspensions {
   }
 
   /** Suspends `handle` (already suspended: nothing changes). The caller records it in the audit log. */
-  async suspend(handle: string): Promise<void> {
+  async suspend(handle: string, scope: Scope): Promise<void> {
     assertHandle(handle);
     const episode = new ObjectId().toHexString();
     await this.deps.work.enqueue([
       { _id: taskId(handle, episode, false), kind: 'suspend-account', payload: { handle, episode } },
       { _id: againId(handle, episode), kind: 'suspend-account', payload: { handle, episode, again: true }, runAt: new Date(Date.now() + secondPassMs) },
-    ]);
+    ], scope);
     const marked = await this.users.findOneAndUpdate(
       { _id: handle, ...live, suspended: { $exists: false } },
       { $set: { suspended: { e: episode, at: new Date() } }, $inc: { tokenGeneration: 1 } },
@@ -107,14 +108,14 @@ export class Suspensions {
   }
 
   /** Brings a suspended account back with everything it had. NOT_FOUND for an unknown account; one not suspended is returned as it is. */
-  async unsuspend(handle: string, staffHandle: string): Promise<UserRecord> {
+  async unsuspend(handle: string, staffHandle: string, scope: Scope): Promise<UserRecord> {
     assertHandle(handle);
     const user = await this.users.findOne({ _id: handle, ...live }, { projection: { passwordHash: 0 } });
     if (!user) throw notFound(`No user with handle "${handle}"`);
     if (!user.suspended) return toUserRecord(user);
     const episode = user.suspended.e;
     await this.deps.audit.record({ _id: `unsuspend:${handle}:${episode}`, who: staffHandle, what: 'UNSUSPEND_ACCOUNT', account: handle });
-    await this.deps.work.enqueue([{ _id: taskId(handle, episode, true), kind: 'suspend-account', payload: { handle, episode, undo: true } }]);
+    await this.deps.work.enqueue([{ _id: taskId(handle, episode, true), kind: 'suspend-account', payload: { handle, episode, undo: true } }], scope);
     const back = await this.users.findOneAndUpdate({ _id: handle, 'suspended.e': episode }, { $unset: { suspended: '' } }, { returnDocument: 'after', projection: { passwordHash: 0 } });
     await this.announce(handle);
     return toUserRecord(back ?? user);

@@ -6,7 +6,7 @@
 import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { duplicateKeyFailures } from '../errors.js';
 import type { QueueSnapshot, QueueTaskState } from '../observability/metrics.js';
-import { currentOrigin, type TaskOrigin } from '../observability/requestScope.js';
+import type { TaskOrigin } from '../observability/requestScope.js';
 import { plannedCollection, type PlannedCollectionName, plannedIndexes } from '../db/shardPlan.js';
 
 /**
@@ -45,7 +45,7 @@ export interface NewTask<P extends Document = Document> {
   payload: P;
   /** Not before this time; default now. */
   runAt?: Date;
-  /** Default: the request this is queued in (observability/requestScope.ts). A task queued by a task passes its own. */
+  /** Default: the `origin` the queuer gives `enqueue` (its request's). A task queued by a task passes its own. */
   origin?: TaskOrigin;
 }
 
@@ -105,12 +105,12 @@ export class TaskQueue {
    * Adds tasks; one whose `_id` is already queued is left as it is. Returns the tasks it added.
    * With `claim`, those due now are added already claimed under it, leased from now, as a claim
    * would leave them: their queuer runs them (TaskWorkers.handOff) without claiming them, and
-   * anyone may claim them once the lease ends, should it die first.
+   * anyone may claim them once the lease ends, should it die first. `origin`: the request that
+   * queues them (observability/requestScope.ts), for tasks that carry none of their own.
    */
-  async enqueue(tasks: readonly NewTask[], { claim }: { claim?: string } = {}): Promise<TaskDocument[]> {
+  async enqueue(tasks: readonly NewTask[], { claim, origin }: { claim?: string; origin?: TaskOrigin } = {}): Promise<TaskDocument[]> {
     if (tasks.length === 0) return [];
     const now = this.at();
-    const origin = currentOrigin();
     const docs: TaskDocument[] = tasks.map((task) => {
       const taskOrigin = task.origin ?? origin;
       const later = task.runAt !== undefined && task.runAt > now;

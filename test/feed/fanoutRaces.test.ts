@@ -5,6 +5,7 @@ import { RetryLater, type TaskRun } from '../../src/queue/taskWorkers.js';
 import { runQueued as runTasks } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { apiPostId, internalId } from '../support/ids.js';
+import { noRequest } from '../../src/observability/requestScope.js';
 
 const strategies = [
   { strategy: 'time-buckets', collection: 'timed_buckets', ofUser: (handle: string) => ({ '_id._u': handle }) },
@@ -175,8 +176,8 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     // Both requests queued their delivery, then died: one after storing its post, one before.
     const stored = content.preparePost('author', newBody('stored, then the server died'), { pulled: false });
     const lost = content.preparePost('author', newBody('never stored'), { pulled: false });
-    await fanout.enqueueDelivery(stored);
-    await fanout.enqueueDelivery(lost);
+    await fanout.enqueueDelivery(stored, noRequest);
+    await fanout.enqueueDelivery(lost, noRequest);
     await content.storePost(stored);
     // A minute later the lost post's task gives up waiting for it.
     await fanout.queue.tasks.updateOne({ 'payload.post.id': lost.id }, { $set: { createdAt: new Date(Date.now() - 120_000) } });
@@ -193,7 +194,7 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await copies('reader', id)).toBe(1);
     const { content, fanout } = app.services;
     // The request queued the retraction, then died before deleting the post.
-    await fanout.enqueueRetraction((await content.getPost(internalId(id)))!);
+    await fanout.enqueueRetraction((await content.getPost(internalId(id)))!, noRequest);
     const root = (await fanout.queue.claim())!;
     // While its request could still be deleting, the first sub-task waits for it.
     await expect(app.services.runTask(root, { attempt: 1, checkpoint: async () => {} })).rejects.toBeInstanceOf(RetryLater);

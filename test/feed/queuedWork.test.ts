@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { noRequest } from '../../src/observability/requestScope.js';
 
 /**
  * A post's work queued for this process's own idle workers: run without a claim once the post is
@@ -39,7 +40,7 @@ describe('work queued for this process’s workers', () => {
       await new Promise(() => {});
     };
     try {
-      void app.services.publishing.post('qw_author', 'orphaned');
+      void app.services.publishing.post('qw_author', 'orphaned', noRequest);
       const deadline = Date.now() + 20_000;
       while ((await app.database.db.collection('content').countDocuments({ _m: 'orphaned' })) === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 10));

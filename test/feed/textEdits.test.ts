@@ -4,6 +4,7 @@ import { follow } from '../live/liveClient.js';
 import { internalId } from '../support/ids.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { twoInstancesWithAFollowChain } from '../support/twoInstances.js';
+import { noRequest } from '../../src/observability/requestScope.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 
@@ -180,7 +181,7 @@ describe.each(['time-buckets', 'cache'])('an edit whose request died after writi
 
     // What editPost does up to its guarded write, and no further: the safety net, then the post.
     const postId = internalId(id);
-    await app.services.fanout.enqueueLater({ _id: `edit-copies:${id}:died`, kind: 'edit-copies', payload: { postId }, runAt: new Date() });
+    await app.services.fanout.enqueueLater({ _id: `edit-copies:${id}:died`, kind: 'edit-copies', payload: { postId }, runAt: new Date() }, noRequest);
     const written = await app.services.content.textEdits.edit(postId, 'said better', async () => {});
     expect(written?.version).toBe(1);
     // Every copy is the old text or the new, never a mix: each embedded entry is rewritten whole.

@@ -9,6 +9,7 @@ import { runQueued } from '../support/queuedTasks.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { createPost, expectGroupsExact, like, listed } from './support.js';
 import { apiListId, internalHex, internalId } from '../support/ids.js';
+import { noRequest } from '../../src/observability/requestScope.js';
 
 const likers = Array.from({ length: 40 }, (_, i) => `liker_${String(i).padStart(2, '0')}`);
 
@@ -118,7 +119,7 @@ describe('a like whose request died before its edge settled', () => {
     await like(app, tokens.late!, post);
     const record = (await app.services.content.lookups.getPost(internalId(post)))!;
     // The clean-up was queued, then the request died; a minute later its task gives up.
-    await app.services.work.enqueue(retractionNotificationTasks(record));
+    await app.services.work.enqueue(retractionNotificationTasks(record), noRequest);
     await app.services.work.queue.tasks.updateMany({}, { $set: { createdAt: new Date(Date.now() - 120_000), runAt: new Date() } });
     await runQueued(app);
     expect(await listed(app, tokens.author!)).toContain('LIKE 1 [late]');
