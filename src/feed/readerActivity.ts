@@ -9,7 +9,7 @@ const activityMemoMaxMs = 60 * 60 * 1000;
 const activityMemoLimit = 100_000;
 
 export interface ReaderActivityDependencies {
-  feedState: Pick<UserFeedState, 'readerActivity' | 'openTimelineGap' | 'markRead'>;
+  feedState: Pick<UserFeedState, 'markActiveRead' | 'readerActivity' | 'openTimelineGap' | 'markRead'>;
   backend: FeedBackend;
   fanout: Pick<Fanout, 'enqueueGapFill'>;
   options: Pick<FanoutOptions, 'activeReaderMs'>;
@@ -39,20 +39,25 @@ export class ReaderActivity {
     const memo = this.activeReaders.get(userId);
     if (memo !== undefined && now - memo < Math.min(activityMemoMaxMs, options.activeReaderMs / 4)) return false;
 
-    const reader = await graph.readerActivity(userId);
-    let gap = reader?.timelineGap ?? null;
-    const lastRead = reader?.readAt;
-    if (lastRead && now - lastRead.getTime() > options.activeReaderMs) {
-      if (backend.rebuild === 'lazy') {
-        await backend.readerReturned(userId);
-      } else if (!gap) {
-        // One whole window back: covers posts whose fanout ran late, after this reader went quiet.
-        const from = new Date(lastRead.getTime() - options.activeReaderMs);
-        await graph.openTimelineGap(userId, from);
-        gap = (await graph.readerActivity(userId))?.timelineGap ?? null;
+    // The common case, a reader still active: the read is marked and the open gap read in one write.
+    const active = await graph.markActiveRead(userId, new Date(now), new Date(now - options.activeReaderMs));
+    let gap = active?.timelineGap ?? null;
+    if (!active) {
+      const reader = await graph.readerActivity(userId);
+      gap = reader?.timelineGap ?? null;
+      const lastRead = reader?.readAt;
+      if (lastRead && now - lastRead.getTime() > options.activeReaderMs) {
+        if (backend.rebuild === 'lazy') {
+          await backend.readerReturned(userId);
+        } else if (!gap) {
+          // One whole window back: covers posts whose fanout ran late, after this reader went quiet.
+          const from = new Date(lastRead.getTime() - options.activeReaderMs);
+          await graph.openTimelineGap(userId, from);
+          gap = (await graph.readerActivity(userId))?.timelineGap ?? null;
+        }
       }
+      await graph.markRead(userId, new Date(now));
     }
-    await graph.markRead(userId, new Date(now));
     if (gap) {
       await fanout.enqueueGapFill(userId, gap.since);
       return true;

@@ -99,6 +99,16 @@ export class UserFeedState {
     return this.users.findOne({ _id: handle }, { projection: { readAt: 1, timelineGap: 1 } });
   }
 
+  /**
+   * Marks the read of a reader who read at or after `since` (an active one), in the write that
+   * answers what the read path needs to know: the reader's open gap, if any. Null, with nothing
+   * written, for a reader who is not active: a returning reader's gap must be opened before the
+   * read is marked (see ReaderActivity).
+   */
+  markActiveRead(handle: string, at: Date, since: Date): Promise<Pick<UserDocument, 'timelineGap'> | null> {
+    return this.users.findOneAndUpdate({ _id: handle, readAt: { $gte: since } }, { $max: { readAt: at } }, { projection: { _id: 0, timelineGap: 1 } });
+  }
+
   async markRead(handle: string, at: Date): Promise<void> {
     await this.users.updateOne({ _id: handle }, { $max: { readAt: at } });
   }
