@@ -182,6 +182,7 @@ export class Interactions implements GroupMemberSource {
         { $set: { state: 'leaving', token, at: now, gc: { t: token, to: null, at: now } } },
         { returnDocument: 'after' },
       );
+      // Leaving a group queues no work: there is no request to name.
       if (claimed) return void (await this.finish(claimed, noRequest));
       const current = await this.settled(_id, userId);
       if (!current || current.state !== 'on' || !current.g) return;
