@@ -182,11 +182,7 @@ class LeasedLimit {
         // The shared count took all `wanted` points; those it had left before are this lease's.
         taken = refusal;
         granted = Math.max(0, Math.min(wanted, this.limiter.points - (refusal.consumedPoints - wanted)));
-        if (granted === 0) {
-          const state = stateOf(this.limiter, refusal);
-          noteRateLimit(scope, state);
-          throw rateLimited(message, refusal.msBeforeNext, state);
-        }
+        if (granted === 0) refuse(this.limiter, refusal, message, scope);
       }
       this.leases.set(key, { unspent: granted, sharedRemaining: Math.max(0, taken.remainingPoints), endsAt: now + taken.msBeforeNext });
     })();
@@ -214,10 +210,15 @@ async function consume(limiter: RateLimiterMongo, key: string, message: string, 
     noteRateLimit(scope, stateOf(limiter, await limiter.consume(key)));
   } catch (refusal) {
     if (!(refusal instanceof RateLimiterRes)) throw refusal;
-    const state = stateOf(limiter, refusal);
-    noteRateLimit(scope, state);
-    throw rateLimited(message, refusal.msBeforeNext, state);
+    refuse(limiter, refusal, message, scope);
   }
+}
+
+/** A request the shared count refused: its state noted for the headers, and the error it answers. */
+function refuse(limiter: RateLimiterMongo, refusal: RateLimiterRes, message: string, scope: Scope): never {
+  const state = stateOf(limiter, refusal);
+  noteRateLimit(scope, state);
+  throw rateLimited(message, refusal.msBeforeNext, state);
 }
 
 /** What the RateLimit-* headers say of a limiter after `result`. */
