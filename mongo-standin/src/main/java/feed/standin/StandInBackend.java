@@ -20,6 +20,7 @@ import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import feed.standin.changestream.ChangeStreamGetMores;
 import feed.standin.index.MultikeySafeUniqueIndex;
 import feed.standin.internals.LibraryInternals;
+import feed.standin.oplog.DatabaseChangeStream;
 import feed.standin.oplog.OplogCollection;
 import feed.standin.oplog.OplogRead;
 import feed.standin.oplog.SignallingOplog;
@@ -46,7 +47,7 @@ final class StandInBackend extends MemoryBackend {
     @Override
     protected Oplog createOplog() {
         return new SignallingOplog(super.createOplog(), getMores::oplogWritten,
-            () -> resolveDatabase("local").resolveCollection("oplog.rs", false));
+            () -> resolveDatabase("local").resolveCollection("oplog.rs", false), getCursorRegistry());
     }
 
     @Override
@@ -71,8 +72,21 @@ final class StandInBackend extends MemoryBackend {
             : leadingMatches.during(match, () -> super.handleCommand(channel, databaseName, command, match.command()));
         if (response != null && Double.valueOf(1.0).equals(toDouble(response.get("ok")))) {
             changes.commandSucceeded(databaseName, command, query);
+            if (command.equalsIgnoreCase("aggregate") && query.get(command) instanceof Number) {
+                nameDatabaseWideCursor(databaseName, response);
+            }
         }
         return response;
+    }
+
+    /**
+     * A database-wide aggregate's cursor is in namespace "db.$cmd.aggregate" on MongoDB, which its getMores then
+     * name as their collection; the library says "db.1".
+     */
+    private static void nameDatabaseWideCursor(String databaseName, Document response) {
+        if (response.get("cursor") instanceof Document cursor) {
+            cursor.put("ns", databaseName + "." + DatabaseChangeStream.CURSOR_COLLECTION);
+        }
     }
 
     /**

@@ -10,6 +10,7 @@ import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import feed.standin.oplog.DatabaseChangeStream;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPipeline;
 
@@ -87,7 +88,8 @@ public final class ChangeStreamGetMores {
         boolean wholeDatabase = namespace.endsWith(".$cmd");
         String databasePrefix = namespace.substring(0, namespace.indexOf('.') + 1);
         for (PendingGetMore getMore : pending) {
-            boolean affected = wholeDatabase
+            // A database-wide stream (its namespace "db.1") is woken by every write of its database.
+            boolean affected = wholeDatabase || DatabaseChangeStream.isDatabaseWide(getMore.namespace)
                 ? getMore.namespace.startsWith(databasePrefix)
                 : getMore.namespace.equals(namespace);
             if (affected) {

@@ -21,7 +21,8 @@ import io.netty.channel.Channel;
  * version without them fails then, not later in the middle of a query.
  */
 public final class LibraryInternals {
-    // Read only: a change stream's position is not exposed, and the oplog read needs it (see OplogCollection).
+    // A change stream's position is not exposed: the oplog read needs it (see OplogCollection), and a database-wide
+    // stream moves it past the entries its filter dropped (see DatabaseChangeStream).
     private static final Field CURSOR_POSITION = accessibleField(OplogCursor.class, "position");
     private static final Field POSITION_TIMESTAMP = accessibleField(OplogPosition.class, "timestamp");
     // The field indexes must call values equal exactly when the library's matcher does, so they use its normalisation.
@@ -49,6 +50,15 @@ public final class LibraryInternals {
         try {
             OplogPosition position = (OplogPosition) CURSOR_POSITION.get(cursor);
             return ((BsonTimestamp) POSITION_TIMESTAMP.get(position)).getValue();
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Moves a change-stream cursor on to {@code position}: its next read starts after it. */
+    public static void moveChangeStream(OplogCursor cursor, OplogPosition position) {
+        try {
+            CURSOR_POSITION.set(cursor, position);
         } catch (IllegalAccessException e) {
             throw new IllegalStateException(e);
         }

@@ -71,6 +71,11 @@ public final class OplogCollection extends MemoryCollection {
         return byTimestamp.tailMap(read.from(), true).values().stream().filter(read::concerns).map(Document::cloneDeeply);
     }
 
+    /** The newest entry's timestamp, 0 when there is none: where a stream opened now starts. */
+    synchronized long newestTimestamp() {
+        return byTimestamp.isEmpty() ? 0 : byTimestamp.lastKey();
+    }
+
     /**
      * Drops all but the newest {@code kept} entries, oldest first, each through the library's removal (its
      * {@code _id} index finds the position). By timestamp, not by position: the library reuses freed positions,

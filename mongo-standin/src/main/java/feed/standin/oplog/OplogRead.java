@@ -7,9 +7,15 @@ import de.bwaldvogel.mongo.bson.Document;
 /** A change-stream getMore's oplog read: entries from timestamp {@code from} on, of {@code namespace}. */
 public record OplogRead(long from, String namespace) {
 
-    /** Entries of the watched collection, and commands (drops) of its database, which also end a stream. */
+    /**
+     * Entries of the watched collection, and commands (drops) of its database, which also end a stream; every entry
+     * of the database for a database-wide stream.
+     */
     boolean concerns(Document entry) {
         String entryNamespace = (String) entry.get("ns");
+        if (DatabaseChangeStream.isDatabaseWide(namespace)) {
+            return entryNamespace != null && entryNamespace.startsWith(DatabaseChangeStream.databaseOf(namespace) + ".");
+        }
         return namespace.equals(entryNamespace)
             || (entryNamespace != null && entryNamespace.endsWith(".$cmd")
                 && entryNamespace.regionMatches(0, namespace, 0, entryNamespace.length() - "$cmd".length()));

@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.Cursor;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.bson.Document;
@@ -30,12 +31,15 @@ public final class SignallingOplog implements Oplog {
     /** Receives "db.collection", or "db.$cmd" for a drop (which ends every stream on the database). */
     private final Consumer<String> written;
     private final Supplier<MongoCollection<?>> oplogCollection;
+    private final CursorRegistry cursors;
     private final AtomicLong writesSinceTrim = new AtomicLong();
 
-    public SignallingOplog(Oplog delegate, Consumer<String> written, Supplier<MongoCollection<?>> oplogCollection) {
+    public SignallingOplog(Oplog delegate, Consumer<String> written, Supplier<MongoCollection<?>> oplogCollection,
+                           CursorRegistry cursors) {
         this.delegate = delegate;
         this.written = written;
         this.oplogCollection = oplogCollection;
+        this.cursors = cursors;
     }
 
     @Override
@@ -71,6 +75,9 @@ public final class SignallingOplog implements Oplog {
 
     @Override
     public Cursor createCursor(Document changeStreamDocument, String namespace, Aggregation aggregation) {
+        if (DatabaseChangeStream.isDatabaseWide(namespace)) {
+            return DatabaseChangeStream.open(changeStreamDocument, namespace, aggregation, cursors, oplogCollection);
+        }
         return delegate.createCursor(changeStreamDocument, namespace, aggregation);
     }
 

@@ -1,0 +1,82 @@
+import type { ChangeStream, ChangeStreamInsertDocument, CommandStartedEvent, Document, ResumeToken } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Database } from '../../src/db/connect.js';
+import { testDatabaseUri } from '../support/testApp.js';
+
+/**
+ * The MongoDB behaviour the live events rely on (changes/changeStreamEvents.ts): one change stream
+ * over a database carries the inserts of several collections in the order they were made, each
+ * naming its collection, filtered on the server, and resumes after a token it gave.
+ */
+describe('a change stream over a whole database', () => {
+  let database: Database;
+  const watched = ['db_stream_events', 'db_stream_posts'];
+  const pipeline = [{ $match: { operationType: 'insert', 'ns.coll': { $in: watched } } }];
+
+  const next = async (stream: ChangeStream<Document, ChangeStreamInsertDocument>) => {
+    for (let tries = 0; tries < 50; tries++) {
+      const change = await stream.tryNext();
+      if (change) return change;
+    }
+    throw new Error('no change arrived');
+  };
+
+  beforeAll(async () => {
+    database = await connectDatabase(testDatabaseUri(), { monitorCommands: true });
+  });
+  afterAll(async () => {
+    await database?.db.dropDatabase();
+    await database?.close();
+  });
+
+  it('carries the inserts of the collections it names, in commit order, each with its collection', async () => {
+    const { db } = database;
+    const collection = (name: string) => db.collection<{ _id: number } & Document>(name);
+    const stream = db.watch<Document, ChangeStreamInsertDocument>(pipeline, { maxAwaitTimeMS: 100 });
+    await stream.tryNext(); // a change stream starts on its first read
+    await collection('db_stream_posts').insertOne({ _id: 1, text: 'first' });
+    await collection('db_stream_other').insertOne({ _id: 2 });
+    await collection('db_stream_events').insertOne({ _id: 3, kind: 'removed', postId: 1 });
+    await collection('db_stream_posts').updateOne({ _id: 1 }, { $set: { text: 'edited' } });
+    await collection('db_stream_posts').insertOne({ _id: 4, text: 'second' });
+
+    const seen: [string, unknown, unknown][] = [];
+    let token: ResumeToken | undefined;
+    for (let i = 0; i < 3; i++) {
+      const change = await next(stream);
+      seen.push([change.ns.coll!, change.documentKey._id, change.fullDocument]);
+      if (i === 0) token = change._id;
+    }
+    await stream.close();
+    expect(seen).toEqual([
+      ['db_stream_posts', 1, { _id: 1, text: 'first' }],
+      ['db_stream_events', 3, { _id: 3, kind: 'removed', postId: 1 }],
+      ['db_stream_posts', 4, { _id: 4, text: 'second' }],
+    ]);
+
+    // Resumed after the first event: the rest again, in the same order.
+    const resumed = db.watch<Document, ChangeStreamInsertDocument>(pipeline, { startAfter: token, maxAwaitTimeMS: 100 });
+    const again = [(await next(resumed)).documentKey._id, (await next(resumed)).documentKey._id];
+    await resumed.close();
+    expect(again).toEqual([3, 4]);
+  });
+
+  it('wakes a waiting read when a watched collection is written', async () => {
+    const { db, client } = database;
+    const stream = db.watch<Document, ChangeStreamInsertDocument>(pipeline, { maxAwaitTimeMS: 2_000 });
+    const getMores: unknown[] = [];
+    const record = (event: CommandStartedEvent) => void (event.commandName === 'getMore' && getMores.push(event.command.collection));
+    client.on('commandStarted', record);
+    await stream.tryNext();
+    client.off('commandStarted', record);
+    // Its reads name no collection: they are told apart from a request's by this (test/support/testApp.ts).
+    expect(getMores).toEqual(['$cmd.aggregate']);
+    const started = Date.now();
+    const arrived = stream.next();
+    setTimeout(() => void db.collection<{ _id: number }>('db_stream_events').insertOne({ _id: 10 }), 50);
+    expect((await arrived).documentKey._id).toBe(10);
+    await stream.close();
+    // Not at the end of the wait: a parked read answers as soon as the write is made.
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+});
