@@ -1,7 +1,18 @@
-import type { ChangeStream, ChangeStreamDocument, Collection, Db, ObjectId, ResumeToken } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, Collection, Db, Document, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
-import { fromAnnouncedPost, fromRef, toAnnouncedPost, toRef, toStoredVisibility, toVisibility, type ContentDocument, type PostCounts, type PostRefDocument } from '../records/posts.js';
+import {
+  contentCollection,
+  fromAnnouncedPost,
+  fromRef,
+  toAnnouncedPost,
+  toRef,
+  toStoredVisibility,
+  toVisibility,
+  type ContentDocument,
+  type PostCounts,
+  type PostRefDocument,
+} from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import type { UserCounts } from '../records/users.js';
@@ -151,19 +162,24 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
 const maxAwaitTimeMs = 250;
 const maxRestartDelayMs = 10_000;
 
+/** What one change stream reads: the inserts of events and of posts, in commit order. */
+type StreamedChange = ChangeStreamDocument<LiveEventDocument | ContentDocument>;
+
 /**
  * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
- * each instance runs one change stream on that collection and hands every insert to its
- * listeners, in commit order. The driver resumes by itself after resumable errors (failover,
- * network); anything else is logged and the stream is reopened after the last event seen, with a
- * growing delay.
+ * each instance runs one change stream over the database that hands every insert there to its
+ * listeners, in commit order. A new post needs no document of its own: its insert into `content`
+ * is its `postAdded`, read by the same stream, so it keeps its place among the other events (a
+ * removal never arrives before its post) and costs no write more than the post. The driver
+ * resumes by itself after resumable errors (failover, network); anything else is logged and the
+ * stream is reopened after the last event seen, with a growing delay.
  */
 export class ChangeStreamEventSource implements ChangeSource {
   readonly mode = 'change-stream' as const;
   private readonly collection: Collection<LiveEventDocument>;
   private readonly listeners = new Listeners((error) => this.logger?.error('live events: a listener failed', error));
   private logger: Logger | null = null;
-  private stream: ChangeStream<LiveEventDocument> | null = null;
+  private stream: ChangeStream<Document, StreamedChange> | null = null;
   private resumeToken: ResumeToken | undefined;
   private loop: Promise<void> | null = null;
   private stopping = false;
@@ -192,7 +208,7 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.logger = logger;
     this.stopping = false;
     const stream = this.open();
-    let first: ChangeStreamDocument<LiveEventDocument> | null;
+    let first: StreamedChange | null;
     try {
       // Opens the cursor now, so a server without change streams fails the start, not a client later.
       first = await stream.tryNext();
@@ -215,10 +231,11 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.stream = null;
   }
 
+  /** A `postAdded` was announced by the post's own insert: it is not written again. */
   async publish(events: readonly ChangeEvent[]): Promise<void> {
-    const stored = (event: ChangeEvent): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) });
-    if (events.length === 1) await this.collection.insertOne(stored(events[0]!));
-    else await this.collection.insertMany(events.map(stored));
+    const stored = events.filter((event) => event.kind !== 'postAdded').map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
+    if (stored.length === 1) await this.collection.insertOne(stored[0]!);
+    else if (stored.length > 1) await this.collection.insertMany(stored);
   }
 
   listen(listener: ChangeListener): () => void {
@@ -233,11 +250,12 @@ export class ChangeStreamEventSource implements ChangeSource {
     return this.loop !== null && !this.stopping && this.failures === 0;
   }
 
-  private open(): ChangeStream<LiveEventDocument> {
+  private open(): ChangeStream<Document, StreamedChange> {
     const resume = this.resumeToken === undefined ? {} : { startAfter: this.resumeToken };
-    // An instance of one group of several reads its own partitions and the broadcast channels only.
-    const channels = this.group.streamFilter();
-    return this.collection.watch<LiveEventDocument>([{ $match: { operationType: 'insert', ...channels } }], {
+    // An instance of one group of several reads its own partitions and the broadcast channels
+    // only; posts are for every group.
+    const events = { 'ns.coll': liveEventsCollection, ...this.group.streamFilter() };
+    return this.db.watch<Document, StreamedChange>([{ $match: { operationType: 'insert', $or: [events, { 'ns.coll': contentCollection }] } }], {
       maxAwaitTimeMS: maxAwaitTimeMs,
       ...resume,
     });
@@ -279,14 +297,25 @@ export class ChangeStreamEventSource implements ChangeSource {
     }
   }
 
-  private deliver(change: ChangeStreamDocument<LiveEventDocument>): void {
+  private deliver(change: StreamedChange): void {
     this.resumeToken = change._id;
     if (change.operationType !== 'insert') return;
-    // The publisher's clock against this one's: good to the clock skew between instances.
-    changeStreamLag.set(Math.max(0, Date.now() - change.fullDocument.at.getTime()) / 1000);
-    const event = fromDocument(change.fullDocument);
+    if (change.ns.coll === contentCollection) return this.deliverPost(change as ChangeStreamInsertDocument<ContentDocument>);
+    const { fullDocument } = change as ChangeStreamInsertDocument<LiveEventDocument>;
+    this.noteLag(fullDocument.at);
+    const event = fromDocument(fullDocument);
     if (event) this.listeners.emit(event);
-    else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(change.fullDocument.kind)}`);
+    else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(fullDocument.kind)}`);
+  }
+
+  private deliverPost({ fullDocument: post }: ChangeStreamInsertDocument<ContentDocument>): void {
+    this.noteLag(post._d);
+    this.listeners.emit({ kind: 'postAdded', post: fromAnnouncedPost(post) });
+  }
+
+  /** The writer's clock against this one's: good to the clock skew between instances. */
+  private noteLag(writtenAt: Date): void {
+    changeStreamLag.set(Math.max(0, Date.now() - writtenAt.getTime()) / 1000);
   }
 }
 

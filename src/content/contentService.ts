@@ -8,6 +8,7 @@ import { ObjectId, type Collection, type Db, type Filter, type UpdateFilter } fr
 import type { OutboxChange } from '../changes/staleness.js';
 import { isDuplicateKeyError } from '../errors.js';
 import {
+  contentCollection,
   toStoredPost,
   tokensLeftOut,
   toPostRecord,
@@ -78,7 +79,7 @@ export class ContentService {
 
   /** `scope`: the live events this instance reads, which decide what it may hold. */
   constructor(db: Db, scope: HeldScope = everyEvent) {
-    this.content = plannedCollection<ContentDocument>(db, 'content');
+    this.content = plannedCollection<ContentDocument>(db, contentCollection);
     this.outboxes = new Outboxes(this.content, (authorIds) => this.byAuthors(authorIds));
     this.lookups = new PostLookups(this.content, plannedCollection<TombstoneDocument>(db, 'deleted_posts'), scope);
     this.counters = new PostCounters(this.content, this.lookups);

@@ -48,7 +48,7 @@ export class PostDelivery {
   constructor(private readonly deps: PostDeliveryDependencies) {}
 
   /**
-   * Queued, stored, in the author's own timeline, and announced live, in that order. A limited
+   * Queued, in the author's own timeline, stored, and announced live, in that order. A limited
    * post is only stored and announced: it enters no timeline, and the inbox query of whoever may
    * see it finds it (see TimelineReading).
    */
@@ -71,15 +71,25 @@ export class PostDelivery {
     // Readers look for pulled posts only among followees marked as pulling: mark first.
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     // Its tags' trend count rides in the same write (a post without tags, or a repost, queues none).
-    await this.storeQueued(post, fanout.enqueueDelivery(post, scope, [...postNotificationTasks(post), ...tagCountTasks(post)], !post.pulled));
-    await backend.deliverTo([post.authorId], [post], { announced: true });
+    const queued = fanout.enqueueDelivery(post, scope, [...postNotificationTasks(post), ...tagCountTasks(post)], !post.pulled);
+    // A pulled post enters no timeline, its author's own included: their pages pull it as their
+    // followers' do (UserFeedState.readerSources counts the reader among the pulled).
+    await this.storeQueued(post, queued, post.pulled ? null : () => backend.deliverTo([post.authorId], [post], { announced: true }));
     return [postAdded(post)];
   }
 
-  /** The post stored once its work is queued; the work runs once it is stored, or its store failed. */
-  private async storeQueued(post: PostRecord, queued: Promise<HeldTasks>): Promise<void> {
+  /**
+   * The post stored once its work is queued; the work runs once it is stored, or its store failed.
+   * The author's own timeline takes it first: where events cross instances, the stored post is its
+   * own announcement (ChangeStreamEventSource), and an announcement follows every write it tells of,
+   * or another instance could hold the author's timeline as read in between. The entry of a post
+   * that is never stored (its store failed, or its process died) is taken back by its delivery,
+   * which knows for sure (Fanout.missing): a store that failed on the way back may have been made.
+   */
+  private async storeQueued(post: PostRecord, queued: Promise<HeldTasks>, ownTimeline: (() => Promise<void>) | null = null): Promise<void> {
     const held = await queued;
     try {
+      await ownTimeline?.();
       await this.deps.content.storePost(post);
     } finally {
       held.release();

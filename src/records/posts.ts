@@ -44,6 +44,9 @@ export interface RepostOfDocument extends PostRefDocument {
   _r?: PostRefDocument;
 }
 
+/** The collection of posts, the system of record; a post's insert there is also its announcement (changes/changeStreamEvents.ts). */
+export const contentCollection = 'content';
+
 /**
  * A post as stored: the reference layout's short field names, plus `_d`, the creation time.
  * A repost is a document of its own (author: the reposter, time: the repost), so every timeline

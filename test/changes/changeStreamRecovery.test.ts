@@ -14,35 +14,34 @@ type Step = { event: LiveEvent; token: string } | { error: Error };
 function fakeDatabase(streams: Step[][]) {
   const watchOptions: unknown[] = [];
   const db = {
-    collection: () => ({
-      watch: (_pipeline: unknown, options: unknown) => {
-        watchOptions.push(options);
-        const script = [...(streams.shift() ?? [])];
-        let resumeToken: unknown;
-        let closed = false;
-        return {
-          get resumeToken() {
-            return resumeToken;
-          },
-          get closed() {
-            return closed;
-          },
-          async tryNext() {
-            const step = script.shift();
-            if (!step) {
-              await new Promise((resolve) => setTimeout(resolve, 5));
-              return null;
-            }
-            if ('error' in step) throw step.error;
-            resumeToken = { _data: step.token };
-            return { _id: resumeToken, operationType: 'insert', fullDocument: toDocument(step.event) };
-          },
-          async close() {
-            closed = true;
-          },
-        };
-      },
-    }),
+    collection: () => ({}),
+    watch: (_pipeline: unknown, options: unknown) => {
+      watchOptions.push(options);
+      const script = [...(streams.shift() ?? [])];
+      let resumeToken: unknown;
+      let closed = false;
+      return {
+        get resumeToken() {
+          return resumeToken;
+        },
+        get closed() {
+          return closed;
+        },
+        async tryNext() {
+          const step = script.shift();
+          if (!step) {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            return null;
+          }
+          if ('error' in step) throw step.error;
+          resumeToken = { _data: step.token };
+          return { _id: resumeToken, operationType: 'insert', ns: { db: 'feed', coll: 'live_events' }, fullDocument: toDocument(step.event) };
+        },
+        async close() {
+          closed = true;
+        },
+      };
+    },
   };
   return { db: db as unknown as Db, watchOptions };
 }

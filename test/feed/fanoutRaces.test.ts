@@ -187,6 +187,30 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     expect(await copies('reader', apiPostId(lost.id))).toBe(0);
   });
 
+  it('takes a post whose store failed out of its author’s own timeline once its delivery gives up waiting for it', async () => {
+    await gql('author', '{ timeline { edges { cursor } } }'); // gives the author a cache under the cache strategy
+    const { content, fanout } = app.services;
+    const storePost = content.storePost;
+    content.storePost = async () => {
+      throw new Error('the database went away');
+    };
+    try {
+      const failed = await app.gql('mutation { createPost(text: "store failed") { id } }', {}, tokens.author);
+      expect(failed.errors).toBeDefined();
+    } finally {
+      content.storePost = storePost;
+    }
+    // Its author's own timeline took it before the store, and still holds it.
+    const entry = (await app.database.db.collection<any>(collection).find(ofUser('author')).toArray()).flatMap((doc) => doc._c as { _m?: string; _id: ObjectId }[]).find((each) => each._m === 'store failed');
+    expect(entry).toBeDefined();
+    // A minute later its delivery gives up, and the entry goes.
+    await fanout.queue.tasks.updateOne({ 'payload.post.id': entry!._id }, { $set: { createdAt: new Date(Date.now() - 120_000) } });
+    await runQueued();
+    expect(await fanout.queue.isDrained()).toBe(true);
+    expect(await copies('author', apiPostId(entry!._id))).toBe(0);
+    expect((await timelineTexts('author')).edges.map((edge: any) => edge.node.text)).not.toContain('store failed');
+  });
+
   it('finishes a deletion whose request died after queueing the retraction, leaving a live request time to do it first', async () => {
     await gql('reader', 'mutation { follow(handle: "author") { handle } }');
     const id = await post('author', 'its deleting request died');

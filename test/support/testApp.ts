@@ -35,13 +35,13 @@ export interface TestApp extends RunningApp {
 
 /**
  * The commands a request sent, out of all those seen while it ran: meanwhile the fanout workers
- * poll their queue and the live path's change stream polls `live_events` (a getMore names its
- * collection apart), and those are not the request's.
+ * poll their queue and the live path's change stream polls the database (a getMore names its
+ * collection apart: `$cmd.aggregate` for a database-wide stream), and those are not the request's.
  */
 export function requestCommands(commands: readonly CommandStartedEvent[]): CommandStartedEvent[] {
   return commands.filter((command) => {
     const collection = command.commandName === 'getMore' ? command.command.collection : command.command[command.commandName];
-    return collection !== 'fanout_tasks' && collection !== 'live_events';
+    return collection !== 'fanout_tasks' && collection !== 'live_events' && collection !== '$cmd.aggregate';
   });
 }
 
