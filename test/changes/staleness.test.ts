@@ -16,7 +16,7 @@ function recorder(): { held: HeldRecords; forgotten: string[] } {
     forgetUsers: ({ users, following }) => forgotten.push(`users ${users.join(',')} following ${following.join(',')}`),
     applyCounts: (counts) => forgotten.push(`counts ${counts.map(({ handle, followerCount, version }) => `${handle}:${followerCount}@${version}`).join(',')}`),
     forgetFilters: (readerIds) => forgotten.push(`filters ${readerIds === 'all' ? 'all' : readerIds.join(',')}`),
-    forgetTimelines: (userIds) => forgotten.push(`timelines ${userIds.join(',')}`),
+    forgetTimelines: (userIds, edits) => forgotten.push(`timelines ${userIds.join(',')}${edits?.delivered ? ' (taking the delivery in place)' : ''}`),
     forgetLists: (ownerIds) => forgotten.push(`lists ${ownerIds.join(',')}`),
     postCounted: (postId, counts) => forgotten.push(`post counts ${postId.toHexString()}${counts ? ` ${counts.likes}@${counts.version}` : ''}`),
     forgetViewerState: (viewerId, state, postId) => forgotten.push(`${state} of ${viewerId} ${postId.toHexString()}`),
@@ -40,8 +40,9 @@ const forgottenBy = (event: ChangeEvent) => {
 };
 
 describe('forgetStale', () => {
-  it('drops the author\'s outbox and own timeline for a new post', () => {
-    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann', 'timelines ann']);
+  it('takes a new post into the author\'s outbox and own timeline; a pulled one into the outbox only, as no timeline took it', () => {
+    expect(forgottenBy(postAdded(post()))).toEqual(['outboxes ann', 'timelines ann (taking the delivery in place)']);
+    expect(forgottenBy(postAdded(post({ pulled: true })))).toEqual(['outboxes ann', 'timelines ann']);
   });
 
   it('drops the post and its author\'s outbox and own timeline for a removed post; for a repost, the original\'s id', () => {
@@ -70,7 +71,7 @@ describe('forgetStale', () => {
 
   it('forgets a public reply\'s parent\'s counts when the reply comes and when it goes', () => {
     const parent = { id: new ObjectId('000000000000000000000009'), authorId: 'bob' };
-    expect(forgottenBy(postAdded(post({ replyTo: parent })))).toEqual(['post counts 000000000000000000000009', 'outboxes ann', 'timelines ann']);
+    expect(forgottenBy(postAdded(post({ replyTo: parent })))).toEqual(['post counts 000000000000000000000009', 'outboxes ann', 'timelines ann (taking the delivery in place)']);
     expect(forgottenBy(postRemoved(post({ replyTo: parent })))).toEqual(['post counts 000000000000000000000009', 'posts 000000000000000000000001', 'outboxes ann', 'timelines ann']);
   });
 

@@ -317,6 +317,8 @@ describe.each(combinations)('FEED_STRATEGY=$strategy TIMELINE_CONTENT=$content',
     await repost('rex', ownPost); // the reader's own post: already there
     for (let i = 0; i < 12; i++) await post('rex', `spoiler number ${i}`);
     await post('sam', 'sam after the spoilers');
+    // sam's own posts and reposts are pulled into his own pages as into his followers': in no timeline, shown once.
+    expect((await expectTimelineMatchesOracle('sam', 3)).filter((id) => id === rexPost)).toHaveLength(1);
     let ids = await expectTimelineMatchesOracle('reader', 3);
     expect(ids.filter((id) => id === stranger)).toHaveLength(1);
 
