@@ -61,6 +61,38 @@ describe('a change stream over a whole database', () => {
     expect(again).toEqual([3, 4]);
   });
 
+  it('loses no insert while other collections are written beside it from many connections', async () => {
+    const { db } = database;
+    const stream = db.watch<Document, ChangeStreamInsertDocument>([{ $match: { operationType: 'insert', 'ns.coll': 'db_stream_watched' } }], { maxAwaitTimeMS: 100 });
+    await stream.tryNext();
+    const writers = 16;
+    const each = 40;
+    const seen = new Set<unknown>();
+    let writing = true;
+    // The stream reads while the writes go on, as a server's does.
+    const reading = (async () => {
+      for (let empty = 0; seen.size < writers * each && (writing || empty < 20); ) {
+        const change = await stream.tryNext();
+        if (change) seen.add(change.documentKey._id);
+        else if (!writing) empty++;
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: writers }, async (_, writer) => {
+        for (let i = 0; i < each; i++) {
+          await Promise.all([
+            db.collection<{ _id: number }>('db_stream_watched').insertOne({ _id: writer * each + i }),
+            db.collection<{ w: number }>('db_stream_unwatched').insertOne({ w: writer }),
+          ]);
+        }
+      }),
+    );
+    writing = false;
+    await reading;
+    await stream.close();
+    expect(seen.size).toBe(writers * each);
+  });
+
   it('wakes a waiting read when a watched collection is written', async () => {
     const { db, client } = database;
     const stream = db.watch<Document, ChangeStreamInsertDocument>(pipeline, { maxAwaitTimeMS: 2_000 });

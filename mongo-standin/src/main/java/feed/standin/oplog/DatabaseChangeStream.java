@@ -47,10 +47,11 @@ public final class DatabaseChangeStream {
         return namespace.substring(0, namespace.indexOf('.'));
     }
 
+    /** {@code writes}: the lock oplog writes hold (see {@link SignallingOplog}), which a read takes too. */
     static Cursor open(Document changeStream, String namespace, Aggregation aggregation, CursorRegistry cursors,
-                       Supplier<MongoCollection<?>> oplog) {
+                       Supplier<MongoCollection<?>> oplog, Object writes) {
         String database = databaseOf(namespace);
-        Scan scan = new Scan();
+        Scan scan = new Scan(writes);
         OplogCursor cursor = new OplogCursor(cursors.generateCursorId(),
             position -> aggregation.runStagesAsStream(scan.events(oplog.get(), database, position)),
             startOf(changeStream, oplog.get())) {
@@ -72,17 +73,27 @@ public final class DatabaseChangeStream {
         return cursor;
     }
 
-    /** One cursor's reads, and the newest entry the last one saw. */
+    /**
+     * One cursor's reads, and the newest entry the last one saw. Each reads under the oplog writes' lock: every
+     * entry older than the newest it sees is there, so the stream may move past them all.
+     */
     private static final class Scan {
+        private final Object writes;
         private OplogPosition newest;
+
+        Scan(Object writes) {
+            this.writes = writes;
+        }
 
         Stream<Document> events(MongoCollection<?> oplog, String database, OplogPosition position) {
             String prefix = database + ".";
             ArrayList<Document> entries = new ArrayList<>();
-            oplog.queryAllAsStream()
-                .filter(entry -> ((String) entry.get("ns")).startsWith(prefix))
-                .filter(entry -> new OplogPosition((BsonTimestamp) entry.get("ts")).isAfter(position))
-                .forEach(entries::add);
+            synchronized (writes) {
+                oplog.queryAllAsStream()
+                    .filter(entry -> ((String) entry.get("ns")).startsWith(prefix))
+                    .filter(entry -> new OplogPosition((BsonTimestamp) entry.get("ts")).isAfter(position))
+                    .forEach(entries::add);
+            }
             entries.sort(Comparator.comparingLong(DatabaseChangeStream::timestampOf));
             newest = entries.isEmpty() ? null : new OplogPosition((BsonTimestamp) entries.get(entries.size() - 1).get("ts"));
             return entries.stream().map(entry -> toEvent(entry, database));

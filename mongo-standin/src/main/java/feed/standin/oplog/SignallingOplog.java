@@ -15,7 +15,9 @@ import de.bwaldvogel.mongo.oplog.Oplog;
 
 /**
  * Delegates to the library's oplog and reports every write once it is visible, so that parked change-stream
- * getMores wake up.
+ * getMores wake up. Writes take this object's lock from the entry's timestamp to its place in the oplog, so a
+ * read under the same lock (a database-wide stream's, see {@link DatabaseChangeStream}) sees every entry older
+ * than the newest it sees: one being written cannot appear later behind it.
  *
  * <p>Also keeps the oplog to its newest {@value #KEPT_ENTRIES} entries, as MongoDB caps its own: the library
  * keeps every entry forever and scans them all for every change-stream {@code getMore}, so an idle change
@@ -43,14 +45,14 @@ public final class SignallingOplog implements Oplog {
     }
 
     @Override
-    public void handleInsert(String namespace, List<Document> documents) {
+    public synchronized void handleInsert(String namespace, List<Document> documents) {
         delegate.handleInsert(namespace, documents);
         written.accept(namespace);
         trimNow(documents.size());
     }
 
     @Override
-    public void handleUpdate(String namespace, Document selector, Document query, List<Object> modifiedIds) {
+    public synchronized void handleUpdate(String namespace, Document selector, Document query, List<Object> modifiedIds) {
         delegate.handleUpdate(namespace, selector, query, modifiedIds);
         if (!modifiedIds.isEmpty()) { // nothing was written to the oplog otherwise
             written.accept(namespace);
@@ -59,7 +61,7 @@ public final class SignallingOplog implements Oplog {
     }
 
     @Override
-    public void handleDelete(String namespace, Document query, List<Object> deletedIds) {
+    public synchronized void handleDelete(String namespace, Document query, List<Object> deletedIds) {
         delegate.handleDelete(namespace, query, deletedIds);
         if (!deletedIds.isEmpty()) {
             written.accept(namespace);
@@ -68,7 +70,7 @@ public final class SignallingOplog implements Oplog {
     }
 
     @Override
-    public void handleDropCollection(String namespace) {
+    public synchronized void handleDropCollection(String namespace) {
         delegate.handleDropCollection(namespace);
         written.accept(Utils.getDatabaseNameFromFullName(namespace) + ".$cmd");
     }
@@ -76,7 +78,7 @@ public final class SignallingOplog implements Oplog {
     @Override
     public Cursor createCursor(Document changeStreamDocument, String namespace, Aggregation aggregation) {
         if (DatabaseChangeStream.isDatabaseWide(namespace)) {
-            return DatabaseChangeStream.open(changeStreamDocument, namespace, aggregation, cursors, oplogCollection);
+            return DatabaseChangeStream.open(changeStreamDocument, namespace, aggregation, cursors, oplogCollection, this);
         }
         return delegate.createCursor(changeStreamDocument, namespace, aggregation);
     }
