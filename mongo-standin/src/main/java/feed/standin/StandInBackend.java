@@ -44,10 +44,14 @@ final class StandInBackend extends MemoryBackend {
         this.changes = changes;
     }
 
+    /** Null until the oplog is enabled; read by the collections' findAndModify (see IndexedMemoryCollection). */
+    private volatile Oplog oplog;
+
     @Override
     protected Oplog createOplog() {
-        return new SignallingOplog(super.createOplog(), getMores::oplogWritten,
+        oplog = new SignallingOplog(super.createOplog(), getMores::oplogWritten,
             () -> resolveDatabase("local").resolveCollection("oplog.rs", false), getCursorRegistry());
+        return oplog;
     }
 
     @Override
@@ -220,7 +224,8 @@ final class StandInBackend extends MemoryBackend {
             if (getDatabaseName().equals("local") && collectionName.equals("oplog.rs")) {
                 return new OplogCollection(this, collectionName, options, cursorRegistry, oplogReads);
             }
-            return new IndexedMemoryCollection(this, collectionName, options, cursorRegistry, changes, leadingMatches);
+            return new IndexedMemoryCollection(this, collectionName, options, cursorRegistry, changes, leadingMatches,
+                () -> oplog);
         }
 
         @Override

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
@@ -68,11 +69,51 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     /** Finds the array element an update's positional {@code $} stands for, as the library's own matcher does. */
     private final QueryMatcher positionalMatcher = new DefaultQueryMatcher();
 
+    /** The backend's oplog, null while it is off. */
+    private final Supplier<Oplog> oplog;
+    /** The documents the findAndModify running on this thread changed, to be written to the oplog after it. */
+    private final ThreadLocal<FindAndModifyWrites> findAndModifyWrites = new ThreadLocal<>();
+
     public IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
-                                   CursorRegistry cursorRegistry, ChangeRecorder changes, LeadingMatch.Scope leadingMatches) {
+                                   CursorRegistry cursorRegistry, ChangeRecorder changes, LeadingMatch.Scope leadingMatches,
+                                   Supplier<Oplog> oplog) {
         super(database, collectionName, options, cursorRegistry);
         this.changes = changes;
         this.leadingMatches = leadingMatches;
+        this.oplog = oplog;
+    }
+
+    /** What one findAndModify changed: the ids it updated or removed, the document an upsert inserted. */
+    private static final class FindAndModifyWrites {
+        final List<Object> updated = new ArrayList<>();
+        final List<Object> removed = new ArrayList<>();
+        final List<Document> inserted = new ArrayList<>();
+    }
+
+    /**
+     * The library's findAndModify writes nothing to the oplog, so no change stream saw a findOneAndUpdate,
+     * findOneAndDelete or findOneAndReplace, where MongoDB's streams see each. The write it makes is noted on the
+     * way (every write passes the hooks below) and written to the oplog after it, as the update and delete commands
+     * write theirs.
+     */
+    @Override
+    public Document findAndModify(Document query) {
+        FindAndModifyWrites writes = new FindAndModifyWrites();
+        findAndModifyWrites.set(writes);
+        Document response;
+        try {
+            response = super.findAndModify(query);
+        } finally {
+            findAndModifyWrites.remove();
+        }
+        Oplog log = oplog.get();
+        if (log != null) {
+            Document selector = query.get("query") instanceof Document filter ? filter : EMPTY_QUERY;
+            if (!writes.updated.isEmpty()) log.handleUpdate(getFullName(), selector, (Document) query.get("update"), writes.updated);
+            if (!writes.removed.isEmpty()) log.handleDelete(getFullName(), selector, writes.removed);
+            if (!writes.inserted.isEmpty()) log.handleInsert(getFullName(), writes.inserted);
+        }
+        return response;
     }
 
     /** An aggregate's source: only the documents its leading {@code $match} keeps (see {@link LeadingMatch}). */
@@ -88,6 +129,8 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     protected synchronized Integer addDocumentInternal(Document document) {
         Integer position = super.addDocumentInternal(document);
         changes.inserted(this, document);
+        FindAndModifyWrites writes = findAndModifyWrites.get();
+        if (writes != null) writes.inserted.add(document.cloneDeeply());
         positionLimit = Math.max(positionLimit, position + 1);
         for (FieldIndex index : fieldIndexes.values()) {
             index.add(position, document);
@@ -168,6 +211,8 @@ public final class IndexedMemoryCollection extends MemoryCollection {
         super.removeDocument(position);
         if (removed != null) {
             changes.removed(this, removed);
+            FindAndModifyWrites writes = findAndModifyWrites.get();
+            if (writes != null) writes.removed.add(removed.get(ID));
         }
     }
 
@@ -175,6 +220,8 @@ public final class IndexedMemoryCollection extends MemoryCollection {
     protected synchronized void handleUpdate(Integer position, Document oldDocument, Document newDocument) {
         super.handleUpdate(position, oldDocument, newDocument);
         changes.replaced(this, newDocument);
+        FindAndModifyWrites writes = findAndModifyWrites.get();
+        if (writes != null) writes.updated.add(newDocument.get(ID));
         for (FieldIndex index : fieldIndexes.values()) {
             index.remove(position);
             index.add(position, newDocument);
