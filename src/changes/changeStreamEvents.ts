@@ -1,4 +1,4 @@
-import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, Collection, Db, Document, ObjectId, ResumeToken } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, ChangeStreamUpdateDocument, Collection, Db, Document, ObjectId, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
 import {
@@ -15,7 +15,7 @@ import {
 } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
-import type { UserCounts } from '../records/users.js';
+import { followPairsCollection, type FollowTransitionDocument, type UserCounts } from '../records/users.js';
 import type { ChangeEvent, ChangeListener, ChangeSource, ViewerState } from './events.js';
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
@@ -162,17 +162,22 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
 const maxAwaitTimeMs = 250;
 const maxRestartDelayMs = 10_000;
 
-/** What one change stream reads: the inserts of events and of posts, in commit order. */
+/** What one change stream reads: the inserts of events and of posts, and the follow pairs' applied changes, in commit order. */
 type StreamedChange = ChangeStreamDocument<LiveEventDocument | ContentDocument>;
+
+/** Events a stored write carries, which `publish` does not write again: a new post, a follow, an unfollow. */
+const carriedByTheirWrites: ReadonlySet<ChangeEvent['kind']> = new Set(['postAdded', 'followed', 'unfollowed']);
 
 /**
  * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
  * each instance runs one change stream over the database that hands every insert there to its
- * listeners, in commit order. A new post needs no document of its own: its insert into `content`
- * is its `postAdded`, read by the same stream, so it keeps its place among the other events (a
- * removal never arrives before its post) and costs no write more than the post. The driver
- * resumes by itself after resumable errors (failover, network); anything else is logged and the
- * stream is reopened after the last event seen, with a growing delay.
+ * listeners, in commit order. Some changes need no document of their own, as the write that makes
+ * them is read by the same stream: a new post's insert into `content` is its `postAdded`, and the
+ * write of a follow pair that records a follow or unfollow as applied (its `ev` field) is its
+ * `followed` or `unfollowed`. So they keep their place among the other events (a removal never
+ * arrives before its post) and cost no write more than the change. The driver resumes by itself
+ * after resumable errors (failover, network); anything else is logged and the stream is reopened
+ * after the last event seen, with a growing delay.
  */
 export class ChangeStreamEventSource implements ChangeSource {
   readonly mode = 'change-stream' as const;
@@ -231,9 +236,9 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.stream = null;
   }
 
-  /** A `postAdded` was announced by the post's own insert: it is not written again. */
+  /** A post, a follow or an unfollow was announced by the write that made it: it is not written again. */
   async publish(events: readonly ChangeEvent[]): Promise<void> {
-    const stored = events.filter((event) => event.kind !== 'postAdded').map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
+    const stored = events.filter((event) => !carriedByTheirWrites.has(event.kind)).map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
     if (stored.length === 1) await this.collection.insertOne(stored[0]!);
     else if (stored.length > 1) await this.collection.insertMany(stored);
   }
@@ -254,8 +259,10 @@ export class ChangeStreamEventSource implements ChangeSource {
     const resume = this.resumeToken === undefined ? {} : { startAfter: this.resumeToken };
     // An instance of one group of several reads its own partitions and the broadcast channels
     // only; posts are for every group.
-    const events = { 'ns.coll': liveEventsCollection, ...this.group.streamFilter() };
-    return this.db.watch<Document, StreamedChange>([{ $match: { operationType: 'insert', $or: [events, { 'ns.coll': contentCollection }] } }], {
+    const events = { operationType: 'insert', 'ns.coll': liveEventsCollection, ...this.group.streamFilter() };
+    const posts = { operationType: 'insert', 'ns.coll': contentCollection };
+    const follows = { operationType: 'update', 'ns.coll': followPairsCollection, 'updateDescription.updatedFields.ev': { $exists: true } };
+    return this.db.watch<Document, StreamedChange>([{ $match: { $or: [events, posts, follows] } }], {
       maxAwaitTimeMS: maxAwaitTimeMs,
       ...resume,
     });
@@ -299,6 +306,7 @@ export class ChangeStreamEventSource implements ChangeSource {
 
   private deliver(change: StreamedChange): void {
     this.resumeToken = change._id;
+    if (change.operationType === 'update' && change.ns.coll === followPairsCollection) return this.deliverFollow(change);
     if (change.operationType !== 'insert') return;
     if (change.ns.coll === contentCollection) return this.deliverPost(change as ChangeStreamInsertDocument<ContentDocument>);
     const { fullDocument } = change as ChangeStreamInsertDocument<LiveEventDocument>;
@@ -311,6 +319,13 @@ export class ChangeStreamEventSource implements ChangeSource {
   private deliverPost({ fullDocument: post }: ChangeStreamInsertDocument<ContentDocument>): void {
     this.noteLag(post._d);
     this.listeners.emit({ kind: 'postAdded', post: fromAnnouncedPost(post) });
+  }
+
+  private deliverFollow(change: ChangeStreamUpdateDocument): void {
+    const transition = change.updateDescription.updatedFields?.ev as FollowTransitionDocument | undefined;
+    if (!transition) return;
+    const { f, e, on, n } = transition;
+    this.listeners.emit({ kind: on ? 'followed' : 'unfollowed', followerId: f, followeeId: e, ...(n ? { counts: n } : {}) });
   }
 
   /** The writer's clock against this one's: good to the clock skew between instances. */

@@ -1,7 +1,7 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError, notFound } from '../errors.js';
 import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource, type GroupMembership, type GroupTokens, type NotificationRecord, type TokenToPrune } from '../records/notifications.js';
-import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
+import { followPairsCollection, toUserCounts, type EdgeDocument, type FollowTransitionDocument, type UserCounts, type UserDocument } from '../records/users.js';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
@@ -43,6 +43,8 @@ export interface FollowPairDocument extends GroupMembership {
    * same write that records the wish, so a request and a follow never stand side by side.
    */
   rq?: Date;
+  /** The last follow or unfollow applied, set by the write that recorded it (its announcement). */
+  ev?: FollowTransitionDocument;
 }
 
 /** The notification group a follow counts in: handed down by notifications/ (see GroupMemberships). */
@@ -139,7 +141,7 @@ export class FollowPairs implements GroupMemberSource {
     private readonly following: Collection<EdgeDocument>,
     private readonly followers: Collection<EdgeDocument>,
   ) {
-    this.pairs = plannedCollection<FollowPairDocument>(db, 'follow_pairs');
+    this.pairs = plannedCollection<FollowPairDocument>(db, followPairsCollection);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -473,10 +475,13 @@ export class FollowPairs implements GroupMemberSource {
     for (;;) {
       const { want, v } = pair;
       let result: Omit<PairResult, 'changed' | 'requested'> = { pair, followee: null, counts: [], notified: null };
-      let outcome: Outcome = { membership: 'unchanged', prune: null };
+      let outcome: Outcome = { membership: 'unchanged', prune: null, transition: null };
       if ((pair.countChange || pair.gc) && !ownChange) {
         // Changes begun by a request that died (a later round finds none: the round before it
         // removed them), finished the careful way, one step at a time, each recording its tokens.
+        // Its announcement died with it: the write that records the round announces it.
+        const unfinished = pair.countChange !== undefined || pair.counted !== want;
+        if (unfinished) outcome = { ...outcome, transition: { t: pair.countChange?.token ?? new ObjectId().toHexString(), f: pair.f, e: pair.t, on: want } };
         await this.writeEdges(pair.f, pair.t, want);
         pair = await this.settleCounts(pair, held, want);
         pair = await this.settleGroup(pair, held, want, effects);
@@ -548,6 +553,7 @@ export class FollowPairs implements GroupMemberSource {
     const outcome: Outcome = {
       membership: joining ? { g: joining.to!, ga: joining.at } : leaving ? 'left' : 'unchanged',
       prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving, left: true as const } : {}) } : null,
+      transition: countsChange ? { t: token!, f: pair.f, e: pair.t, on: want, n: counts } : null,
     };
     return { pair, followee, counts, notified, outcome };
   }
@@ -636,16 +642,27 @@ export class FollowPairs implements GroupMemberSource {
 
 const asMember = (pair: Pick<FollowPairDocument, 'f' | 'g' | 'ga' | 'gc'>): GroupMember => ({ u: pair.f, g: pair.g, ga: pair.ga, gc: pair.gc });
 
-/** What applying a wish did to the pair's group, and the token it left on the users and the group. */
+/**
+ * What applying a wish did to the pair's group, the token it left on the users and the group, and
+ * the follow or unfollow it made, which the write recording it announces.
+ */
 interface Outcome {
   membership: { g: string; ga: Date } | 'left' | 'unchanged';
   prune: TokenToPrune | null;
+  transition: FollowTransitionDocument | null;
 }
 
-/** The write that records a wish as applied: the version, the counts, the group, the tokens to prune. */
-function appliedUpdate(version: number, want: boolean, { membership, prune }: Outcome) {
+/** The write that records a wish as applied: the version, the counts, the group, the tokens to prune, the announcement. */
+function appliedUpdate(version: number, want: boolean, { membership, prune, transition }: Outcome) {
   return {
-    $set: { applied: version, counted: want, updatedAt: new Date(), ...(typeof membership === 'object' ? membership : {}), ...(prune ? { tp: true as const } : {}) },
+    $set: {
+      applied: version,
+      counted: want,
+      updatedAt: new Date(),
+      ...(typeof membership === 'object' ? membership : {}),
+      ...(prune ? { tp: true as const } : {}),
+      ...(transition ? { ev: transition } : {}),
+    },
     $unset: { countChange: '' as const, gc: '' as const, ...(membership === 'left' ? { g: '' as const, ga: '' as const } : {}) },
     ...(prune ? { $push: { prune } } : {}),
   };

@@ -114,6 +114,26 @@ export interface UserRecord {
   staff: boolean;
 }
 
+/** The collection of follow pairs (graph/followPairs.ts), whose writes carry the follows' announcements. */
+export const followPairsCollection = 'follow_pairs';
+
+/**
+ * A follow or unfollow as the pair's write that records it as applied stored it: the change stream
+ * reads it from that write's changed fields and announces it (changes/changeStreamEvents.ts), so
+ * the write is also the announcement. `t`: the change's token, so that each write sets a value of
+ * its own (MongoDB reports no field a write left as it was).
+ */
+export interface FollowTransitionDocument {
+  t: string;
+  /** Follower and followee. */
+  f: string;
+  e: string;
+  /** Followed (true) or unfollowed. */
+  on: boolean;
+  /** Both users' counts as the change left them, when it changed them itself. */
+  n?: UserCounts[];
+}
+
 /** A user's counts as one count change left them (see UserDocument.countVersion). */
 export interface UserCounts {
   handle: string;

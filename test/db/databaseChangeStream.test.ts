@@ -1,4 +1,4 @@
-import type { ChangeStream, ChangeStreamInsertDocument, CommandStartedEvent, Document, ResumeToken } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, ChangeStreamUpdateDocument, CommandStartedEvent, Document, ResumeToken } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/connect.js';
 import { testDatabaseUri } from '../support/testApp.js';
@@ -13,7 +13,7 @@ describe('a change stream over a whole database', () => {
   const watched = ['db_stream_events', 'db_stream_posts'];
   const pipeline = [{ $match: { operationType: 'insert', 'ns.coll': { $in: watched } } }];
 
-  const next = async (stream: ChangeStream<Document, ChangeStreamInsertDocument>) => {
+  const next = async <C extends ChangeStreamDocument>(stream: ChangeStream<Document, C>) => {
     for (let tries = 0; tries < 50; tries++) {
       const change = await stream.tryNext();
       if (change) return change;
@@ -59,6 +59,22 @@ describe('a change stream over a whole database', () => {
     const again = [(await next(resumed)).documentKey._id, (await next(resumed)).documentKey._id];
     await resumed.close();
     expect(again).toEqual([3, 4]);
+  });
+
+  it('carries the field an update sets, whole, even where it replaces one of the same shape', async () => {
+    const { db } = database;
+    const pairs = db.collection<{ _id: string; v: number; ev?: { t: string; on: boolean; n?: { handle: string; version: number }[] } }>('db_stream_pairs');
+    await pairs.insertOne({ _id: 'ann bob', v: 1, ev: { t: 'a', on: true, n: [{ handle: 'ann', version: 1 }] } });
+    const stream = db.watch<Document, ChangeStreamUpdateDocument>([{ $match: { operationType: 'update', 'ns.coll': 'db_stream_pairs', 'updateDescription.updatedFields.ev': { $exists: true } } }], {
+      maxAwaitTimeMS: 100,
+    });
+    await stream.tryNext();
+    await pairs.updateOne({ _id: 'ann bob' }, { $set: { v: 2 } }); // no `ev`: not matched
+    await pairs.findOneAndUpdate({ _id: 'ann bob' }, { $set: { v: 3, ev: { t: 'b', on: false, n: [{ handle: 'ann', version: 2 }] } } });
+    const { ns, documentKey, updateDescription } = await next(stream);
+    await stream.close();
+    expect([ns.coll, documentKey._id]).toEqual(['db_stream_pairs', 'ann bob']);
+    expect(updateDescription.updatedFields?.ev).toEqual({ t: 'b', on: false, n: [{ handle: 'ann', version: 2 }] });
   });
 
   it('loses no insert while other collections are written beside it from many connections', async () => {

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heardEverything } from '../support/announcements.js';
 import { startServerProcess, stopped } from '../support/serverProcess.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
@@ -25,6 +26,11 @@ describe('kill -9 of an API process mid-follow', () => {
   });
 
   it('leaves every pair settled, edges mirrored both ways and every count equal to its edges', async () => {
+    // What live subscribers last heard of each pair: the follow or unfollow the write that applied it carried.
+    const heard = new Map<string, boolean>();
+    const stopListening = app.services.changes.listen((event) => {
+      if (event.kind === 'followed' || event.kind === 'unfollowed') heard.set(`${event.followerId} ${event.followeeId}`, event.kind === 'followed');
+    });
     server = await startServerProcess({
       MONGODB_URI: app.mongodbUri,
       JWT_SECRET: 'test-secret-that-is-at-least-32-characters',
@@ -67,6 +73,10 @@ describe('kill -9 of an API process mid-follow', () => {
       edges.map((edge) => (flip ? `${edge._t} ${edge._f}` : `${edge._f} ${edge._t}`)).sort();
     expect(asPairs(followers, true)).toEqual(asPairs(following, false));
     expect(asPairs(following, false)).toEqual(pairs.filter((pair) => pair.want).map((pair) => pair._id).sort());
+    // Every follow and unfollow that was applied was told, the ones the sweep finished for a dead request too.
+    await heardEverything(app);
+    stopListening();
+    expect(pairs.filter((pair) => (heard.get(pair._id) ?? false) !== pair.want).map((pair) => pair._id)).toEqual([]);
 
     const users = await db.collection<any>('users').find({ _id: { $in: handles } }).toArray();
     const counted = users.map((user) => ({ handle: user._id, followerCount: user.followerCount, followingCount: user.followingCount }));
