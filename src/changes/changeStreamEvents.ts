@@ -16,7 +16,7 @@ import {
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import { followPairsCollection, type FollowTransitionDocument, type UserCounts } from '../records/users.js';
-import type { ChangeEvent, ChangeListener, ChangeSource, ViewerState } from './events.js';
+import { notificationAdded, type ChangeEvent, type ChangeListener, type ChangeSource, type ViewerState } from './events.js';
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
@@ -165,8 +165,28 @@ const maxRestartDelayMs = 10_000;
 /** What one change stream reads: the inserts of events and of posts, and the follow pairs' applied changes, in commit order. */
 type StreamedChange = ChangeStreamDocument<LiveEventDocument | ContentDocument>;
 
-/** Events a stored write carries, which `publish` does not write again: a new post, a follow, an unfollow. */
-const carriedByTheirWrites: ReadonlySet<ChangeEvent['kind']> = new Set(['postAdded', 'followed', 'unfollowed']);
+/**
+ * Whether a stored write carries the event, so that `publish` does not write it again: a new post,
+ * a follow, an unfollow, and the FOLLOW group a follow joined, which only a follow's pair changes
+ * (the pair's `ev.j`).
+ */
+function carriedByItsWrite(event: ChangeEvent): boolean {
+  switch (event.kind) {
+    case 'postAdded':
+    case 'followed':
+    case 'unfollowed':
+      return true;
+    case 'notificationAdded':
+      return event.notification.kind === 'FOLLOW';
+    case 'postRemoved':
+    case 'postEdited':
+    case 'counted':
+    case 'changed':
+      return false;
+    default:
+      throw new UnreachableCaseError(event);
+  }
+}
 
 /**
  * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
@@ -174,7 +194,7 @@ const carriedByTheirWrites: ReadonlySet<ChangeEvent['kind']> = new Set(['postAdd
  * listeners, in commit order. Some changes need no document of their own, as the write that makes
  * them is read by the same stream: a new post's insert into `content` is its `postAdded`, and the
  * write of a follow pair that records a follow or unfollow as applied (its `ev` field) is its
- * `followed` or `unfollowed`. So they keep their place among the other events (a removal never
+ * `followed` or `unfollowed`, and the `notificationAdded` of the FOLLOW group the follow joined. So they keep their place among the other events (a removal never
  * arrives before its post) and cost no write more than the change. The driver resumes by itself
  * after resumable errors (failover, network); anything else is logged and the stream is reopened
  * after the last event seen, with a growing delay.
@@ -236,9 +256,9 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.stream = null;
   }
 
-  /** A post, a follow or an unfollow was announced by the write that made it: it is not written again. */
+  /** A post, a follow, an unfollow or a follow's group was announced by the write that made it: it is not written again. */
   async publish(events: readonly ChangeEvent[]): Promise<void> {
-    const stored = events.filter((event) => !carriedByTheirWrites.has(event.kind)).map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
+    const stored = events.filter((event) => !carriedByItsWrite(event)).map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
     if (stored.length === 1) await this.collection.insertOne(stored[0]!);
     else if (stored.length > 1) await this.collection.insertMany(stored);
   }
@@ -324,8 +344,10 @@ export class ChangeStreamEventSource implements ChangeSource {
   private deliverFollow(change: ChangeStreamUpdateDocument): void {
     const transition = change.updateDescription.updatedFields?.ev as FollowTransitionDocument | undefined;
     if (!transition) return;
-    const { f, e, on, n } = transition;
+    const { f, e, on, n, j } = transition;
     this.listeners.emit({ kind: on ? 'followed' : 'unfollowed', followerId: f, followeeId: e, ...(n ? { counts: n } : {}) });
+    // The group is for its recipient's partition: a group of instances that does not read it lets it pass.
+    if (j && this.group.holdsPerson(j.recipientId)) this.listeners.emit(notificationAdded(j));
   }
 
   /** The writer's clock against this one's: good to the clock skew between instances. */

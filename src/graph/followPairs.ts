@@ -362,7 +362,8 @@ export class FollowPairs implements GroupMemberSource {
         const tokens = (pair.prune ?? []).map(({ t }) => t);
         return [
           // Nothing finished since the read but what is pruned now (by this pass or a racing one): the pair is clean.
-          { updateOne: { filter: { _id: pair._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } }, update: { $unset: { tp: '' as const, prune: '' as const } } } },
+          // The group its announcement carried goes too: heard long since, and up to 20 actors long.
+          { updateOne: { filter: { _id: pair._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } }, update: { $unset: { tp: '' as const, prune: '' as const, 'ev.j': '' as const } } } },
           // Something did: only what was pruned leaves, the newer tokens wait for the next pass.
           { updateOne: { filter: { _id: pair._id, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
         ];
@@ -553,7 +554,7 @@ export class FollowPairs implements GroupMemberSource {
     const outcome: Outcome = {
       membership: joining ? { g: joining.to!, ga: joining.at } : leaving ? 'left' : 'unchanged',
       prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving, left: true as const } : {}) } : null,
-      transition: countsChange ? { t: token!, f: pair.f, e: pair.t, on: want, n: counts } : null,
+      transition: countsChange ? { t: token!, f: pair.f, e: pair.t, on: want, n: counts, ...(notified ? { j: notified } : {}) } : null,
     };
     return { pair, followee, counts, notified, outcome };
   }

@@ -4,6 +4,7 @@
  */
 import type { ObjectId } from 'mongodb';
 import { badInput } from '../errors.js';
+import type { NotificationRecord } from './notifications.js';
 
 export interface UserDocument {
   /**
@@ -132,6 +133,11 @@ export interface FollowTransitionDocument {
   on: boolean;
   /** Both users' counts as the change left them, when it changed them itself. */
   n?: UserCounts[];
+  /**
+   * The followee's FOLLOW group as the follow's join left it, when it joined one: announced to the
+   * followee's subscriptions with the follow. Pruned with the pair's tokens, once heard.
+   */
+  j?: NotificationRecord;
 }
 
 /** A user's counts as one count change left them (see UserDocument.countVersion). */
