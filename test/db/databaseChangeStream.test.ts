@@ -77,6 +77,26 @@ describe('a change stream over a whole database', () => {
     expect(updateDescription.updatedFields?.ev).toEqual({ t: 'b', on: false, n: [{ handle: 'ann', version: 2 }] });
   });
 
+  it('reports each write as it was made, whatever later writes change in the document', async () => {
+    const { db } = database;
+    const edges = db.collection<{ _id: string; n: { c: number }; an?: { t: string; e: { ch: number; kind: string }[] } }>('db_stream_edges');
+    const stream = db.watch<Document, ChangeStreamInsertDocument | ChangeStreamUpdateDocument>(
+      [{ $match: { 'ns.coll': 'db_stream_edges', $or: [{ operationType: 'insert' }, { 'updateDescription.updatedFields.an.e.ch': { $in: [3] } }] } }],
+      { maxAwaitTimeMS: 100 },
+    );
+    await stream.tryNext();
+    await edges.insertOne({ _id: 'ann', n: { c: 1 } });
+    await edges.updateOne({ _id: 'ann' }, { $set: { 'n.c': 2, an: { t: 'a', e: [{ ch: 7, kind: 'other' }] } } }); // no event of channel 3: not matched
+    await edges.findOneAndUpdate({ _id: 'ann' }, { $set: { an: { t: 'b', e: [{ ch: 5, kind: 'counted' }, { ch: 3, kind: 'notified' }] } } });
+    // Later writes change the same document in place, before the stream reads anything.
+    await edges.updateOne({ _id: 'ann' }, { $set: { 'n.c': 3, 'an.e.1.kind': 'changed' }, $unset: { 'an.t': '' } });
+    const inserted = (await next(stream)) as ChangeStreamInsertDocument;
+    const updated = (await next(stream)) as ChangeStreamUpdateDocument;
+    await stream.close();
+    expect(inserted.fullDocument).toEqual({ _id: 'ann', n: { c: 1 } });
+    expect(updated.updateDescription.updatedFields?.an).toEqual({ t: 'b', e: [{ ch: 5, kind: 'counted' }, { ch: 3, kind: 'notified' }] });
+  });
+
   it('loses no insert while other collections are written beside it from many connections', async () => {
     const { db } = database;
     const stream = db.watch<Document, ChangeStreamInsertDocument>([{ $match: { operationType: 'insert', 'ns.coll': 'db_stream_watched' } }], { maxAwaitTimeMS: 100 });

@@ -72,7 +72,7 @@ final class StandInBackend extends MemoryBackend {
         if (command.equalsIgnoreCase("createIndexes")) refuseChangedExpiry(channel, databaseName, query);
         LeadingMatch match = LeadingMatch.of(databaseName, command, query);
         Document response = match == null
-            ? super.handleCommand(channel, databaseName, command, query)
+            ? answered(channel, databaseName, command, query)
             : leadingMatches.during(match, () -> super.handleCommand(channel, databaseName, command, match.command()));
         if (response != null && Double.valueOf(1.0).equals(toDouble(response.get("ok")))) {
             changes.commandSucceeded(databaseName, command, query);
@@ -81,6 +81,13 @@ final class StandInBackend extends MemoryBackend {
             }
         }
         return response;
+    }
+
+    /** A {@code find} is answered with copies of the documents (see {@link IndexedMemoryCollection#answeringFind}). */
+    private Document answered(Channel channel, String databaseName, String command, Document query) {
+        return command.equalsIgnoreCase("find")
+            ? IndexedMemoryCollection.answeringFind(() -> super.handleCommand(channel, databaseName, command, query))
+            : super.handleCommand(channel, databaseName, command, query);
     }
 
     /**

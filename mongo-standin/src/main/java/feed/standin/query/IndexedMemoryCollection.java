@@ -102,7 +102,13 @@ public final class IndexedMemoryCollection extends MemoryCollection {
         findAndModifyWrites.set(writes);
         Document response;
         try {
-            response = super.findAndModify(query);
+            synchronized (this) { // the library's lock: no update changes the document while it is copied
+                response = super.findAndModify(query);
+                // The returned document may be the stored one (see createQueryResult).
+                if (response.get("value") instanceof Document value) {
+                    response.put("value", value.cloneDeeply());
+                }
+            }
         } finally {
             findAndModifyWrites.remove();
         }
@@ -114,6 +120,36 @@ public final class IndexedMemoryCollection extends MemoryCollection {
             if (!writes.inserted.isEmpty()) log.handleInsert(getFullName(), writes.inserted);
         }
         return response;
+    }
+
+    /** Set while a client's {@code find} is answered (see {@link #answeringFind}). */
+    private static final ThreadLocal<Boolean> answeringFind = new ThreadLocal<>();
+
+    /**
+     * Runs a client's {@code find}, whose answer is copied (see {@link #createQueryResult}). The library's own
+     * queries (a findAndModify's, an update's, a delete's) change or remove the documents they find, so theirs must
+     * stay the stored documents themselves.
+     */
+    public static <T> T answeringFind(Supplier<T> find) {
+        answeringFind.set(Boolean.TRUE);
+        try {
+            return find.get();
+        } finally {
+            answeringFind.remove();
+        }
+    }
+
+    /**
+     * A client's query answered with copies. The library hands out the stored documents themselves when no
+     * projection is asked for (and their nested documents with one), and the reply is encoded after the
+     * collection's lock is let go: an update of the same document meanwhile, which changes it in place, met the
+     * encoding (a {@code ConcurrentModificationException}, and no reply) or changed what it read half-way.
+     * MongoDB answers from a snapshot. Copied here, under the lock.
+     */
+    @Override
+    protected QueryResult createQueryResult(List<Document> documents, int batchSize) {
+        boolean copied = answeringFind.get() != null;
+        return super.createQueryResult(copied ? documents.stream().map(Document::cloneDeeply).toList() : documents, batchSize);
     }
 
     /** An aggregate's source: only the documents its leading {@code $match} keeps (see {@link LeadingMatch}). */
