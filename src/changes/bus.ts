@@ -9,7 +9,7 @@ import type { Db } from 'mongodb';
 import type { LiveOptions } from '../config.js';
 import { quietLogger, type Logger } from '../logger.js';
 import { ChangeStreamEventSource } from './changeStreamEvents.js';
-import type { ChangeEvent, ChangeListener, ChangePublisher, ChangeSource } from './events.js';
+import type { CarriedEvents, ChangeEvent, ChangeListener, ChangePublisher, ChangeSource } from './events.js';
 import { Listeners, StartedListener } from './listeners.js';
 import { LocalEventSource } from './localEvents.js';
 import type { LiveGroup } from './partitions.js';
@@ -65,6 +65,12 @@ export class ChangeBus implements ChangePublisher {
     } catch (error) {
       this.logger.error(`live events: could not publish ${events.map((each) => `a ${each.kind}`).join(' and ')} event; open subscriptions miss it`, error);
     }
+  }
+
+  async publishWithin(events: readonly ChangeEvent[], write: (carried: CarriedEvents | undefined) => Promise<void>): Promise<void> {
+    const { carried, rest } = this.source.carry(events);
+    await write(carried);
+    await this.publish(rest);
   }
 
   /** Listeners on the source: one while the bus runs, whatever the number of its own listeners. */

@@ -1,4 +1,5 @@
-import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, ChangeStreamUpdateDocument, Collection, Db, Document, ObjectId, ResumeToken } from 'mongodb';
+import { ObjectId } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, ChangeStreamUpdateDocument, Collection, Db, Document, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
 import {
@@ -16,7 +17,7 @@ import {
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
 import { followPairsCollection, type FollowTransitionDocument, type UserCounts } from '../records/users.js';
-import { notificationAdded, type ChangeEvent, type ChangeListener, type ChangeSource, type ViewerState } from './events.js';
+import { carriedEventsField, notificationAdded, type CarriedEvents, type ChangeEvent, type ChangeListener, type ChangeSource, type ViewerState } from './events.js';
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
@@ -188,6 +189,14 @@ function carriedByItsWrite(event: ChangeEvent): boolean {
   }
 }
 
+/** The events to store, each under its channel: those not carried by a write of their own. */
+function toStored(events: readonly ChangeEvent[]): LiveEventDocument[] {
+  return events.filter((event) => !carriedByItsWrite(event)).map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
+}
+
+/** Where an update carries its change's events (see CarriedEvents). */
+const carriedPath = `updateDescription.updatedFields.${carriedEventsField}`;
+
 /**
  * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
  * each instance runs one change stream over the database that hands every insert there to its
@@ -258,9 +267,15 @@ export class ChangeStreamEventSource implements ChangeSource {
 
   /** A post, a follow, an unfollow or a follow's group was announced by the write that made it: it is not written again. */
   async publish(events: readonly ChangeEvent[]): Promise<void> {
-    const stored = events.filter((event) => !carriedByItsWrite(event)).map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
+    const stored = toStored(events);
     if (stored.length === 1) await this.collection.insertOne(stored[0]!);
     else if (stored.length > 1) await this.collection.insertMany(stored);
+  }
+
+  /** Every event goes in the write of the change: the stream reads it from that update. */
+  carry(events: readonly ChangeEvent[]): { carried: CarriedEvents | undefined; rest: readonly ChangeEvent[] } {
+    const stored = toStored(events);
+    return { carried: stored.length === 0 ? undefined : { t: new ObjectId().toHexString(), e: stored }, rest: [] };
   }
 
   listen(listener: ChangeListener): () => void {
@@ -282,7 +297,8 @@ export class ChangeStreamEventSource implements ChangeSource {
     const events = { operationType: 'insert', 'ns.coll': liveEventsCollection, ...this.group.streamFilter() };
     const posts = { operationType: 'insert', 'ns.coll': contentCollection };
     const follows = { operationType: 'update', 'ns.coll': followPairsCollection, 'updateDescription.updatedFields.ev': { $exists: true } };
-    return this.db.watch<Document, StreamedChange>([{ $match: { $or: [events, posts, follows] } }], {
+    const carried = { operationType: 'update', [`${carriedPath}`]: { $exists: true }, ...this.group.streamFilter(`${carriedPath}.e.ch`) };
+    return this.db.watch<Document, StreamedChange>([{ $match: { $or: [events, posts, follows, carried] } }], {
       maxAwaitTimeMS: maxAwaitTimeMs,
       ...resume,
     });
@@ -326,14 +342,27 @@ export class ChangeStreamEventSource implements ChangeSource {
 
   private deliver(change: StreamedChange): void {
     this.resumeToken = change._id;
-    if (change.operationType === 'update' && change.ns.coll === followPairsCollection) return this.deliverFollow(change);
+    if (change.operationType === 'update') {
+      const carried = (change.updateDescription.updatedFields as Document | undefined)?.[carriedEventsField] as CarriedEvents | undefined;
+      if (carried) return this.deliverCarried(carried.e as LiveEventDocument[]);
+      if (change.ns.coll === followPairsCollection) return this.deliverFollow(change);
+      return;
+    }
     if (change.operationType !== 'insert') return;
     if (change.ns.coll === contentCollection) return this.deliverPost(change as ChangeStreamInsertDocument<ContentDocument>);
-    const { fullDocument } = change as ChangeStreamInsertDocument<LiveEventDocument>;
-    this.noteLag(fullDocument.at);
-    const event = fromDocument(fullDocument);
+    this.deliverStored((change as ChangeStreamInsertDocument<LiveEventDocument>).fullDocument);
+  }
+
+  private deliverStored(document: LiveEventDocument): void {
+    this.noteLag(document.at);
+    const event = fromDocument(document);
     if (event) this.listeners.emit(event);
-    else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(fullDocument.kind)}`);
+    else this.logger?.warn(`live events: ignoring an event of unknown kind ${JSON.stringify(document.kind)}`);
+  }
+
+  /** A write's events: those of the channels this instance's group reads (the stream matched the write on any one). */
+  private deliverCarried(documents: readonly LiveEventDocument[]): void {
+    for (const document of documents) if (document.ch === undefined || this.group.readsChannel(document.ch)) this.deliverStored(document);
   }
 
   private deliverPost({ fullDocument: post }: ChangeStreamInsertDocument<ContentDocument>): void {

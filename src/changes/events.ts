@@ -188,7 +188,27 @@ export type ChangeListener = (event: ChangeEvent) => void;
 export interface ChangePublisher {
   /** Several events of one change go in one write (one insert of several documents). */
   publish(event: ChangeEvent | readonly ChangeEvent[]): Promise<void>;
+  /**
+   * The events of a change whose last write can carry them: `write` makes that write with
+   * `carried` set as the field `an` of the document it updates (absent when the transport carries
+   * nothing that way), and the events are heard once it is made. A failed write announces nothing.
+   */
+  publishWithin(events: readonly ChangeEvent[], write: (carried: CarriedEvents | undefined) => Promise<void>): Promise<void>;
 }
+
+/**
+ * Events stored in the write of the change they tell of (the field `an` of the updated document),
+ * which every instance's change stream reads from the update: no write of their own. `t` makes
+ * each such write set a value of its own (MongoDB reports no field a write left as it was); `e`
+ * holds the events in the transport's own form.
+ */
+export interface CarriedEvents {
+  t: string;
+  e: readonly object[];
+}
+
+/** The field of a document that carries its write's events (see CarriedEvents). */
+export const carriedEventsField = 'an';
 
 /**
  * Carries events from whichever instance stored a change to every instance's listeners, in the
@@ -203,6 +223,11 @@ export interface ChangeSource {
   stop(): Promise<void>;
   /** In order, in one write. */
   publish(events: readonly ChangeEvent[]): Promise<void>;
+  /**
+   * What of these events a write of the change can carry (see ChangePublisher.publishWithin), and
+   * the rest, to publish once it is made.
+   */
+  carry(events: readonly ChangeEvent[]): { carried: CarriedEvents | undefined; rest: readonly ChangeEvent[] };
   /** Returns the function that removes the listener. */
   listen(listener: ChangeListener): () => void;
   listenerCount(): number;

@@ -28,6 +28,11 @@ export class LocalEventSource implements ChangeSource {
     if (this.running) for (const event of events) this.listeners.emit(event);
   }
 
+  /** Nothing travels in a write: the events are heard in process once it is made. */
+  carry(events: readonly ChangeEvent[]): { carried: undefined; rest: readonly ChangeEvent[] } {
+    return { carried: undefined, rest: events };
+  }
+
   listen(listener: ChangeListener): () => void {
     return this.listeners.add(listener);
   }

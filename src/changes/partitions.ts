@@ -114,9 +114,14 @@ export class LiveGroup implements HeldScope {
    * The change stream's filter on the stored channel, run on the database (on every shard, before
    * anything is sent); null when the group reads everything.
    */
-  streamFilter(): Document | null {
+  streamFilter(channel = 'fullDocument.ch'): Document | null {
     if (this.readsEverything) return null;
-    return { $or: [{ 'fullDocument.ch': { $in: [...this.partitions] } }, { 'fullDocument.ch': { $gte: livePartitions } }] };
+    return { $or: [{ [channel]: { $in: [...this.partitions] } }, { [channel]: { $gte: livePartitions } }] };
+  }
+
+  /** Whether this group reads the events stored under this channel. */
+  readsChannel(channel: number): boolean {
+    return channel >= livePartitions || this.owners[channel] === this.index;
   }
 }
 

@@ -2,7 +2,7 @@ import { ObjectId, type Collection, type Db } from 'mongodb';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { isDuplicateKeyError } from '../errors.js';
-import { counted, type ChangeEvent, type ChangePublisher, type ViewerState } from '../changes/events.js';
+import { carriedEventsField, counted, type ChangeEvent, type ChangePublisher, type ViewerState } from '../changes/events.js';
 import { HeldViewerStates } from './heldViewerStates.js';
 import { groupTokens, type GroupActor, type GroupMemberSource, type GroupMembership, type GroupTokens, type TokenToPrune } from '../records/notifications.js';
 import { newPostId, type PostCounts, type PostRef } from '../records/posts.js';
@@ -312,7 +312,8 @@ export class Interactions implements GroupMemberSource {
     await this.edges.bulkWrite(
       [
         ...cleaned.flatMap(({ edge, tokens, onlyPruned }) => [
-          ...(edge.state === 'off' ? [] : [{ updateOne: { filter: onlyPruned, update: { $unset: { tp: '' as const, prune: '' as const } } } }]),
+          // The events its last write carried go too: heard long since.
+          ...(edge.state === 'off' ? [] : [{ updateOne: { filter: onlyPruned, update: { $unset: { tp: '' as const, prune: '' as const, [carriedEventsField]: '' as const } } } }]),
           { updateOne: { filter: { _id: edge._id, u: edge.u, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
         ]),
         ...cleaned.filter(({ edge }) => edge.state === 'off').map(({ onlyPruned }) => ({ deleteOne: { filter: { ...onlyPruned, state: 'off' as const } } })),
@@ -360,6 +361,7 @@ export class Interactions implements GroupMemberSource {
     const prune = { $push: { prune: { t: token, ...(group ? { g: group } : {}), ...left } } };
     let counts: PostCounts | null = null;
     let events: ChangeEvent[] = [];
+    let settled: { $set: Record<string, unknown>; $unset: Record<string, ''> };
     switch (edge.state) {
       case 'adding': {
         let applied: Promise<PostCounts | null> | undefined;
@@ -367,29 +369,30 @@ export class Interactions implements GroupMemberSource {
         events = await this.effects.adding(edge, count, scope);
         counts = await count();
         const joined = edge.gc?.to ? { g: edge.gc.to, ga: edge.gc.at } : {};
-        await this.edges.updateOne(held, { $set: { state: 'on', tp: true, ...joined }, $unset: { token: '', gc: '' }, ...prune });
+        settled = { $set: { state: 'on', tp: true, ...joined }, $unset: { token: '', gc: '' } };
         break;
       }
       case 'removing': {
         [counts, events] = await Promise.all([this.counters.apply(edge.p, this.count, -1, token), this.effects.removing(edge, this, scope)]);
-        await this.edges.updateOne(held, { $set: { state: 'off', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' }, ...prune });
+        settled = { $set: { state: 'off', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' } };
         break;
       }
       case 'leaving':
         events = await this.effects.leaving(edge, this);
-        await this.edges.updateOne(held, { $set: { state: 'on', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' }, ...prune });
+        settled = { $set: { state: 'on', tp: true }, $unset: { token: '', gc: '', g: '', ga: '' } };
         break;
       default:
         return null;
     }
-    if (edge.state === 'leaving') {
-      await this.changes.publish(events);
-      return null;
-    }
+    const viewerChanged = edge.state !== 'leaving';
     // The post's counts as this change left them (unknown to a replay, whose count was applied
-    // before), and the actor's state of it, with whatever the effects announce: one write.
-    this.held.forget(edge.u, [edge.p]);
-    await this.changes.publish([...events, counted(edge.p, counts ?? 'stale', { id: edge.u, state: this.state })]);
-    return counts;
+    // before), and the actor's state of it, with whatever the effects announce: carried by the
+    // edge's settling write, which every instance's stream reads (or heard in process after it).
+    const announced = viewerChanged ? [...events, counted(edge.p, counts ?? 'stale', { id: edge.u, state: this.state })] : events;
+    await this.changes.publishWithin(announced, async (carried) => {
+      await this.edges.updateOne(held, { ...settled, $set: { ...settled.$set, ...(carried ? { [carriedEventsField]: carried } : {}) }, ...prune });
+      if (viewerChanged) this.held.forget(edge.u, [edge.p]);
+    });
+    return viewerChanged ? counts : null;
   }
 }

@@ -116,6 +116,8 @@ describe('live events of a server on its own embedded database', () => {
           await added.waitFor(1, 200).catch(() => {}); // wakes as soon as one arrives
         }
         expect(added.results[0]?.node.text).toMatch(/^live either way/);
+        // A post, a follow and its group are announced by their own writes; a deletion by an event document.
+        expect((await gql(server.url, `mutation { deletePost(id: "${added.results[0]!.node.id}") }`, author)).data.deletePost).toBe(true);
       } finally {
         await client.dispose();
       }

@@ -23,9 +23,9 @@ const budgets: Record<string, Record<(typeof feedStrategies)[number], number>> =
   // (which posts are stored, one find and two bulk writes per batch, with the batch's claim and completion).
   // (The authors' second post of the minute: its rate limit is a leased point.)
   taggedPost: { 'fanout-on-read': 2.9, 'time-buckets': 4.4, 'sized-buckets': 4.4, cache: 4.5 },
-  like: { 'fanout-on-read': 6, 'time-buckets': 6, 'sized-buckets': 6, cache: 6 },
-  unlike: { 'fanout-on-read': 6, 'time-buckets': 6, 'sized-buckets': 6, cache: 6 },
-  repost: { 'fanout-on-read': 7.5, 'time-buckets': 10.1, 'sized-buckets': 10.1, cache: 10.1 },
+  like: { 'fanout-on-read': 4.5, 'time-buckets': 4.5, 'sized-buckets': 4.5, cache: 4.5 },
+  unlike: { 'fanout-on-read': 4.7, 'time-buckets': 4.7, 'sized-buckets': 4.7, cache: 4.7 },
+  repost: { 'fanout-on-read': 6.5, 'time-buckets': 9.1, 'sized-buckets': 9.1, cache: 9.1 },
   delete: { 'fanout-on-read': 14.5, 'time-buckets': 24.5, 'sized-buckets': 24.5, cache: 25.5 },
   edit: { 'fanout-on-read': 7.5, 'time-buckets': 16.5, 'sized-buckets': 16.5, cache: 18.5 },
   quote: { 'fanout-on-read': 11.4, 'time-buckets': 12.7, 'sized-buckets': 12.7, cache: 12.7 },

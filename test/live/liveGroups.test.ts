@@ -101,9 +101,16 @@ describe('two instance groups splitting the live events', () => {
     expect(await read(a, ann)).toEqual({ likeCount: 0, viewerHasLiked: false });
     // dee's like is announced to dee's group only.
     await like(b, tokens[dee]!, post);
-    // A like's group is stored under its recipient's partition.
-    const stored = await a.database.db.collection('live_events').find({ kind: 'notificationAdded' }).toArray();
-    expect(stored.map((doc) => [doc.notification.kind, doc.ch])).toEqual([['LIKE', partitionOf(ben)]]);
+    // The like's events ride on its edge's settling write, each under its person's channel: dee's
+    // state reaches dee's group only, ben's group notification ben's. No event document is written.
+    const heardOf = (app: TestApp) =>
+      heard.get(app)!.flatMap((event) =>
+        event.kind === 'counted' && event.viewer ? [`counted ${event.viewer.id}`] : event.kind === 'notificationAdded' && event.notification.kind === 'LIKE' ? [`LIKE ${event.notification.recipientId}`] : [],
+      );
+    await eventually(() => heardOf(b).length === 2, "the like's events reached dee's and ben's group");
+    expect(heardOf(b)).toEqual([`LIKE ${ben}`, `counted ${dee}`]);
+    expect(heardOf(a)).toEqual([]);
+    expect(await a.database.db.collection('live_events').countDocuments({ kind: { $in: ['notificationAdded', 'counted'] } })).toBe(0);
     const deadline = Date.now() + patience;
     while ((await read(a, ann)).likeCount !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await read(a, ann)).toEqual({ likeCount: 1, viewerHasLiked: false });
@@ -111,5 +118,11 @@ describe('two instance groups splitting the live events', () => {
     expect((await read(a, dee)).viewerHasLiked).toBe(true);
     await unlike(b, tokens[dee]!, post);
     expect((await read(a, dee)).viewerHasLiked).toBe(false);
+    await eventually(() => heardOf(b).length === 3, "the unlike reached dee's group");
+    // One write carries events of both groups: each takes its own.
+    await like(b, tokens[ann]!, post);
+    await eventually(() => heardOf(a).length === 1 && heardOf(b).length === 4, "ann's like reached both groups");
+    expect(heardOf(a)).toEqual([`counted ${ann}`]);
+    expect(heardOf(b)).toEqual([`LIKE ${ben}`, `counted ${dee}`, `counted ${dee}`, `LIKE ${ben}`]);
   });
 });
