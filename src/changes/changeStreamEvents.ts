@@ -163,7 +163,7 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
 const maxAwaitTimeMs = 250;
 const maxRestartDelayMs = 10_000;
 
-/** What one change stream reads: the inserts of events and of posts, and the follow pairs' applied changes, in commit order. */
+/** What one change stream reads: the inserts of events and of posts, the follow pairs' applied changes and the writes that carry events, in commit order. */
 type StreamedChange = ChangeStreamDocument<LiveEventDocument | ContentDocument>;
 
 /**
@@ -201,10 +201,12 @@ const carriedPath = `updateDescription.updatedFields.${carriedEventsField}`;
  * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
  * each instance runs one change stream over the database that hands every insert there to its
  * listeners, in commit order. Some changes need no document of their own, as the write that makes
- * them is read by the same stream: a new post's insert into `content` is its `postAdded`, and the
- * write of a follow pair that records a follow or unfollow as applied (its `ev` field) is its
- * `followed` or `unfollowed`, and the `notificationAdded` of the FOLLOW group the follow joined. So they keep their place among the other events (a removal never
- * arrives before its post) and cost no write more than the change. The driver resumes by itself
+ * them is read by the same stream: a new post's insert into `content` is its `postAdded`; the write
+ * of a follow pair that records a follow or unfollow as applied (its `ev` field) is its `followed`
+ * or `unfollowed`, with the `notificationAdded` of the FOLLOW group the follow joined; and a write
+ * that carries its change's events (field `an`, see `carry`), such as a like's settling write, is
+ * those events. So they keep their place among the other events (a removal never arrives before its
+ * post) and cost no write more than the change. The driver resumes by itself
  * after resumable errors (failover, network); anything else is logged and the stream is reopened
  * after the last event seen, with a growing delay.
  */
@@ -297,7 +299,7 @@ export class ChangeStreamEventSource implements ChangeSource {
     const events = { operationType: 'insert', 'ns.coll': liveEventsCollection, ...this.group.streamFilter() };
     const posts = { operationType: 'insert', 'ns.coll': contentCollection };
     const follows = { operationType: 'update', 'ns.coll': followPairsCollection, 'updateDescription.updatedFields.ev': { $exists: true } };
-    const carried = { operationType: 'update', [`${carriedPath}`]: { $exists: true }, ...this.group.streamFilter(`${carriedPath}.e.ch`) };
+    const carried = { operationType: 'update', [carriedPath]: { $exists: true }, ...this.group.streamFilter(`${carriedPath}.e.ch`) };
     return this.db.watch<Document, StreamedChange>([{ $match: { $or: [events, posts, follows, carried] } }], {
       maxAwaitTimeMS: maxAwaitTimeMs,
       ...resume,

@@ -115,16 +115,11 @@ public final class DatabaseChangeStream {
         return new OplogPosition(new BsonTimestamp(newest));
     }
 
-    /**
-     * An oplog entry as MongoDB reports it to a database-wide change stream. Each stream gets a copy of what the
-     * entry holds: the library's pipeline stages and the reply's encoding run on the event, and several streams
-     * reading one entry at once met each other there (a {@code ConcurrentModificationException} while one reply
-     * was encoded).
-     */
+    /** An oplog entry as MongoDB reports it to a database-wide change stream. */
     private static Document toEvent(Document entry, String database) {
         BsonTimestamp time = (BsonTimestamp) entry.get("ts");
         String collection = ((String) entry.get("ns")).substring(database.length() + 1);
-        Document o = ((Document) entry.get("o")).cloneDeeply();
+        Document o = (Document) entry.get("o");
         Document event = new Document("_id", new Document("_data", new OplogPosition(time).toHexString()));
         switch ((String) entry.get("op")) {
             case "i" -> event.append("operationType", "insert")
@@ -135,7 +130,7 @@ public final class DatabaseChangeStream {
             case "u" -> event.append("operationType", "update")
                 .append("clusterTime", time)
                 .append("ns", namespace(database, collection))
-                .append("documentKey", ((Document) entry.get("o2")).cloneDeeply())
+                .append("documentKey", entry.get("o2"))
                 .append("updateDescription", new Document("updatedFields", fieldsOf(o, "$set"))
                     .append("removedFields", new ArrayList<>(fieldsOf(o, "$unset").keySet())));
             case "d" -> event.append("operationType", "delete")
