@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, ChangeStreamUpdateDocument, Collection, Db, Document, ResumeToken } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, ChangeStreamInsertDocument, Collection, Db, Document, ResumeToken } from 'mongodb';
 import { ConfigError } from '../config.js';
 import { UnreachableCaseError } from '../errors.js';
 import {
@@ -16,8 +16,8 @@ import {
 } from '../records/posts.js';
 import type { Logger } from '../logger.js';
 import type { NotificationRecord } from '../records/notifications.js';
-import { followPairsCollection, type FollowTransitionDocument, type UserCounts } from '../records/users.js';
-import { carriedEventsField, notificationAdded, type CarriedEvents, type ChangeEvent, type ChangeListener, type ChangeSource, type ViewerState } from './events.js';
+import type { UserCounts } from '../records/users.js';
+import { carriedEventsField, type CarriedEvents, type ChangeEvent, type ChangeListener, type ChangeSource, type ViewerState } from './events.js';
 import { Listeners } from './listeners.js';
 import { changeStreamLag } from '../observability/metrics.js';
 import { sleep } from '../sleep.js';
@@ -163,35 +163,15 @@ export function fromDocument(doc: LiveEventDocument): ChangeEvent | null {
 const maxAwaitTimeMs = 250;
 const maxRestartDelayMs = 10_000;
 
-/** What one change stream reads: the inserts of events and of posts, the follow pairs' applied changes and the writes that carry events, in commit order. */
+/** What one change stream reads: the inserts of events and of posts, and the writes that carry events, in commit order. */
 type StreamedChange = ChangeStreamDocument<LiveEventDocument | ContentDocument>;
 
 /**
- * Whether a stored write carries the event, so that `publish` does not write it again: a new post,
- * a follow, an unfollow, and the FOLLOW group a follow joined, which only a follow's pair changes
- * (the pair's `ev.j`).
+ * The events to store, each under its channel. A new post is left out: its insert into `content`
+ * is its announcement, a replayed store (which inserts nothing) included.
  */
-function carriedByItsWrite(event: ChangeEvent): boolean {
-  switch (event.kind) {
-    case 'postAdded':
-    case 'followed':
-    case 'unfollowed':
-      return true;
-    case 'notificationAdded':
-      return event.notification.kind === 'FOLLOW';
-    case 'postRemoved':
-    case 'postEdited':
-    case 'counted':
-    case 'changed':
-      return false;
-    default:
-      throw new UnreachableCaseError(event);
-  }
-}
-
-/** The events to store, each under its channel: those not carried by a write of their own. */
 function toStored(events: readonly ChangeEvent[]): LiveEventDocument[] {
-  return events.filter((event) => !carriedByItsWrite(event)).map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
+  return events.filter((event) => event.kind !== 'postAdded').map((event): LiveEventDocument => ({ ...toDocument(event), ch: channelOf(event) }));
 }
 
 /** Where an update carries its change's events (see CarriedEvents). */
@@ -201,14 +181,12 @@ const carriedPath = `updateDescription.updatedFields.${carriedEventsField}`;
  * Cross-instance delivery through MongoDB: `publish` inserts a document into `live_events`, and
  * each instance runs one change stream over the database that hands every insert there to its
  * listeners, in commit order. Some changes need no document of their own, as the write that makes
- * them is read by the same stream: a new post's insert into `content` is its `postAdded`; the write
- * of a follow pair that records a follow or unfollow as applied (its `ev` field) is its `followed`
- * or `unfollowed`, with the `notificationAdded` of the FOLLOW group the follow joined; and a write
- * that carries its change's events (field `an`, see `carry`), such as a like's settling write, is
- * those events. So they keep their place among the other events (a removal never arrives before its
- * post) and cost no write more than the change. The driver resumes by itself
- * after resumable errors (failover, network); anything else is logged and the stream is reopened
- * after the last event seen, with a growing delay.
+ * them is read by the same stream: a new post's insert into `content` is its `postAdded`, and a
+ * write that carries its change's events (field `an`, see `carry`) is those events: a follow
+ * pair's write that records a follow as applied, a like's settling write. So they keep their place
+ * among the other events (a removal never arrives before its post) and cost no write more than
+ * the change. The driver resumes by itself after resumable errors (failover, network); anything
+ * else is logged and the stream is reopened after the last event seen, with a growing delay.
  */
 export class ChangeStreamEventSource implements ChangeSource {
   readonly mode = 'change-stream' as const;
@@ -267,7 +245,7 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.stream = null;
   }
 
-  /** A post, a follow, an unfollow or a follow's group was announced by the write that made it: it is not written again. */
+  /** A new post was announced by its insert: it is not written again. */
   async publish(events: readonly ChangeEvent[]): Promise<void> {
     const stored = toStored(events);
     if (stored.length === 1) await this.collection.insertOne(stored[0]!);
@@ -298,9 +276,8 @@ export class ChangeStreamEventSource implements ChangeSource {
     // only; posts are for every group.
     const events = { operationType: 'insert', 'ns.coll': liveEventsCollection, ...this.group.streamFilter() };
     const posts = { operationType: 'insert', 'ns.coll': contentCollection };
-    const follows = { operationType: 'update', 'ns.coll': followPairsCollection, 'updateDescription.updatedFields.ev': { $exists: true } };
     const carried = { operationType: 'update', [carriedPath]: { $exists: true }, ...this.group.streamFilter(`${carriedPath}.e.ch`) };
-    return this.db.watch<Document, StreamedChange>([{ $match: { $or: [events, posts, follows, carried] } }], {
+    return this.db.watch<Document, StreamedChange>([{ $match: { $or: [events, posts, carried] } }], {
       maxAwaitTimeMS: maxAwaitTimeMs,
       ...resume,
     });
@@ -346,8 +323,7 @@ export class ChangeStreamEventSource implements ChangeSource {
     this.resumeToken = change._id;
     if (change.operationType === 'update') {
       const carried = (change.updateDescription.updatedFields as Document | undefined)?.[carriedEventsField] as CarriedEvents | undefined;
-      if (carried) return this.deliverCarried(carried.e as LiveEventDocument[]);
-      if (change.ns.coll === followPairsCollection) return this.deliverFollow(change);
+      if (carried) this.deliverCarried(carried.e as LiveEventDocument[]);
       return;
     }
     if (change.operationType !== 'insert') return;
@@ -370,15 +346,6 @@ export class ChangeStreamEventSource implements ChangeSource {
   private deliverPost({ fullDocument: post }: ChangeStreamInsertDocument<ContentDocument>): void {
     this.noteLag(post._d);
     this.listeners.emit({ kind: 'postAdded', post: fromAnnouncedPost(post) });
-  }
-
-  private deliverFollow(change: ChangeStreamUpdateDocument): void {
-    const transition = change.updateDescription.updatedFields?.ev as FollowTransitionDocument | undefined;
-    if (!transition) return;
-    const { f, e, on, n, j } = transition;
-    this.listeners.emit({ kind: on ? 'followed' : 'unfollowed', followerId: f, followeeId: e, ...(n ? { counts: n } : {}) });
-    // The group is for its recipient's partition: a group of instances that does not read it lets it pass.
-    if (j && this.group.holdsPerson(j.recipientId)) this.listeners.emit(notificationAdded(j));
   }
 
   /** The writer's clock against this one's: good to the clock skew between instances. */

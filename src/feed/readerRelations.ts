@@ -1,10 +1,10 @@
 import type { RateLimits } from '../auth/rateLimits.js';
-import { changed, followChange, notificationAdded, type ChangeParts, type ChangePublisher } from '../changes/events.js';
+import { changed, type ChangeParts, type ChangePublisher } from '../changes/events.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import type { ReaderFilters } from '../graph/readerFilters.js';
 import type { KeywordFilterRecord, ReaderView } from '../graph/readerView.js';
 import type { UserDirectory } from '../graph/userDirectory.js';
-import type { FollowResult, UserGraphService } from '../graph/userGraphService.js';
+import type { UserGraphService } from '../graph/userGraphService.js';
 import type { UserRecord } from '../records/users.js';
 import type { FollowEffects } from '../graph/followPairs.js';
 import type { GroupMemberships } from '../notifications/groupMemberships.js';
@@ -61,24 +61,29 @@ export class ReaderRelations implements RelationsOfReader {
   constructor(private readonly deps: ReaderRelationsDependencies) {
     this.readerFilters = deps.readerFilters;
     this.graph = deps.graph;
-    this.followEffects = { followed: (...pair) => deps.backend.followed(...pair), unfollowed: (...pair) => deps.backend.unfollowed(...pair), group: deps.memberships.followEffects };
+    this.followEffects = {
+      followed: (...pair) => deps.backend.followed(...pair),
+      unfollowed: (...pair) => deps.backend.unfollowed(...pair),
+      group: deps.memberships.followEffects,
+      announcer: deps.changes,
+    };
   }
 
   filtersOf(readerId: string): Promise<ReaderView> {
     return this.readerFilters.of(readerId);
   }
 
-  /** Returns the followed user with fresh counts. Announced only when this request changed the pair. */
+  /** Returns the followed user with fresh counts. Announced by the pair's write that applies it (FollowEffects.announcer). */
   async follow(followerId: string, followeeId: string, scope: Scope): Promise<UserRecord> {
     const checks = Promise.all([this.deps.rateLimits.follow(followerId, scope), this.readerFilters.assertNotBlocked(followerId, followeeId, 'follow')]);
     // Unhandled only until the graph awaits it, which it does before any write.
     checks.catch(() => {});
     const followed = await this.graph.follow(followerId, followeeId, this.followEffects, checks);
     if (followed.requested) return this.requested(followerId, followeeId, followed.requestedAt!);
-    const [, view] = await Promise.all([this.announceFollow(followed, followerId, followeeId), this.readerFilters.of(followerId)]);
+    const view = await this.readerFilters.of(followerId);
     // A block recorded while this follow was applied wins: its unfollow may have run first.
     if (view.isBlockedEitherWay(followeeId)) {
-      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.followEffects), followerId, followeeId);
+      await this.graph.unfollow(followerId, followeeId, this.followEffects);
       throw new AppError('FORBIDDEN', `You cannot follow ${followeeId}: one of you blocked the other`);
     }
     return followed.followee ?? this.freshUser(followeeId);
@@ -105,8 +110,7 @@ export class ReaderRelations implements RelationsOfReader {
    * (counts, backfill, notification group, live). NOT_FOUND when no request stands.
    */
   async approve(followeeId: string, followerId: string): Promise<UserRecord> {
-    const approved = await this.graph.approve(followeeId, followerId, this.followEffects);
-    await this.announceFollow(approved, followerId, followeeId);
+    await this.graph.approve(followeeId, followerId, this.followEffects);
     return this.freshUser(followerId);
   }
 
@@ -122,17 +126,7 @@ export class ReaderRelations implements RelationsOfReader {
    */
   async unfollow(followerId: string, followeeId: string): Promise<UserRecord> {
     const unfollowed = await this.graph.unfollow(followerId, followeeId, this.followEffects);
-    await this.announceFollow(unfollowed, followerId, followeeId);
     return unfollowed.followee ?? this.freshUser(followeeId);
-  }
-
-  /** The follow, and the notification group it joined, in one announcement. */
-  private async announceFollow(result: FollowResult, followerId: string, followeeId: string): Promise<void> {
-    const events = [
-      ...(result.changed ? [followChange(result.following, followerId, followeeId, result.counts)] : []),
-      ...(result.notified ? [notificationAdded(result.notified)] : []),
-    ];
-    await this.deps.changes.publish(events);
   }
 
   /** What `actor` did stops showing in `recipient`'s notifications. */
@@ -161,7 +155,7 @@ export class ReaderRelations implements RelationsOfReader {
     await this.readerFilters.block(viewerId, handle);
     await this.announce({ filters: [viewerId, handle] });
     for (const [followerId, followeeId] of [[viewerId, handle], [handle, viewerId]] as const) {
-      await this.announceFollow(await this.graph.unfollow(followerId, followeeId, this.followEffects), followerId, followeeId);
+      await this.graph.unfollow(followerId, followeeId, this.followEffects);
       await this.hide(followeeId, followerId, scope);
     }
     return this.freshUser(handle);
@@ -191,8 +185,8 @@ export class ReaderRelations implements RelationsOfReader {
    * A deleted followee's notifications go with it, so ending its followers' follows queues none.
    */
   async endFollow(followerId: string, followeeId: string, followeeGone = false): Promise<void> {
-    await this.graph.endFollow(followerId, followeeId, followeeGone ? { followed: this.followEffects.followed, unfollowed: this.followEffects.unfollowed } : this.followEffects);
-    await this.deps.changes.publish(followChange(false, followerId, followeeId));
+    const { followed, unfollowed, announcer } = this.followEffects;
+    await this.graph.endFollow(followerId, followeeId, followeeGone ? { followed, unfollowed, announcer } : this.followEffects);
   }
 
   /** The last traces of a deleted reader: their filters, their place in others', their timeline. */

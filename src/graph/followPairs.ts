@@ -1,7 +1,8 @@
 import { ObjectId, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError, notFound } from '../errors.js';
 import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource, type GroupMembership, type GroupTokens, type NotificationRecord, type TokenToPrune } from '../records/notifications.js';
-import { followPairsCollection, toUserCounts, type EdgeDocument, type FollowTransitionDocument, type UserCounts, type UserDocument } from '../records/users.js';
+import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
+import { carriedEventsField, followChange, notificationAdded, type CarriedEvents, type ChangeEvent, type ChangePublisher } from '../changes/events.js';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
@@ -43,8 +44,6 @@ export interface FollowPairDocument extends GroupMembership {
    * same write that records the wish, so a request and a follow never stand side by side.
    */
   rq?: Date;
-  /** The last follow or unfollow applied, set by the write that recorded it (its announcement). */
-  ev?: FollowTransitionDocument;
 }
 
 /** The notification group a follow counts in: handed down by notifications/ (see GroupMemberships). */
@@ -68,6 +67,11 @@ export interface FollowEffects {
   unfollowed(followerId: string, followeeId: string): Promise<void>;
   /** The followee's notification group; none for a follow that tells no one (an account's removal). */
   group?: FollowGroupEffects;
+  /**
+   * Where each applied follow or unfollow is announced, by the pair's write that records it as
+   * applied (see ChangePublisher.publishWithin): whoever applies it, the request or the sweep.
+   */
+  announcer: Pick<ChangePublisher, 'publishWithin'>;
 }
 
 /** What a follow or unfollow request left: see `FollowPairs.set`. */
@@ -76,8 +80,6 @@ export interface PairResult {
   changed: boolean;
   followee: UserDocument | null;
   counts: UserCounts[];
-  /** The followee's FOLLOW group this request's follow joined, as it is now. */
-  notified: NotificationRecord | null;
   /** The follow was recorded as a request for the followee to approve (`pair.rq` says since when). */
   requested: boolean;
 }
@@ -141,7 +143,7 @@ export class FollowPairs implements GroupMemberSource {
     private readonly following: Collection<EdgeDocument>,
     private readonly followers: Collection<EdgeDocument>,
   ) {
-    this.pairs = plannedCollection<FollowPairDocument>(db, followPairsCollection);
+    this.pairs = plannedCollection<FollowPairDocument>(db, 'follow_pairs');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -228,7 +230,7 @@ export class FollowPairs implements GroupMemberSource {
     const claim = await this.recordWishAndLease(followerId, followeeId, want, owner, countChange, groupChange, approving);
     const changed = (claim.before?.want ?? false) !== want;
     const version = (claim.before?.v ?? 0) + 1;
-    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [], notified: null, requested: false };
+    if (!claim.leased) return { pair: await this.applyUpTo(id, version, effects), changed, followee: null, counts: [], requested: false };
     const leased: FollowPairDocument = {
       ...(claim.before ?? { _id: id, f: followerId, t: followeeId, applied: 0, counted: false }),
       want,
@@ -251,7 +253,7 @@ export class FollowPairs implements GroupMemberSource {
   private async recordRequest(followerId: string, followeeId: string): Promise<PairResult> {
     const _id = pairId(followerId, followeeId);
     const now = new Date();
-    const answer = (pair: FollowPairDocument, requested: boolean, changed: boolean): PairResult => ({ pair, changed, followee: null, counts: [], notified: null, requested });
+    const answer = (pair: FollowPairDocument, requested: boolean, changed: boolean): PairResult => ({ pair, changed, followee: null, counts: [], requested });
     for (let attempt = 0; ; attempt++) {
       try {
         const pair = await this.pairs.findOneAndUpdate(
@@ -362,8 +364,8 @@ export class FollowPairs implements GroupMemberSource {
         const tokens = (pair.prune ?? []).map(({ t }) => t);
         return [
           // Nothing finished since the read but what is pruned now (by this pass or a racing one): the pair is clean.
-          // The group its announcement carried goes too: heard long since, and up to 20 actors long.
-          { updateOne: { filter: { _id: pair._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } }, update: { $unset: { tp: '' as const, prune: '' as const, 'ev.j': '' as const } } } },
+          // The events its last write carried go too: heard long since.
+          { updateOne: { filter: { _id: pair._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } }, update: { $unset: { tp: '' as const, prune: '' as const, [carriedEventsField]: '' as const } } } },
           // Something did: only what was pruned leaves, the newer tokens wait for the next pass.
           { updateOne: { filter: { _id: pair._id, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
         ];
@@ -475,14 +477,14 @@ export class FollowPairs implements GroupMemberSource {
     const held = { _id: pair._id, 'lease.owner': owner };
     for (;;) {
       const { want, v } = pair;
-      let result: Omit<PairResult, 'changed' | 'requested'> = { pair, followee: null, counts: [], notified: null };
-      let outcome: Outcome = { membership: 'unchanged', prune: null, transition: null };
+      let result: Omit<PairResult, 'changed' | 'requested'> = { pair, followee: null, counts: [] };
+      let outcome: Outcome = { membership: 'unchanged', prune: null, announced: [] };
       if ((pair.countChange || pair.gc) && !ownChange) {
         // Changes begun by a request that died (a later round finds none: the round before it
         // removed them), finished the careful way, one step at a time, each recording its tokens.
         // Its announcement died with it: the write that records the round announces it.
         const unfinished = pair.countChange !== undefined || pair.counted !== want;
-        if (unfinished) outcome = { ...outcome, transition: { t: pair.countChange?.token ?? new ObjectId().toHexString(), f: pair.f, e: pair.t, on: want } };
+        if (unfinished) outcome = { ...outcome, announced: [followChange(want, pair.f, pair.t)] };
         await this.writeEdges(pair.f, pair.t, want);
         pair = await this.settleCounts(pair, held, want);
         pair = await this.settleGroup(pair, held, want, effects);
@@ -492,11 +494,14 @@ export class FollowPairs implements GroupMemberSource {
         ({ outcome, ...result } = await this.applyWish(pair, held, want, effects));
         pair = result.pair;
       }
-      const applied = appliedUpdate(v, want, outcome);
-      const finished = await this.pairs.findOneAndUpdate({ ...held, v }, { ...applied, $set: { ...applied.$set, lease: null, dirty: false } }, { returnDocument: 'after' });
+      let finished: FollowPairDocument | null = null;
+      await effects.announcer.publishWithin(outcome.announced, async (carried) => {
+        const applied = appliedUpdate(v, want, outcome, carried);
+        finished = await this.pairs.findOneAndUpdate({ ...held, v }, { ...applied, $set: { ...applied.$set, lease: null, dirty: false } }, { returnDocument: 'after' });
+        // A newer wish arrived meanwhile: this round is recorded, and the loop applies that one too, still holding the lease.
+        if (!finished) pair = await this.update(held, applied);
+      });
       if (finished) return { ...result, pair: finished };
-      // A newer wish arrived meanwhile: apply it too, still holding the lease.
-      pair = await this.update(held, applied);
       ownChange = true;
     }
   }
@@ -554,9 +559,9 @@ export class FollowPairs implements GroupMemberSource {
     const outcome: Outcome = {
       membership: joining ? { g: joining.to!, ga: joining.at } : leaving ? 'left' : 'unchanged',
       prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving, left: true as const } : {}) } : null,
-      transition: countsChange ? { t: token!, f: pair.f, e: pair.t, on: want, n: counts, ...(notified ? { j: notified } : {}) } : null,
+      announced: countsChange ? [followChange(want, pair.f, pair.t, counts), ...(notified ? [notificationAdded(notified)] : [])] : [],
     };
-    return { pair, followee, counts, notified, outcome };
+    return { pair, followee, counts, outcome };
   }
 
   private async writeEdges(followerId: string, followeeId: string, exists: boolean): Promise<void> {
@@ -645,16 +650,16 @@ const asMember = (pair: Pick<FollowPairDocument, 'f' | 'g' | 'ga' | 'gc'>): Grou
 
 /**
  * What applying a wish did to the pair's group, the token it left on the users and the group, and
- * the follow or unfollow it made, which the write recording it announces.
+ * what the write recording it announces: the follow or unfollow it made, with the group it joined.
  */
 interface Outcome {
   membership: { g: string; ga: Date } | 'left' | 'unchanged';
   prune: TokenToPrune | null;
-  transition: FollowTransitionDocument | null;
+  announced: ChangeEvent[];
 }
 
 /** The write that records a wish as applied: the version, the counts, the group, the tokens to prune, the announcement. */
-function appliedUpdate(version: number, want: boolean, { membership, prune, transition }: Outcome) {
+function appliedUpdate(version: number, want: boolean, { membership, prune }: Outcome, carried: CarriedEvents | undefined) {
   return {
     $set: {
       applied: version,
@@ -662,7 +667,7 @@ function appliedUpdate(version: number, want: boolean, { membership, prune, tran
       updatedAt: new Date(),
       ...(typeof membership === 'object' ? membership : {}),
       ...(prune ? { tp: true as const } : {}),
-      ...(transition ? { ev: transition } : {}),
+      ...(carried ? { [carriedEventsField]: carried } : {}),
     },
     $unset: { countChange: '' as const, gc: '' as const, ...(membership === 'left' ? { g: '' as const, ga: '' as const } : {}) },
     ...(prune ? { $push: { prune } } : {}),

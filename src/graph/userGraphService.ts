@@ -12,7 +12,6 @@ import { FollowPairs, type FollowEffects, type FollowMode, type RequestPage, typ
 import { inListOrder, type ListPageRequest } from '../records/pages.js';
 import { assertHandle, searchableName, toUserRecord, withoutCounts, type EdgeDocument, type HandlePage, type UserCounts, type UserDocument, type UserRecord } from '../records/users.js';
 import { heldCaches } from '../config.js';
-import type { NotificationRecord } from '../records/notifications.js';
 import { existingUsers as live, type UserDirectory } from './userDirectory.js';
 import { UserLists } from './userLists.js';
 import { plannedCollection, plannedIndexes } from '../db/shardPlan.js';
@@ -40,8 +39,6 @@ export interface FollowResult {
   followee: UserRecord | null;
   /** Both users' counts as this request's change left them; empty when it changed none. */
   counts: UserCounts[];
-  /** The followee's FOLLOW notification group as this follow left it; null when it joined none. */
-  notified: NotificationRecord | null;
   /** The followee approves its followers: the follow waits as a request, since `requestedAt`. */
   requested: boolean;
   requestedAt: Date | null;
@@ -160,9 +157,9 @@ export class UserGraphService {
   }
 
   private applied(followerId: string, followeeId: string, result: Awaited<ReturnType<FollowPairs['set']>>): FollowResult {
-    const { pair, changed, followee, counts, notified, requested } = result;
+    const { pair, changed, followee, counts, requested } = result;
     this.settled(followerId, followeeId, counts);
-    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, notified, requested, requestedAt: requested ? pair.rq! : null };
+    return { following: pair.want, changed, followee: followee && toUserRecord(followee), counts, requested, requestedAt: requested ? pair.rq! : null };
   }
 
   /**

@@ -4,7 +4,6 @@
  */
 import type { ObjectId } from 'mongodb';
 import { badInput } from '../errors.js';
-import type { NotificationRecord } from './notifications.js';
 
 export interface UserDocument {
   /**
@@ -113,31 +112,6 @@ export interface UserRecord {
   locked: boolean;
   /** Granted staff by the staff command (STAFF_HANDLES names others: see moderation/staff.ts). */
   staff: boolean;
-}
-
-/** The collection of follow pairs (graph/followPairs.ts), whose writes carry the follows' announcements. */
-export const followPairsCollection = 'follow_pairs';
-
-/**
- * A follow or unfollow as the pair's write that records it as applied stored it: the change stream
- * reads it from that write's changed fields and announces it (changes/changeStreamEvents.ts), so
- * the write is also the announcement. `t`: the change's token, so that each write sets a value of
- * its own (MongoDB reports no field a write left as it was).
- */
-export interface FollowTransitionDocument {
-  t: string;
-  /** Follower and followee. */
-  f: string;
-  e: string;
-  /** Followed (true) or unfollowed. */
-  on: boolean;
-  /** Both users' counts as the change left them, when it changed them itself. */
-  n?: UserCounts[];
-  /**
-   * The followee's FOLLOW group as the follow's join left it, when it joined one: announced to the
-   * followee's subscriptions with the follow. Pruned with the pair's tokens, once heard.
-   */
-  j?: NotificationRecord;
 }
 
 /** A user's counts as one count change left them (see UserDocument.countVersion). */
