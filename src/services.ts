@@ -220,7 +220,7 @@ export function createServices(db: Db, config: Config): Services {
     notifications,
     accounts: { suspend: (handle, _staff, _reportId, scope) => suspensions.suspend(handle, scope) },
   });
-  const trendCounting = new TrendCounting({ trends, stored: (postIds) => content.lookups.existing(postIds) });
+  const trendCounting = new TrendCounting({ trends, stored: (postIds) => content.lookups.existing(postIds), wasDeleted: (postId) => content.lookups.wasDeleted(postId) });
   const taskHandlers: TaskHandlers = {
     ...fanout.handlers,
     ...accountRemoval.handlers,

@@ -33,13 +33,16 @@ const unstoredGraceMs = 60_000;
  * counted once is never counted again, so a replayed task counts nothing twice. Only stored posts
  * count: a post whose request failed before storing it (its task was queued first) is left to run
  * alone, waits for its request, then is dropped; a client's retry of that post is counted as the
- * one post it is. A post deleted before its task runs is not counted either; one deleted after
- * still counts, as counts are never taken back.
+ * one post it is. A post deleted before its task runs is not counted either, and dropped at once
+ * (its deletion leaves a tombstone); one deleted after still counts, as counts are never taken back.
  */
 export class TrendCounting {
   readonly handlers: Pick<TaskHandlers, 'count-tags'> = {
     'count-tags': async (task) => {
-      if (!(await this.deps.stored([task.payload.postId])).has(task.payload.postId.toHexString())) {
+      const { postId } = task.payload;
+      if (!(await this.deps.stored([postId])).has(postId.toHexString())) {
+        // Deleted already: never counted, and nothing to wait for.
+        if (await this.deps.wasDeleted(postId)) return;
         if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(1000, 'the post is not stored yet');
         return;
       }
@@ -56,5 +59,11 @@ export class TrendCounting {
     },
   };
 
-  constructor(private readonly deps: { trends: Pick<TagTrends, 'countPosts'>; stored: (postIds: readonly ObjectId[]) => Promise<Set<string>> }) {}
+  constructor(
+    private readonly deps: {
+      trends: Pick<TagTrends, 'countPosts'>;
+      stored: (postIds: readonly ObjectId[]) => Promise<Set<string>>;
+      wasDeleted: (postId: ObjectId) => Promise<boolean>;
+    },
+  ) {}
 }

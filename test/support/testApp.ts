@@ -126,7 +126,11 @@ export async function startTestApp(environment: Record<string, string> = {}): Pr
     async settled(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (!(await app.services.fanout.queue.isDrained())) {
-        if (Date.now() > deadline) throw new Error(`fanout queue not drained after ${timeoutMs} ms`);
+        if (Date.now() > deadline) {
+          // What is left, and why it waits: the failure says which work never finished.
+          const left = await app.services.fanout.queue.tasks.find({}, { projection: { payload: 0 } }).limit(10).toArray();
+          throw new Error(`fanout queue not drained after ${timeoutMs} ms: ${JSON.stringify(left)}`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     },
