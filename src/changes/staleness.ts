@@ -46,13 +46,8 @@ export function forgetStale(event: ChangeEvent, held: HeldRecords): void {
     case 'postAdded':
       // A public reply was counted on its parent before it was announced.
       if (event.post.replyTo && event.post.body.visibility === 'PUBLIC' && !event.post.repostOf) held.postCounted(event.post.replyTo.id, null);
-      // The author's own timeline took a public post before it was stored: one announcement for both.
-      // (A pulled post enters no timeline; limited ones neither.)
+      // Into its author's outbox, which their own timeline's pages merge: no timeline took it yet.
       held.forgetOutboxes([event.post.authorId], { added: event.post });
-      held.forgetTimelines(
-        [event.post.authorId],
-        event.post.body.visibility === 'PUBLIC' && !event.post.pulled ? { delivered: [{ recipients: [event.post.authorId], posts: [event.post] }] } : undefined,
-      );
       return;
     case 'postRemoved':
       if (event.replyToId) held.postCounted(event.replyToId, null);

@@ -382,13 +382,12 @@ export class Fanout {
   }
 
   /**
-   * A deleted post has nothing to deliver; one not stored yet is waited for, a minute at most. One
-   * never stored leaves its author's own timeline, which took it before its store (PostDelivery).
+   * A deleted post has nothing to deliver; one not stored yet is waited for, a minute at most, and
+   * one never stored is given up: no timeline took it.
    */
   private async missing(task: TaskDocument<FanoutPayload>, post: PostRecord): Promise<void> {
     if (await this.content.lookups.wasDeleted(post.id)) return;
     if (Date.now() - task.createdAt.getTime() < unstoredGraceMs) throw new RetryLater(200, 'the post is not stored yet');
-    if (!task.payload.range) await this.backend.removeFrom([post.authorId], post);
   }
 }
 

@@ -5,8 +5,8 @@ import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
 
 /**
- * `announced`: the caller's own change event (a post added or removed) tells every instance that
- * these timelines changed, so the write need not announce it apart (see changes/staleness.ts).
+ * `announced`: the caller's own change event (a post removed) tells every instance that these
+ * timelines changed, so the write need not announce it apart (see changes/staleness.ts).
  */
 export interface Announced {
   announced: boolean;
@@ -40,7 +40,7 @@ export interface FeedBackend {
    * Adds posts to each recipient's timeline. Idempotent: an entry already there (a replayed
    * sub-task, a backfill that came first) is left as it is, never doubled.
    */
-  deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void>;
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void>;
   /** The same for many deliveries at once, in one write: the fanout of many small audiences. */
   deliverEach(deliveries: readonly Delivery[]): Promise<void>;
   /**

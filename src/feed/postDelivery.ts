@@ -48,9 +48,10 @@ export class PostDelivery {
   constructor(private readonly deps: PostDeliveryDependencies) {}
 
   /**
-   * Queued, in the author's own timeline, stored, and announced live, in that order. A limited
-   * post is only stored and announced: it enters no timeline, and the inbox query of whoever may
-   * see it finds it (see TimelineReading).
+   * Queued, stored, and announced live, in that order. The author's own timeline takes no entry:
+   * their pages merge their outbox, which the store changes in place (see TimelineReading). A
+   * limited post is only stored and announced: it enters no timeline, and the inbox query of
+   * whoever may see it finds it.
    */
   async publish(post: PostRecord, scope: Scope): Promise<void> {
     await this.deps.changes.publish(await this.store(post, scope));
@@ -58,7 +59,7 @@ export class PostDelivery {
 
   /** `publish` without its announcement, which it returns: for a repost, announced with the rest of its transition. */
   async store(post: PostRecord, scope: Scope): Promise<ChangeEvent[]> {
-    const { feedState, backend, fanout, changes } = this.deps;
+    const { feedState, fanout, changes } = this.deps;
     const { visibility, audience } = post.body;
     if (visibility !== 'PUBLIC') {
       // Readers ask for limited posts only where these marks say some exist: mark first.
@@ -72,24 +73,14 @@ export class PostDelivery {
     if (post.pulled && (await feedState.markPulling(post.authorId))) await changes.publish(changed({ users: [post.authorId] }));
     // Its tags' trend count rides in the same write (a post without tags, or a repost, queues none).
     const queued = fanout.enqueueDelivery(post, scope, [...postNotificationTasks(post), ...tagCountTasks(post)], !post.pulled);
-    // A pulled post enters no timeline, its author's own included: their pages pull it as their
-    // followers' do (UserFeedState.readerSources counts the reader among the pulled).
-    await this.storeQueued(post, queued, post.pulled ? null : () => backend.deliverTo([post.authorId], [post], { announced: true }));
+    await this.storeQueued(post, queued);
     return [postAdded(post)];
   }
 
-  /**
-   * The post stored once its work is queued; the work runs once it is stored, or its store failed.
-   * The author's own timeline takes it first: where events cross instances, the stored post is its
-   * own announcement (ChangeStreamEventSource), and an announcement follows every write it tells of,
-   * or another instance could hold the author's timeline as read in between. The entry of a post
-   * that is never stored (its store failed, or its process died) is taken back by its delivery,
-   * which knows for sure (Fanout.missing): a store that failed on the way back may have been made.
-   */
-  private async storeQueued(post: PostRecord, queued: Promise<HeldTasks>, ownTimeline: (() => Promise<void>) | null = null): Promise<void> {
+  /** The post stored once its work is queued; the work runs once it is stored, or its store failed. */
+  private async storeQueued(post: PostRecord, queued: Promise<HeldTasks>): Promise<void> {
     const held = await queued;
     try {
-      await ownTimeline?.();
       await this.deps.content.storePost(post);
     } finally {
       held.release();
@@ -97,7 +88,8 @@ export class PostDelivery {
   }
 
   /**
-   * Queued, out of `content` and the author's own timeline, and announced live. Returns whether
+   * Queued, out of `content` and the author's own timeline (which holds its reader's own posts
+   * where a cache was built or a timeline rebuilt from `content`), and announced live. Returns whether
    * this call removed the post: of racing calls exactly one does, and only it announces, so each
    * removal is told once. The retraction's first sub-task leaves the deletion to a live request
    * (see Fanout), so a request is not beaten to it by its own worker.

@@ -30,8 +30,8 @@ export class UserFeedState {
 
   /**
    * What a page merges besides the reader's timeline, from the users this process holds in one
-   * pass: the authors whose posts are pulled (the reader among them: a cache built after their
-   * pulled post holds only pushed ones), and the reader's inbox sources.
+   * pass: the followees whose posts are pulled (the reader's own come from their outbox), and the
+   * reader's inbox sources.
    */
   async readerSources(
     readerId: string,
@@ -41,7 +41,7 @@ export class UserFeedState {
     const pulling: string[] = [];
     const followersOnlyAuthors: string[] = [];
     for (const user of users.values()) {
-      if (user.pulls) pulling.push(user.record.handle);
+      if (user.pulls && user.record.handle !== readerId) pulling.push(user.record.handle);
       if (user.followersOnly) followersOnlyAuthors.push(user.record.handle);
     }
     const reader = users.get(readerId);

@@ -15,20 +15,22 @@ import { startTestApp, type TestApp } from '../support/testApp.js';
 const budgets: Record<string, Record<(typeof feedStrategies)[number], number>> = {
   // The writers followed someone earlier in the minute: the follow spends a point of the rate
   // limit's lease, as an account's later writes in a minute do (one command more for its first).
+  // A bucket strategy's backfill reads the followee's newest posts: from their outbox where this
+  // process holds it (the followees here read their own timelines moments before), else one query.
   follow: { 'fanout-on-read': 8.5, 'time-buckets': 9.5, 'sized-buckets': 9.5, cache: 8.5 },
   unfollow: { 'fanout-on-read': 7.5, 'time-buckets': 9.5, 'sized-buckets': 8.5, cache: 7.5 },
-  post: { 'fanout-on-read': 2, 'time-buckets': 4.9, 'sized-buckets': 4.9, cache: 5 },
+  post: { 'fanout-on-read': 2, 'time-buckets': 3.9, 'sized-buckets': 3.9, cache: 4 },
   // A public post with two tags: a post's, its count task (in the delivery's insert where one is
   // queued, an insert of its own under fanout on read), and its share of the worker's batched count
   // (which posts are stored, one find and two bulk writes per batch, with the batch's claim and completion).
   // (The authors' second post of the minute: its rate limit is a leased point.)
-  taggedPost: { 'fanout-on-read': 2.9, 'time-buckets': 4.4, 'sized-buckets': 4.4, cache: 4.5 },
+  taggedPost: { 'fanout-on-read': 2.9, 'time-buckets': 3.4, 'sized-buckets': 3.4, cache: 3.5 },
   like: { 'fanout-on-read': 4.5, 'time-buckets': 4.5, 'sized-buckets': 4.5, cache: 4.5 },
   unlike: { 'fanout-on-read': 4.7, 'time-buckets': 4.7, 'sized-buckets': 4.7, cache: 4.7 },
-  repost: { 'fanout-on-read': 6.5, 'time-buckets': 9.1, 'sized-buckets': 9.1, cache: 9.1 },
+  repost: { 'fanout-on-read': 6.5, 'time-buckets': 8, 'sized-buckets': 8, cache: 8 },
   delete: { 'fanout-on-read': 14.5, 'time-buckets': 24.5, 'sized-buckets': 24.5, cache: 25.5 },
   edit: { 'fanout-on-read': 7.5, 'time-buckets': 16.5, 'sized-buckets': 16.5, cache: 18.5 },
-  quote: { 'fanout-on-read': 11.4, 'time-buckets': 12.7, 'sized-buckets': 12.7, cache: 12.7 },
+  quote: { 'fanout-on-read': 11.4, 'time-buckets': 11.7, 'sized-buckets': 11.7, cache: 11.7 },
 };
 
 const times = 10;

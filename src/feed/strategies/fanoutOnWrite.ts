@@ -2,7 +2,7 @@ import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { TimelineEntryOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
 import { bodyUpdate, type PostRecord } from '../../records/posts.js';
-import type { Announced, Delivery } from '../feedBackend.js';
+import type { Delivery } from '../feedBackend.js';
 import { plannedCollection, type PlannedCollectionName } from '../../db/shardPlan.js';
 
 /** What the three fanout-on-write strategies share: a collection of timelines and a way into `content`. */
@@ -28,11 +28,11 @@ export abstract class FanoutOnWrite<T extends Document, O extends TimelineEntryO
   }
 
   /** One delivery is many deliveries of one: each strategy writes them in one bulk write. */
-  deliverTo(recipients: readonly string[], posts: readonly PostRecord[], options?: Announced): Promise<void> {
-    return this.deliverEach([{ recipients, posts }], options);
+  deliverTo(recipients: readonly string[], posts: readonly PostRecord[]): Promise<void> {
+    return this.deliverEach([{ recipients, posts }]);
   }
 
-  abstract deliverEach(deliveries: readonly Delivery[], options?: Announced): Promise<void>;
+  abstract deliverEach(deliveries: readonly Delivery[]): Promise<void>;
 
   get embedsBodies(): boolean {
     return this.options.content === 'embed';

@@ -308,7 +308,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * a cache marked whole: elsewhere the stretch below the oldest entry was never merged, and reads
    * find the post there through fanout on read.
    */
-  async deliverEach(deliveries: readonly Delivery[], options?: Announced): Promise<void> {
+  async deliverEach(deliveries: readonly Delivery[]): Promise<void> {
     const operations = deliveries.flatMap(({ recipients, posts }) =>
       recipients.flatMap((userId) =>
         posts.map((post) => ({
@@ -329,7 +329,7 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
     );
     if (operations.length === 0) return;
     const recipients = [...new Set(deliveries.flatMap((delivery) => delivery.recipients))];
-    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), options, { delivered: deliveries });
+    await this.writing(recipients, () => this.timelines.bulkWrite(operations, { ordered: false }), undefined, { delivered: deliveries });
   }
 }
 
