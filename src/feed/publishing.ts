@@ -59,8 +59,9 @@ export class Publishing implements PostPublishing {
 
   /**
    * Returns as soon as the post is stored (its author's pages show it from their outbox) and
-   * queued for everyone else, whatever the audience. The fanout task is queued before the post is stored, so no crash
-   * can leave a stored post without its delivery; a task whose post never arrives is dropped.
+   * queued for everyone else, whatever the audience. The fanout task is queued before the post is
+   * stored, so no crash can leave a stored post without its delivery; a task whose post never
+   * arrives is dropped.
    */
   async post(
     authorId: string,

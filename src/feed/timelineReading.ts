@@ -94,8 +94,8 @@ export class TimelineReading implements TimelineReader {
       sources.push((page) => this.content.pageByAuthors(authorIds, page));
     } else {
       sources.push((page) => this.backend.timeline(userId, page, authorIds, followingVersion));
-      // The reader's own posts are never delivered to their timeline: their outbox, held in this
-      // process and changed in place by each post, has every one of them, pulled ones included.
+      // The reader's own public posts are never delivered to their timeline: their outbox, held in
+      // this process and changed in place by each post, has every one, pulled ones included.
       sources.push((page) => this.content.pageByAuthors([userId], page));
       if (pulling.length > 0) sources.push((page) => this.content.pulledPageByAuthors(pulling, page));
     }
