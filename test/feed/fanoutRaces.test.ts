@@ -266,7 +266,13 @@ describe.each(strategies)('write-path races: $strategy', ({ strategy, collection
     await queue.tasks.updateOne({ _id: delivery._id }, { $set: { runAt: new Date(0) } }); // ahead of the retraction
     const claimed = (await queue.claim())!;
     expect(claimed._id).toBe(delivery._id);
-    await app.services.runTask(claimed, { attempt: 1, checkpoint: async () => {} }); // no "not stored yet" wait
+    // A worker in another process, which never saw the post stored: no "not stored yet" wait.
+    const worker = await startTestApp({ MONGODB_URI: app.mongodbUri, FEED_STRATEGY: strategy, FANOUT_WORKERS: '0', TIMELINE_BUCKET_SIZE: '3' });
+    try {
+      await worker.services.runTask(claimed, { attempt: 1, checkpoint: async () => {} });
+    } finally {
+      await worker.stop();
+    }
     await queue.complete(claimed);
     await runQueued();
     expect(await copies('reader', gone)).toBe(0);
