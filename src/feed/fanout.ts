@@ -271,16 +271,15 @@ export class Fanout {
       const requestAlive = Date.now() - task.createdAt.getTime() < deletingRequestGraceMs;
       if (requestAlive && (await this.content.lookups.exists(post.id))) throw new RetryLater(25, 'the deleting request has not removed the post yet');
       await this.content.deletePost(post);
-      // Its request may have died before taking it out of the author's own timeline too.
-      await this.backend.removeFrom([post.authorId], post);
       // Deliveries not yet run have nothing left to deliver; running ones remove what they wrote
       // (they check after writing).
       await this.work.queue.tasks.deleteMany({ kind: 'deliver', 'payload.post.id': post.id });
-      // A small audience is taken out here, in one read and one write, rather than by a sub-task.
+      // Its request may have died before taking it out of the author's own timeline too: the author
+      // goes with a small audience, in one read and one write, rather than by a sub-task.
       const audience = (await this.graph.smallAudiences([post.authorId], this.options.batchSize)).get(post.authorId);
-      if (!audience) return this.split(task, run);
       await run.checkpoint();
-      if (audience.length > 0) await this.backend.removeFrom(audience, post);
+      await this.backend.removeFrom([post.authorId, ...(audience ?? [])], post);
+      if (!audience) await this.split(task, run);
       return;
     }
     const recipients = await this.graph.followerIdsIn(post.authorId, range);

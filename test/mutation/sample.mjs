@@ -519,8 +519,8 @@ export const mutants = [
     area: 'fanout',
     what: "retraction finishing a dead request leaves the author's own entry",
     file: "src/feed/fanout.ts",
-    from: "      await this.backend.removeFrom([post.authorId], post);\n      // Deliveries not yet run",
-    to: "      // Deliveries not yet run",
+    from: "await this.backend.removeFrom([post.authorId, ...(audience ?? [])], post);",
+    to: "await this.backend.removeFrom(audience ?? [], post);",
     first: ["test/feed/fanoutRaces.test.ts"],
   },
   {
