@@ -45,13 +45,14 @@ describe('processing an uploaded image', () => {
     expect(await codeOf(processImage(wholePng.subarray(0, 60), limits))).toBe('BAD_USER_INPUT');
   });
 
-  it('refuses a decompression bomb from its header, in milliseconds and without its memory', async () => {
+  it('refuses a decompression bomb from its header, without decoding it or taking its memory', async () => {
     const bomb = pngBomb(50_000, 50_000);
     expect(bomb.length).toBeLessThan(200_000);
     const before = process.memoryUsage().rss;
-    const started = performance.now();
+    // PAYLOAD_TOO_LARGE comes from the header check alone: were it gone, sharp's own pixel limit would
+    // refuse the decode as BAD_USER_INPUT, and with both gone 2.5 gigapixels would run past the
+    // test's timeout. No wall-clock bound, which a loaded machine could break.
     expect(await codeOf(processImage(bomb, limits))).toBe('PAYLOAD_TOO_LARGE');
-    expect(performance.now() - started).toBeLessThan(500);
     expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
   });
 

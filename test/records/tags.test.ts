@@ -19,7 +19,9 @@ describe('tags in a post', () => {
     const hostile = '#'.repeat(100_000) + 'a' + ' #'.repeat(50_000);
     const started = performance.now();
     expect(postTags(hostile)).toEqual([]);
-    expect(performance.now() - started).toBeLessThan(200);
+    // A linear pass takes milliseconds; a quadratic one over 250,000 characters, tens of billions of steps. The bound
+    // sits far from both, so a loaded machine cannot break it.
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('are parsed once into the body, and an edit of the text puts new tags and tokens into the post', () => {
