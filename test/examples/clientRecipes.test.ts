@@ -211,18 +211,19 @@ describe('docs/clients.md recipes', () => {
     }
   });
 
-  it('a refused token on the socket reaches the app in under a second in every recipe, with no retry', async () => {
+  it('a refused token on the socket reaches the app from its first connection in every recipe, with no retry', async () => {
     const revoked = await app.signUp('revoked_reader');
     await app.gql('mutation { logOutEverywhere }', {}, revoked);
-    const refusal = async (subscribe: (signedOut: () => void) => Promise<unknown>) => {
+    const refusal = async (subscribe: (token: () => string, signedOut: () => void) => Promise<unknown>) => {
       let signedOut = 0;
-      const started = performance.now();
-      const ended = await subscribe(() => signedOut++);
-      return { ms: performance.now() - started, code: (ended as { code?: number }).code, signedOut };
+      // graphql-ws reads the token once per connection (connectionParams): a retry would read it again.
+      let connections = 0;
+      const ended = await subscribe(() => (connections++, revoked), () => signedOut++);
+      return { connections, code: (ended as { code?: number }).code, signedOut };
     };
 
-    const viaApollo = await refusal((signedOut) => {
-      const client = apollo.createFeedClient(app.url, () => revoked, signedOut);
+    const viaApollo = await refusal((token, signedOut) => {
+      const client = apollo.createFeedClient(app.url, token, signedOut);
       return new Promise((resolve) =>
         // Apollo Client 4 gives a subscription's error as a result; GraphQLWsLink words a close
         // as "Socket closed with event <code> <reason>".
@@ -233,8 +234,8 @@ describe('docs/clients.md recipes', () => {
         }),
       );
     });
-    const viaUrql = await refusal((signedOut) => {
-      const client = urql.createFeedClient(app.url, () => revoked, signedOut);
+    const viaUrql = await refusal((token, signedOut) => {
+      const client = urql.createFeedClient(app.url, token, signedOut);
       return new Promise((resolve) => {
         const subscription = client.subscription(urql.POST_ADDED, {}).subscribe((result) => {
           if (!result.error) return;
@@ -243,8 +244,8 @@ describe('docs/clients.md recipes', () => {
         });
       });
     });
-    const viaFetch = await refusal(async (signedOut) => {
-      const live = fetchRecipe.livePosts(app.url, () => revoked);
+    const viaFetch = await refusal(async (token, signedOut) => {
+      const live = fetchRecipe.livePosts(app.url, token);
       try {
         return await live.events.next().then(() => ({}), (closed: unknown) => (fetchRecipe.isRefusedToken(closed) && signedOut(), closed));
       } finally {
@@ -254,8 +255,8 @@ describe('docs/clients.md recipes', () => {
     for (const [recipe, result] of Object.entries({ apollo: viaApollo, urql: viaUrql, fetch: viaFetch })) {
       expect(result.code, recipe).toBe(4403);
       expect(result.signedOut, recipe).toBe(1);
-      // graphql-ws waits a second or more before its first retry: this came before any.
-      expect(result.ms, recipe).toBeLessThan(1000);
+      // Counted, not timed: graphql-ws's first retry waits only a second or so, which a loaded machine's delays can match.
+      expect(result.connections, recipe).toBe(1);
     }
   });
 

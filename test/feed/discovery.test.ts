@@ -150,7 +150,8 @@ describe('discovery', () => {
       const result = await gql(null, 'query($q: String!) { searchPosts(query: $q) { edges { cursor } } }', { q: query });
       expect(result.errors?.[0]?.extensions?.code ?? 'answered').toMatch(/answered|BAD_USER_INPUT/);
     }
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Milliseconds each on an idle machine; 10 s gives a loaded one room and still catches a query that runs away.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('ranks trending tags by distinct accounts over the last day: one account posting a tag many times counts once', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { LiveClients, postAddedQuery, postRemovedQuery, Subscription, type PostEdge } from '../live/liveClient.js';
+import { heardEverything } from '../support/announcements.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
@@ -119,7 +120,9 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
     expect((await ok('rdr', 'mutation { unfollowTag(tag: "NEWS") }')).unfollowTag).toEqual([]);
     // What is left comes through followed authors: pop's own post, fol's post and fol's repost (shown now that the original is not).
     expect(texts(await page('first: 50')).filter((text) => /#news/i.test(text))).toEqual(['pop #news pulled', 'fol reposted: far #news shared', 'fol #NEWS tagged']);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The open subscription rereads the tags once it hears the unfollow's announcement: waited for in order, where
+    // a fixed 300 ms sleep could be too short on a loaded machine (its one read starts before the marker is even sent).
+    await heardEverything(app);
     const count = events.results.length;
     await post('far', 'far #news unfollowed');
     await post('fol', 'fol last');
@@ -129,7 +132,7 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
 
     // Following it again reaches the open subscription too, without reconnecting.
     await ok('rdr', 'mutation { followTag(tag: "news") }');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await heardEverything(app); // as above: the follow's announcement heard, the tags reread
     const again = events.results.length;
     await post('far', 'far #news followed again');
     expect((await events.waitFor(again + 1)).slice(again).map((edge) => edge.node.text)).toEqual(['far #news followed again']);

@@ -31,7 +31,8 @@ describe('log lines', () => {
   let workerOutput = '';
   const mongodbUri = testDatabaseUri();
   const parsed = (lines: string[]): LogLine[] => lines.map((line) => JSON.parse(line) as LogLine);
-  const workerLines = (): LogLine[] => workerOutput.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine);
+  // Whole lines only: the last may still be arriving.
+  const workerLines = (): LogLine[] => workerOutput.split('\n').slice(0, -1).filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine);
 
   const send = async (query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
     const response = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
@@ -74,7 +75,11 @@ describe('log lines', () => {
       if (Date.now() > deadline) throw new Error('the worker did not deliver the post');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the worker's line follows its write
+    // The worker's line follows its write: waited for, as a fixed 200 ms sleep can be too short on a loaded machine.
+    for (const deadline = Date.now() + 20_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      if (workerLines().some((line) => line.msg === 'task' && line.kind === 'deliver' && line.requestId === 'client-chosen-id-42')) break;
+      if (Date.now() > deadline) throw new Error(`the worker logged no delivery for the request:\n${workerOutput}`);
+    }
 
     const api = parsed(apiLines);
     const postLine = api.find((line) => line.msg === 'request' && line.requestId === 'client-chosen-id-42')!;

@@ -60,7 +60,9 @@ describe('traces', () => {
     const posted = await app.gql('mutation { createPost(text: "followed through") { id } }', {}, author);
     expect(posted.data.createPost.id).toBeTruthy();
     await app.settled();
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the task's span ends after its completion is stored
+    // The task's span ends after its completion is stored: the workers, stopped, have ended every span of a task
+    // they ran (waited for, as a fixed 100 ms sleep can be too short on a loaded machine).
+    await app.services.work.stop();
     await tracing.stop(); // flushes what is buffered
 
     expect([...receiver.contentTypes]).toEqual(['POST /v1/traces application/json']);
