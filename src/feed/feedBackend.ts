@@ -1,5 +1,6 @@
 import type { TimelineEdits } from '../changes/events.js';
 import type { PostRecord } from '../records/posts.js';
+import type { FollowKey } from '../records/users.js';
 import type { TimelineEntry } from './timelineEntry.js';
 import type { Page, PageRequest, PostPosition } from '../content/position.js';
 import type { FeedStrategyName } from '../config.js';
@@ -66,10 +67,12 @@ export interface FeedBackend {
    */
   followed(followerId: string, followeeId: string): Promise<void>;
   /**
-   * `followerId` no longer follows `followeeId`: that author's entries leave the timeline, here or
-   * with the next read's rebuild (pages never show them meanwhile). Idempotent.
+   * These followers no longer follow these followees: those authors' entries leave the followers'
+   * timelines, all in one bulk write. The follow pairs' sweep calls it for the unfollows of a second
+   * (see `FollowPairs.pruneSettled`); pages never show the entries meanwhile. Absent where no stored
+   * timeline keeps them: fanout on read reads none, the cache is rebuilt by the next read. Idempotent.
    */
-  unfollowed(followerId: string, followeeId: string): Promise<void>;
+  removeUnfollowed?(unfollows: readonly FollowKey[]): Promise<void>;
   /**
    * A reader whom fanout skipped while they were inactive is back. `lazy` strategies drop what
    * they hold and rebuild on the read; `redeliver` ones are refilled through the queue.

@@ -61,9 +61,10 @@ export class ReaderRelations implements RelationsOfReader {
   constructor(private readonly deps: ReaderRelationsDependencies) {
     this.readerFilters = deps.readerFilters;
     this.graph = deps.graph;
+    const { backend } = deps;
     this.followEffects = {
-      followed: (...pair) => deps.backend.followed(...pair),
-      unfollowed: (...pair) => deps.backend.unfollowed(...pair),
+      followed: (...pair) => backend.followed(...pair),
+      ...(backend.removeUnfollowed ? { removeUnfollowed: (unfollows) => backend.removeUnfollowed!(unfollows) } : {}),
       group: deps.memberships.followEffects,
       announcer: deps.changes,
     };
@@ -185,8 +186,11 @@ export class ReaderRelations implements RelationsOfReader {
    * A deleted followee's notifications go with it, so ending its followers' follows queues none.
    */
   async endFollow(followerId: string, followeeId: string, followeeGone = false): Promise<void> {
-    const { followed, unfollowed, announcer } = this.followEffects;
-    await this.graph.endFollow(followerId, followeeId, followeeGone ? { followed, unfollowed, announcer } : this.followEffects);
+    const { group, ...withoutGroup } = this.followEffects;
+    await this.graph.endFollow(followerId, followeeId, followeeGone ? withoutGroup : this.followEffects);
+    // The entries go now, not in the sweep's next pass: the removal forgets the account's pairs,
+    // marks and all, when it ends. No follow back can race it: one of the two accounts is going.
+    await this.deps.backend.removeUnfollowed?.([{ followerId, followeeId }]);
   }
 
   /** The last traces of a deleted reader: their filters, their place in others', their timeline. */

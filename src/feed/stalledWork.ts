@@ -36,7 +36,7 @@ export function repairStalledWork(deps: StalledWorkDependencies): () => Promise<
       deps.media.repairStalled(),
     ]);
     // Only settled work is pruned: after the repairs, a pass also covers what they finished.
-    await Promise.all([graph.pairs.pruneSettled(followEffects.group), interactions.likes.pruneSettled(), interactions.reposts.pruneSettled()]);
+    await Promise.all([graph.pairs.pruneSettled(followEffects), interactions.likes.pruneSettled(), interactions.reposts.pruneSettled()]);
     return repaired.reduce((sum, count) => sum + count, 0);
   };
 }

@@ -1,7 +1,7 @@
-import { ObjectId, type Collection, type Db } from 'mongodb';
+import { ObjectId, type AnyBulkWriteOperation, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError, notFound } from '../errors.js';
 import { groupTokens, type GroupActor, type GroupMember, type GroupMemberSource, type GroupMembership, type GroupTokens, type NotificationRecord, type TokenToPrune } from '../records/notifications.js';
-import { toUserCounts, type EdgeDocument, type UserCounts, type UserDocument } from '../records/users.js';
+import { toUserCounts, type EdgeDocument, type FollowKey, type UserCounts, type UserDocument } from '../records/users.js';
 import { carriedEventsField, followChange, notificationAdded, type CarriedEvents, type ChangeEvent, type ChangePublisher } from '../changes/events.js';
 import { sweepQuery } from '../db/connect.js';
 import { Backoff, findStalled, finishEach, stalledSince } from '../db/stalledWork.js';
@@ -36,8 +36,13 @@ export interface FollowPairDocument extends GroupMembership {
   updatedAt: Date;
   /** Tokens finished changes left on both users (and group `g`), to be pruned (`pruneSettled`). */
   prune?: TokenToPrune[];
-  /** Set while `prune` holds anything: what the pruning sweep looks for. */
+  /** Set while `prune` holds anything, or `ro`: what the pruning sweep looks for. */
   tp?: true;
+  /**
+   * An applied unfollow whose followee's entries are still in the follower's timeline: the sweep
+   * takes them out, a second later and in batches (`pruneSettled`), unless a follow back comes first.
+   */
+  ro?: true;
   /**
    * A follow request waiting for the followee's approval, since when: only on a pair not wanted.
    * Every wish (an approval, an unfollow, a follow once the account is unlocked) removes it in the
@@ -64,7 +69,11 @@ export interface FollowGroupEffects {
 export interface FollowEffects {
   /** After the edges are written: a backfill must see the edge a concurrent post's fanout missed. */
   followed(followerId: string, followeeId: string): Promise<void>;
-  unfollowed(followerId: string, followeeId: string): Promise<void>;
+  /**
+   * Takes unfollowed followees' entries out of their followers' timelines in one bulk write, where
+   * timelines keep them (FeedBackend.removeUnfollowed). An unfollow's request leaves it to the sweep.
+   */
+  removeUnfollowed?(unfollows: readonly FollowKey[]): Promise<void>;
   /** The followee's notification group; none for a follow that tells no one (an account's removal). */
   group?: FollowGroupEffects;
   /**
@@ -340,18 +349,21 @@ export class FollowPairs implements GroupMemberSource {
   }
 
   /**
-   * One pass of the sweep that drops the tokens finished follows left on users and groups: three
-   * writes for up to `pruneBatch` pairs. Returns how many pairs it pruned.
+   * One pass of the sweep that drops the tokens finished follows left on users and groups, and
+   * takes the entries of the unfollows it finds out of timelines: three writes for up to
+   * `pruneBatch` pairs, three more where some are unfollows. Returns how many pairs it pruned.
    */
-  async pruneSettled(group: Pick<FollowGroupEffects, 'pruneGroupTokens'> | undefined): Promise<number> {
-    const settled = await findStalled(this.pairs, { tp: true }, { limit: pruneBatch, projection: { prune: 1, f: 1, t: 1 } });
+  async pruneSettled({ group, removeUnfollowed }: Pick<FollowEffects, 'group' | 'removeUnfollowed'>): Promise<number> {
+    const settled = await findStalled(this.pairs, { tp: true }, { limit: pruneBatch, projection: { prune: 1, f: 1, t: 1, ro: 1 } });
     if (settled.length === 0) return 0;
     const byUser = new Map<string, string[]>();
     for (const pair of settled) {
       for (const { t } of pair.prune ?? []) for (const user of [pair.f, pair.t]) byUser.set(user, [...(byUser.get(user) ?? []), t]);
     }
     const byGroup = groupTokens(settled.map((pair) => ({ recipient: pair.t, prune: pair.prune })));
-    await Promise.all([
+    const owed = removeUnfollowed ? settled.filter((pair) => pair.ro) : [];
+    const [removal] = await Promise.all([
+      this.removeUnfollowedEntries(owed, removeUnfollowed),
       byUser.size > 0 &&
         this.users.bulkWrite(
           [...byUser].map(([user, tokens]) => ({ updateOne: { filter: { _id: user }, update: { $pull: { pendingCounts: { $in: tokens } } } } })),
@@ -360,19 +372,53 @@ export class FollowPairs implements GroupMemberSource {
       group?.pruneGroupTokens(byGroup),
     ]);
     await this.pairs.bulkWrite(
-      settled.flatMap((pair) => {
+      settled.flatMap((pair): AnyBulkWriteOperation<FollowPairDocument>[] => {
         const tokens = (pair.prune ?? []).map(({ t }) => t);
+        const pruned = { $pull: { prune: { t: { $in: tokens } } } };
+        const removed = removal?.removed.has(pair._id) === true;
+        // An unfollow whose entries another holder of its pair kept this pass from: the tokens go, the pair stays for the next.
+        if (owed.includes(pair) && !removed) return [{ updateOne: { filter: { _id: pair._id }, update: pruned } }];
+        // Its entries are out: its lease and mark go in the write that prunes it. (Only then: a mark
+        // set since the read is a newer unfollow's, whose token keeps the first write below off it.)
+        const held = removed ? { 'lease.owner': removal!.owner } : {};
+        const released = removed ? { $set: { lease: null } } : {};
         return [
           // Nothing finished since the read but what is pruned now (by this pass or a racing one): the pair is clean.
-          // The events its last write carried go too: heard long since.
-          { updateOne: { filter: { _id: pair._id, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } }, update: { $unset: { tp: '' as const, prune: '' as const, [carriedEventsField]: '' as const } } } },
+          // The events its last write carried go too: heard long since. (A mark left by another strategy goes too.)
+          {
+            updateOne: {
+              filter: { _id: pair._id, ...held, prune: { $not: { $elemMatch: { t: { $nin: tokens } } } } },
+              update: { $unset: { tp: '' as const, prune: '' as const, ro: '' as const, [carriedEventsField]: '' as const }, ...released },
+            },
+          },
           // Something did: only what was pruned leaves, the newer tokens wait for the next pass.
-          { updateOne: { filter: { _id: pair._id, tp: true as const }, update: { $pull: { prune: { t: { $in: tokens } } } } } },
+          { updateOne: { filter: { _id: pair._id, ...held, tp: true as const }, update: { ...pruned, ...released, ...(removed ? { $unset: { ro: '' as const } } : {}) } } },
         ];
       }),
       { ordered: true, ...sweepQuery },
     );
     return settled.length;
+  }
+
+  /**
+   * The entries of these unfollows leave their followers' timelines, each pair under a lease the
+   * sweep takes for them all at once: a follow back waits for it, as its backfill must not be taken
+   * out with them (it takes a marked pair's entries out itself when it comes first). A pair whose
+   * lease someone holds, or that is followed again, waits for a later pass. Three commands.
+   */
+  private async removeUnfollowedEntries(owed: readonly FollowPairDocument[], removeUnfollowed: FollowEffects['removeUnfollowed']): Promise<{ owner: string; removed: Set<string> } | null> {
+    if (owed.length === 0 || !removeUnfollowed) return null;
+    const owner = new ObjectId().toHexString();
+    const now = new Date();
+    const ids = owed.map((pair) => pair._id);
+    await this.pairs.updateMany(
+      { _id: { $in: ids }, ro: true, counted: false, $or: [{ lease: null }, { 'lease.until': { $lt: now } }] },
+      { $set: { lease: { owner, until: new Date(now.getTime() + pairLeaseMs) } } },
+      sweepQuery,
+    );
+    const held = await this.pairs.find({ _id: { $in: ids }, 'lease.owner': owner }, { projection: { f: 1, t: 1 }, ...sweepQuery }).toArray();
+    if (held.length > 0) await removeUnfollowed(held.map((pair) => ({ followerId: pair.f, followeeId: pair.t })));
+    return { owner, removed: new Set(held.map((pair) => pair._id)) };
   }
 
   /** A FOLLOW group's members after `below`, in the order the group shows them (see GroupMemberSource). */
@@ -478,7 +524,7 @@ export class FollowPairs implements GroupMemberSource {
     for (;;) {
       const { want, v } = pair;
       let result: Omit<PairResult, 'changed' | 'requested'> = { pair, followee: null, counts: [] };
-      let outcome: Outcome = { membership: 'unchanged', prune: null, announced: [] };
+      let outcome: Outcome = { membership: 'unchanged', prune: null, announced: [], removalOwed: false };
       if ((pair.countChange || pair.gc) && !ownChange) {
         // Changes begun by a request that died (a later round finds none: the round before it
         // removed them), finished the careful way, one step at a time, each recording its tokens.
@@ -488,7 +534,9 @@ export class FollowPairs implements GroupMemberSource {
         await this.writeEdges(pair.f, pair.t, want);
         pair = await this.settleCounts(pair, held, want);
         pair = await this.settleGroup(pair, held, want, effects);
-        await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
+        // The timeline too, at once: a dead request's unfollow, or a follow back over entries an unfollow left.
+        if (!want || pair.ro) await effects.removeUnfollowed?.([{ followerId: pair.f, followeeId: pair.t }]);
+        if (want) await effects.followed(pair.f, pair.t);
         result = { ...result, pair };
       } else {
         ({ outcome, ...result } = await this.applyWish(pair, held, want, effects));
@@ -553,13 +601,20 @@ export class FollowPairs implements GroupMemberSource {
       // At rest the edges exist exactly when the pair is counted: a wish that changes no count changes no edge.
       countsChange ? this.writeEdges(pair.f, pair.t, want) : null,
     ]);
-    await (want ? effects.followed(pair.f, pair.t) : effects.unfollowed(pair.f, pair.t));
+    if (want) {
+      // A follow back before the sweep took the last unfollow's entries out takes them out first
+      // (a post deleted meanwhile left its entry there), so the backfill starts as a follow's does.
+      if (pair.ro) await effects.removeUnfollowed?.([{ followerId: pair.f, followeeId: pair.t }]);
+      await effects.followed(pair.f, pair.t);
+    }
     const counts = [follower, followee].filter((user) => user !== null).map(toUserCounts);
     const touched = countsChange || joining !== null || leaving !== null;
     const outcome: Outcome = {
       membership: joining ? { g: joining.to!, ga: joining.at } : leaving ? 'left' : 'unchanged',
       prune: touched ? { t: token!, ...(joining ? { g: joining.to! } : leaving ? { g: leaving, left: true as const } : {}) } : null,
       announced: countsChange ? [followChange(want, pair.f, pair.t, counts), ...(notified ? [notificationAdded(notified)] : [])] : [],
+      // The unfollowed followee's entries are left for the sweep, which takes a second's out in one write.
+      removalOwed: !want && effects.removeUnfollowed !== undefined && (countsChange || pair.ro === true),
     };
     return { pair, followee, counts, outcome };
   }
@@ -656,20 +711,28 @@ interface Outcome {
   membership: { g: string; ga: Date } | 'left' | 'unchanged';
   prune: TokenToPrune | null;
   announced: ChangeEvent[];
+  /** The follower's timeline still holds the unfollowed followee's entries (`ro`). */
+  removalOwed: boolean;
 }
 
 /** The write that records a wish as applied: the version, the counts, the group, the tokens to prune, the announcement. */
-function appliedUpdate(version: number, want: boolean, { membership, prune }: Outcome, carried: CarriedEvents | undefined) {
+function appliedUpdate(version: number, want: boolean, { membership, prune, removalOwed }: Outcome, carried: CarriedEvents | undefined) {
   return {
     $set: {
       applied: version,
       counted: want,
       updatedAt: new Date(),
       ...(typeof membership === 'object' ? membership : {}),
-      ...(prune ? { tp: true as const } : {}),
+      ...(prune || removalOwed ? { tp: true as const } : {}),
+      ...(removalOwed ? { ro: true as const } : {}),
       ...(carried ? { [carriedEventsField]: carried } : {}),
     },
-    $unset: { countChange: '' as const, gc: '' as const, ...(membership === 'left' ? { g: '' as const, ga: '' as const } : {}) },
+    $unset: {
+      countChange: '' as const,
+      gc: '' as const,
+      ...(membership === 'left' ? { g: '' as const, ga: '' as const } : {}),
+      ...(removalOwed ? {} : { ro: '' as const }),
+    },
     ...(prune ? { $push: { prune } } : {}),
   };
 }

@@ -88,6 +88,12 @@ export interface UserDocument {
  * in `following`, `_f` is the follower and `_t` someone they follow. Both collections are queried
  * by `_f` alone and covered by their `{ _f: 1, _t: 1 }` index.
  */
+/** One follow, by its two ends. */
+export interface FollowKey {
+  followerId: string;
+  followeeId: string;
+}
+
 export interface EdgeDocument {
   _id?: ObjectId;
   _f: string;

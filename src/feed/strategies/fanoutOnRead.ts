@@ -30,8 +30,6 @@ export class FanoutOnRead implements FeedBackend {
 
   async followed(): Promise<void> {}
 
-  async unfollowed(): Promise<void> {}
-
   async readerReturned(): Promise<void> {}
 
   async dropTimeline(): Promise<void> {}

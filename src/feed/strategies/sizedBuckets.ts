@@ -2,6 +2,7 @@ import type { Db, Filter, ObjectId } from 'mongodb';
 import type { SizedBucketsOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
+import type { FollowKey } from '../../records/users.js';
 import type { Page, PageRequest, PostPosition } from '../../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { toEntryDocument, type EntryDocument } from '../../records/posts.js';
@@ -66,8 +67,11 @@ export class SizedBuckets extends FanoutOnWrite<SizedBucketDocument, SizedBucket
 
   async readerReturned(): Promise<void> {}
 
-  async unfollowed(followerId: string, followeeId: string): Promise<void> {
-    await this.timelines.updateMany({ _u: followerId }, { $pull: { _c: { _a: followeeId } } });
+  async removeUnfollowed(unfollows: readonly FollowKey[]): Promise<void> {
+    await this.timelines.bulkWrite(
+      unfollows.map(({ followerId, followeeId }) => ({ updateMany: { filter: { _u: followerId, '_c._a': followeeId }, update: { $pull: { _c: { _a: followeeId } } } } })),
+      { ordered: false },
+    );
   }
 
   timeline(userId: string, request: PageRequest): Promise<Page<TimelineEntry>> {

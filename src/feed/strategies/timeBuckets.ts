@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { TimeBucketsOptions } from '../../config.js';
 import type { ContentService } from '../../content/contentService.js';
 import type { PostRecord } from '../../records/posts.js';
+import type { FollowKey } from '../../records/users.js';
 import type { Page, PageRequest, PostPosition } from '../../content/position.js';
 import { walkBuckets, type BucketSource } from './bucketWalk.js';
 import { toEntryDocument, type EntryDocument } from '../../records/posts.js';
@@ -57,10 +58,18 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
     await this.deliverTo([followerId], recent);
   }
 
-  async unfollowed(followerId: string, followeeId: string): Promise<void> {
-    const pulled = await this.timelines.updateMany({ '_id._u': followerId, '_c._a': followeeId }, { $pull: { _c: { _a: followeeId } } });
-    // Only a bucket that lost entries here can have been left empty by this unfollow.
-    if (pulled.modifiedCount > 0) await this.timelines.deleteMany({ '_id._u': followerId, _c: { $size: 0 } });
+  /** The followees' entries go, then the buckets they leave empty, in one ordered bulk write. */
+  async removeUnfollowed(unfollows: readonly FollowKey[]): Promise<void> {
+    const followers = [...new Set(unfollows.map(({ followerId }) => followerId))];
+    await this.timelines.bulkWrite(
+      [
+        ...unfollows.map(({ followerId, followeeId }) => ({
+          updateMany: { filter: { '_id._u': followerId, '_c._a': followeeId }, update: { $pull: { _c: { _a: followeeId } } } },
+        })),
+        { deleteMany: { filter: { '_id._u': { $in: followers }, _c: { $size: 0 } } } },
+      ],
+      { ordered: true },
+    );
   }
 
   /** Buckets are refilled by redelivering what fanout skipped (see FeedService). */

@@ -134,7 +134,12 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
    * back a fingerprint that a cache built before, or by a read that had not yet learnt of the
    * unfollow, still carries, without the posts made in between.
    */
-  /** Nothing to write: the reader's following version changed, so the next read rebuilds the cache. */
+  /**
+   * Nothing to write, for a follow or an unfollow (no `removeUnfollowed`): the reader's following
+   * version changed, so the fingerprint no longer matches and the next read rebuilds the cache;
+   * until then pages leave an unfollowed author's entries out. A follow back comes with another
+   * following version, so no fingerprint seen before can vouch for the cache again.
+   */
   async followed(): Promise<void> {}
 
   /** Deliveries skipped this reader while away: the cache is stale, so it goes and the read rebuilds it. */
@@ -145,13 +150,6 @@ export class TimelineCache extends FanoutOnWrite<CacheDocument, TimelineCacheOpt
   async readerReturned(userId: string): Promise<void> {
     await this.writing([userId], () => this.timelines.deleteOne({ _id: userId }));
   }
-
-  /**
-   * Nothing to write: the fingerprint no longer matches, so the next read rebuilds, and until then
-   * pages leave the author's entries out. A follow back comes with another following version, so
-   * no fingerprint seen before can vouch for the cache again.
-   */
-  async unfollowed(): Promise<void> {}
 
   async timeline(userId: string, request: PageRequest, authorIds: readonly string[], followingVersion = 0): Promise<Page<TimelineEntry>> {
     const fanoutOnRead: FanoutReader = (page) => this.content.pageByAuthors(authorIds, page);
