@@ -27,7 +27,13 @@ describe('work queued for this process’s workers', () => {
       await app.settled();
     });
     expect(await timelineTexts('qw_reader')).toContain('handed over');
-    const queueWrites = commands.filter((command) => command.command[command.commandName] === 'fanout_tasks' && command.commandName !== 'find' && command.commandName !== 'aggregate');
+    // A renewal of the running tasks' lease (only `runAt` set, under their claim) is no claim: with
+    // this file's 1 s lease a loaded machine renews it while the delivery runs.
+    const renewsLease = (command: (typeof commands)[number]) =>
+      command.commandName === 'update' && command.command.updates.every((update: any) => Object.keys(update.u.$set ?? {}).join() === 'runAt' && Object.keys(update.u).join() === '$set');
+    const queueWrites = commands.filter(
+      (command) => command.command[command.commandName] === 'fanout_tasks' && command.commandName !== 'find' && command.commandName !== 'aggregate' && !renewsLease(command),
+    );
     expect(queueWrites.map((command) => command.commandName)).toEqual(['insert', 'delete']);
   });
 
