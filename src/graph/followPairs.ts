@@ -377,7 +377,7 @@ export class FollowPairs implements GroupMemberSource {
         const pruned = { $pull: { prune: { t: { $in: tokens } } } };
         const removed = removal?.removed.has(pair._id) === true;
         // An unfollow whose entries another holder of its pair kept this pass from: the tokens go, the pair stays for the next.
-        if (owed.includes(pair) && !removed) return [{ updateOne: { filter: { _id: pair._id }, update: pruned } }];
+        if (removeUnfollowed && pair.ro && !removed) return [{ updateOne: { filter: { _id: pair._id }, update: pruned } }];
         // Its entries are out: its lease and mark go in the write that prunes it. (Only then: a mark
         // set since the read is a newer unfollow's, whose token keeps the first write below off it.)
         const held = removed ? { 'lease.owner': removal!.owner } : {};

@@ -58,7 +58,7 @@ export class TimeBuckets extends FanoutOnWrite<TimedBucketDocument, TimeBucketsO
     await this.deliverTo([followerId], recent);
   }
 
-  /** The followees' entries go, then the buckets they leave empty, in one ordered bulk write. */
+  /** The followees' entries go, then the buckets they leave empty: one update and one delete, in order. */
   async removeUnfollowed(unfollows: readonly FollowKey[]): Promise<void> {
     const followers = [...new Set(unfollows.map(({ followerId }) => followerId))];
     await this.timelines.bulkWrite(
