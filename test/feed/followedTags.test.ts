@@ -3,6 +3,7 @@ import { feedStrategies, timelineContentModes } from '../../src/config.js';
 import { LiveClients, postAddedQuery, postRemovedQuery, Subscription, type PostEdge } from '../live/liveClient.js';
 import { heardEverything } from '../support/announcements.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
+import { twoInstancesWithAFollowChain } from '../support/twoInstances.js';
 
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 
@@ -136,6 +137,65 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
     const again = events.results.length;
     await post('far', 'far #news followed again');
     expect((await events.waitFor(again + 1)).slice(again).map((edge) => edge.node.text)).toEqual(['far #news followed again']);
+  });
+});
+
+/**
+ * A reader's tags change on one instance while their live subscription is open on another: the
+ * other instance learns it only from the change's announcement, as its own copy of the reader
+ * would otherwise keep routing the tag until it expires.
+ */
+describe('followed tags on two instances', () => {
+  const instances = twoInstancesWithAFollowChain('cache');
+  const live = new LiveClients(() => instances.b, instances.tokens);
+  afterAll(() => live.disposeAll());
+
+  it('stops and starts routing a tag to a subscription on the other instance once it has heard the change', async () => {
+    const { a, b, tokens } = instances;
+    const post = async (handle: string, text: string) => {
+      const result = await a.gql('mutation($text: String!) { createPost(text: $text) { id } }', { text }, tokens[handle]);
+      expect(result.errors).toBeUndefined();
+    };
+    const tag = async (mutation: 'followTag' | 'unfollowTag') => {
+      const result = await a.gql(`mutation { ${mutation}(tag: "news") }`, {}, tokens.cal);
+      expect(result.errors).toBeUndefined();
+    };
+    // Received after `count`, up to and including the post with text `last` (posted last, by a followee).
+    const arrivedUpTo = async (count: number, last: string) => {
+      for (let seen = count + 1; ; seen++) {
+        const texts = (await events.waitFor(seen)).slice(count).map((edge) => edge.node.text);
+        if (texts.at(-1) === last) return texts;
+      }
+    };
+    await tag('followTag');
+    const events = new Subscription<PostEdge>(live.connect('cal'), postAddedQuery, 'timelinePostAdded');
+    // Once the followee's post arrives, the subscription on B is routing.
+    for (let marker = 0; events.results.length === 0 && marker < 50; marker++) {
+      await post('bea', `bea marker ${marker}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await events.waitFor(1);
+
+    // ada is not followed by cal: only the tag brings ada's post.
+    let count = events.results.length;
+    await post('ada', 'ada #news followed');
+    await post('bea', 'bea after followed');
+    expect(await arrivedUpTo(count, 'bea after followed')).toEqual(['ada #news followed', 'bea after followed']);
+
+    await tag('unfollowTag');
+    await heardEverything(a, b);
+    count = events.results.length;
+    await post('ada', 'ada #news unfollowed');
+    await post('bea', 'bea after unfollowed');
+    // A tag post still routed would come before the followee's later post, which the same stream carries.
+    expect(await arrivedUpTo(count, 'bea after unfollowed')).toEqual(['bea after unfollowed']);
+
+    await tag('followTag');
+    await heardEverything(a, b);
+    count = events.results.length;
+    await post('ada', 'ada #news followed again');
+    await post('bea', 'bea after followed again');
+    expect(await arrivedUpTo(count, 'bea after followed again')).toEqual(['ada #news followed again', 'bea after followed again']);
   });
 });
 
