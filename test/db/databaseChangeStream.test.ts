@@ -131,7 +131,7 @@ describe('a change stream over a whole database', () => {
 
   it('wakes a waiting read when a watched collection is written', async () => {
     const { db, client } = database;
-    const stream = db.watch<Document, ChangeStreamInsertDocument>(pipeline, { maxAwaitTimeMS: 2_000 });
+    const stream = db.watch<Document, ChangeStreamInsertDocument>(pipeline, { maxAwaitTimeMS: 5_000 });
     const getMores: unknown[] = [];
     const record = (event: CommandStartedEvent) => void (event.commandName === 'getMore' && getMores.push(event.command.collection));
     client.on('commandStarted', record);
@@ -144,7 +144,7 @@ describe('a change stream over a whole database', () => {
     setTimeout(() => void db.collection<{ _id: number }>('db_stream_events').insertOne({ _id: 10 }), 50);
     expect((await arrived).documentKey._id).toBe(10);
     await stream.close();
-    // Not at the end of the wait: a parked read answers as soon as the write is made.
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // Not at the end of the wait (5 s): a parked read answers as soon as the write is made, in milliseconds.
+    expect(Date.now() - started).toBeLessThan(4_000);
   });
 });
