@@ -5,6 +5,15 @@ import { heardEverything } from '../support/announcements.js';
 import { startTestApp, type TestApp } from '../support/testApp.js';
 import { twoInstancesWithAFollowChain } from '../support/twoInstances.js';
 
+/** Posts a followee's markers until the first arrives: from then on the subscription is routing. */
+async function untilRouting(events: Subscription<PostEdge>, postMarker: (marker: number) => Promise<unknown>): Promise<void> {
+  for (let marker = 0; events.results.length === 0 && marker < 50; marker++) {
+    await postMarker(marker);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await events.waitFor(1);
+}
+
 const combinations = feedStrategies.flatMap((strategy) => timelineContentModes.map((content) => ({ strategy, content })));
 
 /**
@@ -96,13 +105,7 @@ describe.each(combinations)('followed tags: FEED_STRATEGY=$strategy TIMELINE_CON
     const client = live.connect('rdr');
     const events = new Subscription<PostEdge>(client, postAddedQuery, 'timelinePostAdded');
     const removals = new Subscription<string>(client, postRemovedQuery, 'timelinePostRemoved');
-    // Once the reader's followee's post arrives, the subscription is routing.
-    let marker = 0;
-    for (; events.results.length === 0 && marker < 50; marker++) {
-      await post('fol', `fol marker ${marker}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await events.waitFor(1);
+    await untilRouting(events, (marker) => post('fol', `fol marker ${marker}`));
     const before = events.results.length;
     await post('far', 'far #news live');
     await post('far', 'far #other live');
@@ -169,12 +172,7 @@ describe('followed tags on two instances', () => {
     };
     await tag('followTag');
     const events = new Subscription<PostEdge>(live.connect('cal'), postAddedQuery, 'timelinePostAdded');
-    // Once the followee's post arrives, the subscription on B is routing.
-    for (let marker = 0; events.results.length === 0 && marker < 50; marker++) {
-      await post('bea', `bea marker ${marker}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await events.waitFor(1);
+    await untilRouting(events, (marker) => post('bea', `bea marker ${marker}`));
 
     // ada is not followed by cal: only the tag brings ada's post.
     let count = events.results.length;
