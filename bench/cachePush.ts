@@ -8,10 +8,10 @@
 import { MongoClient, ObjectId, type Document } from 'mongodb';
 import { parseArgs } from 'node:util';
 import { withDatabaseName } from '../src/db/connect.js';
-import { startStandIn } from '../src/db/standIn.js';
-import { aboveOldestOrWhole, entryOrder, type CacheDocument } from '../src/feed/strategies/cacheDocument.js';
+import { aboveOldestOrWhole, entryOrder } from '../src/feed/strategies/cacheDocument.js';
 import { toEntryDocument, type EntryDocument, type PostRecord } from '../src/records/posts.js';
 import { int } from './options.js';
+import { benchDatabaseServer } from './prepare.js';
 
 const usage = `Usage: npm run bench:cache-push -- [options]
 
@@ -35,10 +35,10 @@ async function main(): Promise<void> {
   const deliveries = int('deliveries', values.deliveries, 100, 1);
   const rounds = int('rounds', values.rounds, 6, 2);
 
-  const standIn = process.env.MONGODB_URI ? null : await startStandIn({ log: () => {} });
-  const client = await MongoClient.connect(withDatabaseName(process.env.MONGODB_URI ?? standIn!.uri, 'bench_cache_push'));
+  const server = await benchDatabaseServer();
+  const client = await MongoClient.connect(withDatabaseName(server.uri, 'bench_cache_push'));
   try {
-    const timelines = client.db().collection<CacheDocument>('timeline_cache');
+    const timelines = client.db().collection<{ _id: string; _c: EntryDocument[]; _h: string }>('timeline_cache');
     await timelines.deleteMany({});
     let clock = Date.UTC(2026, 0, 1);
     const nextPost = (): PostRecord => ({
@@ -65,7 +65,6 @@ async function main(): Promise<void> {
       'sorted, not guarded': (post, userId) => ({ filter: { _id: userId }, update: push(post, true) }),
       "neither (Socialite's push)": (post, userId) => ({ filter: { _id: userId }, update: push(post, false) }),
     };
-    const raw = client.db().collection<Document>('timeline_cache');
     const spent = new Map<string, number>();
     let delivery = 0;
     for (let round = 0; round < rounds; round++) {
@@ -74,7 +73,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < deliveries; i++, delivery++) {
           const post = nextPost();
           const reached = Array.from({ length: recipients }, (_, j) => `user${(delivery * recipients + j) % caches}`);
-          await raw.bulkWrite(reached.map((userId) => ({ updateOne: shape(post, userId) })), { ordered: false });
+          await timelines.bulkWrite(reached.map((userId) => ({ updateOne: shape(post, userId) })), { ordered: false });
         }
         if (round > 0) spent.set(name, (spent.get(name) ?? 0) + performance.now() - started);
       }
@@ -85,7 +84,7 @@ async function main(): Promise<void> {
     await client.db().dropDatabase();
   } finally {
     await client.close();
-    await standIn?.stop();
+    await server.stop();
   }
 }
 

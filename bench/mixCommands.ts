@@ -59,6 +59,7 @@ async function measure(uri: string, strategy: FeedStrategyName, users: number, o
       if (body.errors) throw new Error(JSON.stringify(body.errors));
       return body.data;
     };
+    const queueDrained = () => drained(app.services.work.queue.isDrained.bind(app.services.work.queue));
     const handle = (i: number) => `mix_${i}`;
     const tokens: string[] = [];
     for (let i = 0; i < users; i++) tokens.push((await send(null, 'mutation ($h: String!) { signUp(handle: $h, password: "correct horse battery") { token } }', { h: handle(i) })).signUp.token);
@@ -70,11 +71,11 @@ async function measure(uri: string, strategy: FeedStrategyName, users: number, o
       if (from !== to) await follow(from, to);
     }
     for (let i = 0; i < users * 5; i++) await send(tokens[pick()]!, 'mutation ($t: String!) { createPost(text: $t) { id } }', { t: `seed ${i}` });
-    await drained(app.services.work.queue.isDrained.bind(app.services.work.queue));
+    await queueDrained();
     // Every reader reads once first, as Socialite's benchmark warms up: a strategy's first build of
     // a timeline is not what the mix costs.
     for (const token of tokens) await send(token, '{ timeline(first: 20) { edges { node { id } } } }');
-    await drained(app.services.work.queue.isDrained.bind(app.services.work.queue));
+    await queueDrained();
 
     const tally: Tally = new Map();
     const started = new Map<number, string>();
@@ -105,7 +106,7 @@ async function measure(uri: string, strategy: FeedStrategyName, users: number, o
           if (followee !== user) await follow(user, followee);
         } else await send(tokens[user]!, 'mutation ($h: String!) { unfollow(handle: $h) { handle } }', { h: handle(pick()) });
       }
-      await drained(app.services.work.queue.isDrained.bind(app.services.work.queue));
+      await queueDrained();
     } finally {
       app.database.client.off('commandStarted', record);
       app.database.client.off('commandSucceeded', answered);
