@@ -207,9 +207,11 @@ export class Fanout {
       await this.backend.deliverEach(reached.map(({ post, recipients }) => ({ recipients, posts: [post] })));
       this.delivered(reached);
       // Written, then checked: a delete that came first has retracted already and would miss these
-      // entries, and an edit that came first has rewritten the entries before these.
-      const stillStored = await this.content.lookups.editableBodies(chunk.map((delivery) => delivery.post.id));
-      for (const { post, recipients } of reached) {
+      // entries, and an edit that came first has rewritten the entries before these. A post that
+      // reached no active reader wrote nothing that could be missed, so it is not checked.
+      const written = reached.filter(({ recipients }) => recipients.length > 0);
+      const stillStored = await this.content.lookups.editableBodies(written.map((delivery) => delivery.post.id));
+      for (const { post, recipients } of written) {
         const stored = stillStored.get(post.id.toHexString());
         if (!stored) await this.backend.removeFrom(recipients, post);
         else if (!sameEditableBody(stored, toStoredBody(post.body))) await this.rewriteCurrent(recipients, post.id);

@@ -18,6 +18,7 @@ const followersPerAuthor = 3;
  */
 describe.each(strategies)('many small deliveries claimed together: $strategy', ({ strategy, collection }) => {
   let app: TestApp;
+  const tokens = new Map<string, string>();
   const authors = Array.from({ length: authorCount }, (_, i) => `bulk_author_${i}`);
   const followersOf = (author: string) => Array.from({ length: followersPerAuthor }, (_, i) => `${author}_fan_${i}`);
 
@@ -26,6 +27,7 @@ describe.each(strategies)('many small deliveries claimed together: $strategy', (
     await Promise.all(
       authors.map(async (author) => {
         const token = await app.signUp(author);
+        tokens.set(author, token);
         await insertFollowers(app.database.db, author, followersOf(author), { withCaches: strategy === 'cache' });
         for (let i = 0; i < postsPerAuthor; i++) await app.gql(`mutation { createPost(text: "${author} post ${i}") { id } }`, {}, token);
       }),
@@ -55,5 +57,24 @@ describe.each(strategies)('many small deliveries claimed together: $strategy', (
       const expected = posts.filter((post) => post._a === author).map((post) => post._id.toHexString()).sort();
       for (const follower of followersOf(author)) expect([...(received.get(follower) ?? [])].sort()).toEqual(expected);
     }
+  });
+
+  it('writes nothing and checks nothing for posts whose followers have all stopped reading', async () => {
+    const db = app.database.db;
+    const everyFollower = authors.flatMap(followersOf);
+    // Longer ago than ACTIVE_READER_DAYS: fanout skips them; their timelines are completed when they come back.
+    await db.collection<any>('users').updateMany({ _id: { $in: everyFollower } }, { $set: { readAt: new Date(Date.now() - 30 * 24 * 3600 * 1000) } });
+    const before = await db.collection<any>(collection).find().toArray();
+    for (const author of authors) await app.gql(`mutation { createPost(text: "${author} posts to nobody awake") { id } }`, {}, tokens.get(author));
+    const commands = await app.commandsDuring(async () => {
+      app.services.work.start(app.services.taskHandlers, app.services.batchTaskHandlers, quietLogger, async () => {}, 1);
+      await app.settled(60_000);
+      await app.services.work.stop();
+    });
+    expect(commands.filter((command) => command.commandName === 'update' && command.command.update === collection)).toHaveLength(0);
+    // Nothing written, so no delete or edit made meanwhile could have been missed.
+    expect(commands.filter((command) => command.commandName === 'find' && command.command.find === 'content')).toHaveLength(0);
+    expect(await app.services.fanout.queue.tasks.countDocuments()).toBe(0);
+    expect(await db.collection<any>(collection).find().toArray()).toEqual(before);
   });
 });
