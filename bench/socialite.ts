@@ -178,20 +178,29 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log(`\nCores while each side ran, median of the rounds (server, database, load generator), and the server's and the load generator's CPU per ${options.mix === 'reads' ? 'page' : 'operation'}:\n`);
+  console.log(
+    `\nCores while each side ran, median of the rounds (server, database, load generator), and CPU per ${options.mix === 'reads' ? 'page' : 'operation'}: the server's, the database's, both together (what the two sides are compared by) and the load generator's:\n`,
+  );
   const per = options.mix === 'reads' ? 'page' : 'op';
-  console.log(`| strategy | side | server cores | database cores | load generator cores | server ms/${per} | load generator ms/${per} |`);
-  console.log('|---|---|--:|--:|--:|--:|--:|');
+  console.log(`| strategy | side | server cores | database cores | load generator cores | server ms/${per} | database ms/${per} | server + database ms/${per} | load generator ms/${per} |`);
+  console.log('|---|---|--:|--:|--:|--:|--:|--:|--:|');
   for (const result of results) {
     for (const [name, sides] of [['Socialite', result.rounds.map((round) => round.socialite)], ['this API', result.rounds.map((round) => round.ours)]] as const) {
       const cores = (pick: (side: Side) => number | null) => {
         const values = sides.map(pick).filter((value): value is number => value !== null);
         return values.length > 0 ? median(values).toFixed(2) : '–';
       };
-      const perPage = (pick: (side: Side) => number) => median(sides.map((side) => (1000 * pick(side)) / side.perSecond)).toFixed(2);
+      const perPage = (pick: (side: Side) => number | null) => {
+        const values = sides.flatMap((side) => {
+          const value = pick(side);
+          return value === null ? [] : [(1000 * value) / side.perSecond];
+        });
+        return values.length > 0 ? median(values).toFixed(2) : '–';
+      };
       console.log(
         `| ${result.strategy} | ${name} | ${cores((side) => side.cores.server)} | ${cores((side) => side.cores.database)} | ${cores((side) => side.cores.loadGenerator)} ` +
-          `| ${perPage((side) => side.cores.server)} | ${perPage((side) => side.cores.loadGenerator)} |`,
+          `| ${perPage((side) => side.cores.server)} | ${perPage((side) => side.cores.database)} ` +
+          `| ${perPage((side) => (side.cores.database === null ? null : side.cores.server + side.cores.database))} | ${perPage((side) => side.cores.loadGenerator)} |`,
       );
     }
   }
