@@ -5,11 +5,11 @@
  * Socialite's capped `$push`. Ten caches a delivery, one bulk write, one delivery at a time.
  * MONGODB_URI (if set) is used, in a database dropped at the end; otherwise the embedded stand-in.
  */
-import { MongoClient, ObjectId, type Document } from 'mongodb';
+import { MongoClient, type Document } from 'mongodb';
 import { parseArgs } from 'node:util';
 import { withDatabaseName } from '../src/db/connect.js';
 import { aboveOldestOrWhole, entryOrder } from '../src/feed/strategies/cacheDocument.js';
-import { toEntryDocument, type EntryDocument, type PostRecord } from '../src/records/posts.js';
+import { newBody, newPostId, toEntryDocument, type EntryDocument, type PostRecord } from '../src/records/posts.js';
 import { int } from './options.js';
 import { benchDatabaseServer } from './prepare.js';
 
@@ -41,16 +41,11 @@ async function main(): Promise<void> {
     const timelines = client.db().collection<{ _id: string; _c: EntryDocument[]; _h: string }>('timeline_cache');
     await timelines.deleteMany({});
     let clock = Date.UTC(2026, 0, 1);
-    const nextPost = (): PostRecord => ({
-      id: new ObjectId(),
-      authorId: `author${Math.floor(Math.random() * 50)}`,
-      createdAt: new Date((clock += 1000)),
-      pulled: false,
-      replyTo: null,
-      repostOf: null,
-      counts: null,
-      body: { text: 'a post of about sixty characters, as most posts here are long', mentions: [], media: [], tags: [], quoteOf: null, editedAt: null, visibility: 'PUBLIC', audience: [] },
-    });
+    const nextPost = (): PostRecord => {
+      const authorId = `author${Math.floor(Math.random() * 50)}`;
+      const body = newBody('a post of about sixty characters, as most posts here are long');
+      return { id: newPostId(authorId), authorId, createdAt: new Date((clock += 1000)), pulled: false, replyTo: null, repostOf: null, counts: null, body };
+    };
     const entry = (post: PostRecord): EntryDocument => toEntryDocument(post, 'embed');
     for (let i = 0; i < caches; i++) {
       await timelines.insertOne({ _id: `user${i}`, _c: Array.from({ length: cacheSize }, () => entry(nextPost())), _h: 'bench' });

@@ -186,17 +186,17 @@ async function main(): Promise<void> {
   console.log('|---|---|--:|--:|--:|--:|--:|--:|--:|');
   for (const result of results) {
     for (const [name, sides] of [['Socialite', result.rounds.map((round) => round.socialite)], ['this API', result.rounds.map((round) => round.ours)]] as const) {
-      const cores = (pick: (side: Side) => number | null) => {
-        const values = sides.map(pick).filter((value): value is number => value !== null);
-        return values.length > 0 ? median(values).toFixed(2) : '–';
+      // The database's cores are not known when it is not a process of this machine (MONGODB_URI).
+      const medianOfKnown = (values: (number | null)[]) => {
+        const known = values.filter((value): value is number => value !== null);
+        return known.length > 0 ? median(known).toFixed(2) : '–';
       };
-      const perPage = (pick: (side: Side) => number | null) => {
-        const values = sides.flatMap((side) => {
+      const cores = (pick: (side: Side) => number | null) => medianOfKnown(sides.map(pick));
+      const perPage = (pick: (side: Side) => number | null) =>
+        medianOfKnown(sides.map((side) => {
           const value = pick(side);
-          return value === null ? [] : [(1000 * value) / side.perSecond];
-        });
-        return values.length > 0 ? median(values).toFixed(2) : '–';
-      };
+          return value === null ? null : (1000 * value) / side.perSecond;
+        }));
       console.log(
         `| ${result.strategy} | ${name} | ${cores((side) => side.cores.server)} | ${cores((side) => side.cores.database)} | ${cores((side) => side.cores.loadGenerator)} ` +
           `| ${perPage((side) => side.cores.server)} | ${perPage((side) => side.cores.database)} ` +

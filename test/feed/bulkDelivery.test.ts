@@ -35,13 +35,16 @@ describe.each(strategies)('many small deliveries claimed together: $strategy', (
   }, 120_000);
   afterAll(() => app?.stop());
 
+  /** One worker, claiming 50 tasks at a time, runs everything queued. */
+  const deliverQueued = async () => {
+    app.services.work.start(app.services.taskHandlers, app.services.batchTaskHandlers, quietLogger, async () => {}, 1);
+    await app.settled(60_000);
+    await app.services.work.stop();
+  };
+
   it('puts every post in every follower’s timeline once, with one bulk write per 50 tasks claimed', async () => {
     expect(await app.services.fanout.queue.tasks.countDocuments()).toBe(authorCount * postsPerAuthor);
-    const commands = await app.commandsDuring(async () => {
-      app.services.work.start(app.services.taskHandlers, app.services.batchTaskHandlers, quietLogger, async () => {}, 1);
-      await app.settled(60_000);
-      await app.services.work.stop();
-    });
+    const commands = await app.commandsDuring(deliverQueued);
     const timelineWrites = commands.filter((command) => command.commandName === 'update' && command.command.update === collection);
     expect(timelineWrites).toHaveLength((authorCount * postsPerAuthor) / 50);
     // This process stored the posts: it reads `content` only to check, after each bulk write, that none was deleted meanwhile.
@@ -66,11 +69,7 @@ describe.each(strategies)('many small deliveries claimed together: $strategy', (
     await db.collection<any>('users').updateMany({ _id: { $in: everyFollower } }, { $set: { readAt: new Date(Date.now() - 30 * 24 * 3600 * 1000) } });
     const before = await db.collection<any>(collection).find().toArray();
     for (const author of authors) await app.gql(`mutation { createPost(text: "${author} posts to nobody awake") { id } }`, {}, tokens.get(author));
-    const commands = await app.commandsDuring(async () => {
-      app.services.work.start(app.services.taskHandlers, app.services.batchTaskHandlers, quietLogger, async () => {}, 1);
-      await app.settled(60_000);
-      await app.services.work.stop();
-    });
+    const commands = await app.commandsDuring(deliverQueued);
     expect(commands.filter((command) => command.commandName === 'update' && command.command.update === collection)).toHaveLength(0);
     // Nothing written, so no delete or edit made meanwhile could have been missed.
     expect(commands.filter((command) => command.commandName === 'find' && command.command.find === 'content')).toHaveLength(0);
